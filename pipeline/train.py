@@ -1,0 +1,389 @@
+"""Fine-tuning the cross-encoder scorer: silver stage, then human labels.
+
+Paper 4.2: pre-train on silver labels, fine-tune on ~500 expert labels,
+early-stop on validation F1 (flagging unsafe) and pick the decision threshold
+on the same validation split. Splits are by document, so no document's
+predictions sit on both sides.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import random
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .align import DEFAULT_THRESHOLD
+from .check import align_predictions
+from .errors import TrainingError
+from .evaluate import best_threshold, flag_metrics
+from .hypothesis import render_hypothesis
+from .schema import Schema
+from .score import DEFAULT_BASE_MODEL, METADATA_FILE, Scorer, load_cross_encoder
+from .silver import Example, silver_examples
+from .types import Document, Label, Prediction
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Hyper-parameters; the defaults suit MiniLM on a 2-core CPU."""
+
+    base: str = DEFAULT_BASE_MODEL
+    stages: tuple[str, ...] = ("silver", "human")
+    silver_epochs: int = 2
+    human_epochs: int = 6
+    patience: int = 2
+    batch_size: int = 16
+    learning_rate: float = 5e-5
+    max_length: int = 128
+    validation_share: float = 0.2
+    silver_limit: int | None = 8000
+    align_threshold: float = DEFAULT_THRESHOLD
+    freeze_embeddings: bool = True
+    device: str | None = None
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class Progress:
+    """What a training run reports after each step and each validation."""
+
+    stage: str
+    epoch: int
+    step: int
+    steps: int
+    loss: float | None = None
+    val_f1: float | None = None
+
+
+ProgressCallback = Callable[[Progress], None]
+
+
+@dataclass
+class Dataset:
+    """Pairs for each role, built from documents, predictions and labels."""
+
+    human_train: list[Example] = field(default_factory=list)
+    validation: list[Example] = field(default_factory=list)
+    #: validation predictions the aligner already flags (not in document)
+    validation_forced: int = 0
+    validation_forced_unsafe: int = 0
+    silver: list[Example] = field(default_factory=list)
+
+
+def build_dataset(
+    documents: Mapping[str, Document],
+    predictions: Sequence[Prediction],
+    labels: Mapping[str, Label],
+    *,
+    config: TrainConfig,
+    schema: Schema | None = None,
+    grader: Scorer | None = None,
+) -> Dataset:
+    """Align predictions, split labelled documents, make silver pairs.
+
+    Only aligned predictions become pairs: the aligner already rejects the
+    rest. Silver pairs come from documents outside the validation split;
+    with ``grader`` (an LLM grader) its verdicts on unlabelled predictions
+    are added as silver labels too.
+    """
+    aligned, _ = align_predictions(documents, predictions)
+    labelled_docs = sorted({p.document_id for p, _ in aligned if p.id in labels})
+    if not labelled_docs:
+        raise TrainingError("no labelled prediction matches a known document")
+    rng = random.Random(config.seed)
+    rng.shuffle(labelled_docs)
+    n_val = max(1, round(len(labelled_docs) * config.validation_share))
+    val_docs = set(labelled_docs[:n_val])
+    data = Dataset()
+    for p, a in aligned:
+        label = labels.get(p.id)
+        if label is None:
+            continue
+        unsafe = label.label == "unsafe"
+        if a.score < config.align_threshold:
+            if p.document_id in val_docs:
+                data.validation_forced += 1
+                data.validation_forced_unsafe += unsafe
+            continue
+        example = Example(
+            a.text,
+            render_hypothesis(p.type, p.value, schema=schema),
+            not unsafe,
+            p.document_id,
+            "human",
+        )
+        (data.validation if p.document_id in val_docs else data.human_train).append(
+            example
+        )
+    if "silver" in config.stages:
+        pool = [
+            (p, a)
+            for p, a in aligned
+            if a.score >= config.align_threshold and p.document_id not in val_docs
+        ]
+        data.silver = silver_examples(pool, schema=schema, seed=config.seed)
+        if grader is not None:
+            data.silver += _graded_examples(pool, labels, grader, schema)
+        rng.shuffle(data.silver)
+        if config.silver_limit is not None:
+            data.silver = data.silver[: config.silver_limit]
+    return data
+
+
+def _graded_examples(pool, labels, grader: Scorer, schema) -> list[Example]:
+    unlabelled = [(p, a) for p, a in pool if p.id not in labels]
+    pairs = [
+        (a.text, render_hypothesis(p.type, p.value, schema=schema))
+        for p, a in unlabelled
+    ]
+    scores = grader.score_pairs(pairs)
+    return [
+        Example(premise, hyp, score >= grader.threshold, p.document_id, "silver:llm")
+        for (p, _), (premise, hyp), score in zip(unlabelled, pairs, scores, strict=True)
+    ]
+
+
+class _Trainer:
+    """A plain PyTorch loop over a sentence-transformers CrossEncoder.
+
+    Batches group pairs of similar length (padding is most of the cost on
+    CPU); word embeddings are frozen (cuts the optimiser step by ~20% and
+    keeps the vocabulary's pre-trained geometry).
+    """
+
+    def __init__(self, config: TrainConfig, on_progress: ProgressCallback | None):
+        import torch
+
+        self.torch = torch
+        self.config = config
+        self.on_progress = on_progress or (lambda _: None)
+        torch.manual_seed(config.seed)
+        base = config.base
+        num_labels = 1 if base == DEFAULT_BASE_MODEL else None
+        self.encoder = load_cross_encoder(
+            base,
+            num_labels=num_labels,
+            max_length=config.max_length,
+            device=config.device,
+        )
+        self.model = self.encoder.model
+        self.tokenizer = self.encoder.tokenizer
+        if self.model.config.num_labels != 1:
+            # A 3-way NLI head is replaced: we train p(supports) directly.
+            self._reset_head()
+        if config.freeze_embeddings:
+            self.model.get_input_embeddings().weight.requires_grad_(False)
+        self.device = self.model.device
+
+    def _reset_head(self) -> None:
+        from sentence_transformers import CrossEncoder
+
+        self.encoder = CrossEncoder(
+            self.encoder.model.name_or_path,
+            num_labels=1,
+            max_length=self.config.max_length,
+            device=self.config.device,
+            local_files_only=Path(self.encoder.model.name_or_path).is_dir(),
+        )
+        self.model = self.encoder.model
+
+    def _batches(self, examples: Sequence[Example], *, shuffle: bool, rng=None):
+        encoded = self.tokenizer(
+            [e.premise for e in examples],
+            [e.hypothesis for e in examples],
+            truncation=True,
+            max_length=self.config.max_length,
+        )
+        order = list(range(len(examples)))
+        size = self.config.batch_size
+        if shuffle:
+            rng.shuffle(order)
+            chunk = size * 50
+            order = [
+                i
+                for start in range(0, len(order), chunk)
+                for i in sorted(
+                    order[start : start + chunk],
+                    key=lambda i: len(encoded["input_ids"][i]),
+                )
+            ]
+        else:
+            order.sort(key=lambda i: len(encoded["input_ids"][i]))
+        batches = [order[i : i + size] for i in range(0, len(order), size)]
+        if shuffle:
+            rng.shuffle(batches)
+        for batch in batches:
+            features = self.tokenizer.pad(
+                {k: [encoded[k][i] for i in batch] for k in encoded},
+                return_tensors="pt",
+            ).to(self.device)
+            yield batch, features
+
+    def scores(self, examples: Sequence[Example]) -> list[float]:
+        self.model.eval()
+        out = [0.0] * len(examples)
+        with self.torch.inference_mode():
+            for batch, features in self._batches(examples, shuffle=False):
+                probs = self.model(**features).logits[:, 0].float().sigmoid().tolist()
+                for i, p in zip(batch, probs, strict=True):
+                    out[i] = p
+        return out
+
+    def validate(self, data: Dataset) -> tuple[float, float]:
+        """Best (threshold, F1) on the validation split, whole pipeline counted."""
+        scores = self.scores(data.validation) + [0.0] * data.validation_forced
+        unsafe = [not e.supported for e in data.validation] + (
+            [True] * data.validation_forced_unsafe
+            + [False] * (data.validation_forced - data.validation_forced_unsafe)
+        )
+        forced = [False] * len(data.validation) + [True] * data.validation_forced
+        return best_threshold(scores, unsafe, forced=forced)
+
+    def fit(self, stage: str, examples: Sequence[Example], epochs: int, data: Dataset):
+        """Train ``epochs`` epochs, keep the weights of the best validation F1."""
+        torch = self.torch
+        if not examples:
+            return None
+        n_pos = sum(e.supported for e in examples)
+        n_neg = len(examples) - n_pos
+        if not n_pos or not n_neg:
+            raise TrainingError(f"{stage} stage needs both safe and unsafe examples")
+        # Weight the classes equally: unsafe is the minority we must not miss.
+        loss_fn = torch.nn.BCEWithLogitsLoss(
+            pos_weight=torch.tensor([n_neg / n_pos], device=self.device)
+        )
+        params = [p for p in self.model.parameters() if p.requires_grad]
+        optimizer = torch.optim.AdamW(
+            params, lr=self.config.learning_rate, weight_decay=0.01
+        )
+        steps = epochs * math.ceil(len(examples) / self.config.batch_size)
+        warmup = max(1, steps // 10)
+        scheduler = torch.optim.lr_scheduler.LambdaLR(
+            optimizer,
+            lambda s: min(
+                (s + 1) / warmup, max(0.0, (steps - s) / (steps - warmup + 1))
+            ),
+        )
+        rng = random.Random(self.config.seed)
+        best = (*self.validate(data), copy.deepcopy(self.model.state_dict()), 0)
+        self.on_progress(Progress(stage, 0, 0, steps, val_f1=best[1]))
+        step, stale = 0, 0
+        for epoch in range(1, epochs + 1):
+            self.model.train()
+            for batch, features in self._batches(examples, shuffle=True, rng=rng):
+                target = torch.tensor(
+                    [float(examples[i].supported) for i in batch], device=self.device
+                )
+                loss = loss_fn(self.model(**features).logits[:, 0], target)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(params, 1.0)
+                optimizer.step()
+                scheduler.step()
+                optimizer.zero_grad()
+                step += 1
+                self.on_progress(Progress(stage, epoch, step, steps, loss=loss.item()))
+            threshold, f1 = self.validate(data)
+            self.on_progress(Progress(stage, epoch, step, steps, val_f1=f1))
+            if f1 > best[1]:
+                best, stale = (
+                    (threshold, f1, copy.deepcopy(self.model.state_dict()), epoch),
+                    0,
+                )
+            else:
+                stale += 1
+                if stale >= self.config.patience:
+                    break
+        self.model.load_state_dict(best[2])
+        return {
+            "epochs_run": epoch,
+            "best_epoch": best[3],
+            "val_f1": best[1],
+            "threshold": best[0],
+            "examples": len(examples),
+        }
+
+
+def train_scorer(
+    documents: Mapping[str, Document],
+    predictions: Sequence[Prediction],
+    labels: Mapping[str, Label],
+    out_dir: str | Path,
+    *,
+    config: TrainConfig | None = None,
+    schema: Schema | None = None,
+    grader: Scorer | None = None,
+    on_progress: ProgressCallback | None = None,
+) -> dict[str, Any]:
+    """Fine-tune a scorer and save it as a sentence-transformers folder.
+
+    Args:
+        documents: documents by id.
+        predictions: every prediction; unlabelled ones feed the silver stage.
+        labels: human labels by prediction id.
+        out_dir: folder to write (model files and ``metadata.json``).
+        config: hyper-parameters and which stages to run.
+        schema: display names and renderers for hypotheses.
+        grader: optional LLM grader whose verdicts become silver labels.
+        on_progress: called after every step and validation.
+
+    Returns:
+        The metadata written to ``metadata.json``: base model, label counts,
+        threshold, validation metrics, stage histories.
+
+    Raises:
+        TrainingError: too few labels, or one class missing.
+    """
+    config = config or TrainConfig()
+    started = time.monotonic()
+    data = build_dataset(
+        documents, predictions, labels, config=config, schema=schema, grader=grader
+    )
+    if not data.validation:
+        raise TrainingError("the validation split holds no aligned labelled prediction")
+    trainer = _Trainer(config, on_progress)
+    stages: dict[str, Any] = {}
+    if "silver" in config.stages:
+        stages["silver"] = trainer.fit(
+            "silver", data.silver, config.silver_epochs, data
+        )
+    if "human" in config.stages:
+        stages["human"] = trainer.fit(
+            "human", data.human_train, config.human_epochs, data
+        )
+    threshold, _ = trainer.validate(data)
+    val_scores = trainer.scores(data.validation) + [0.0] * data.validation_forced
+    val_unsafe = [not e.supported for e in data.validation] + (
+        [True] * data.validation_forced_unsafe
+        + [False] * (data.validation_forced - data.validation_forced_unsafe)
+    )
+    metrics = flag_metrics([s < threshold for s in val_scores], val_unsafe)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    trainer.encoder.save(str(out))
+    metadata = {
+        "name": out.name,
+        "base_model": config.base,
+        "pipeline_version": __version__,
+        "threshold": threshold,
+        "label_counts": {
+            "human_train": len(data.human_train),
+            "human_train_unsafe": sum(not e.supported for e in data.human_train),
+            "validation": len(data.validation) + data.validation_forced,
+            "silver": len(data.silver),
+            "silver_unsafe": sum(not e.supported for e in data.silver),
+        },
+        "validation": metrics,
+        "stages": stages,
+        "config": asdict(config),
+        "train_seconds": round(time.monotonic() - started, 1),
+        "device": str(trainer.device),
+    }
+    (out / METADATA_FILE).write_text(json.dumps(metadata, indent=2), encoding="utf-8")
+    return metadata

@@ -1,0 +1,67 @@
+"""Frozen records passed between pipeline stages.
+
+They mirror the JSONL data contract, so the CLI, a notebook and the web app
+exchange the same shapes. Unknown JSON keys are kept in ``extra``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+LabelValue = Literal["safe", "unsafe"]
+Reason = Literal["not_in_document", "not_supported"]
+
+
+@dataclass(frozen=True)
+class Document:
+    id: str
+    text: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """One extracted entity: a typed value and the context the LLM copied."""
+
+    id: str
+    document_id: str
+    type: str
+    value: Any
+    context: str
+    model: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """Where a context lies in its document.
+
+    ``score`` is matches / alignment length (paper eq. 1); ``start``/``end``
+    are offsets into the original document text (``None`` when nothing was
+    found), ``text`` is ``document.text[start:end]``.
+    """
+
+    score: float
+    start: int | None
+    end: int | None
+    text: str
+
+
+@dataclass(frozen=True)
+class Label:
+    prediction_id: str
+    label: LabelValue
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CheckedPrediction:
+    """A prediction with its hypothesis, alignment, score and verdict."""
+
+    prediction: Prediction
+    hypothesis: str
+    align: Alignment
+    nli_score: float | None
+    verdict: LabelValue
+    reason: Reason | None

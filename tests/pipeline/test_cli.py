@@ -1,0 +1,145 @@
+import json
+
+import pytest
+
+from pipeline.cli import main
+
+
+def read_jsonl(path):
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    out = tmp_path / "corpus"
+    assert main(["demo-corpus", "--out", str(out), "--docs", "12", "--seed", "3"]) == 0
+    return out
+
+
+def test_demo_corpus_check_and_evaluate_chain_through_files(corpus, tmp_path, capsys):
+    checked = tmp_path / "checked.jsonl"
+    status = main(
+        [
+            "check",
+            "--documents", str(corpus / "documents.jsonl"),
+            "--predictions", str(corpus / "predictions.jsonl"),
+            "--out", str(checked),
+        ]
+    )  # fmt: skip
+    assert status == 0
+    rows = read_jsonl(checked)
+    assert len(rows) == len(read_jsonl(corpus / "predictions.jsonl"))
+    first = rows[0]
+    assert set(first) >= {"hypothesis", "align", "nli_score", "verdict", "reason"}
+    assert first["nli_score"] is None
+    hallucinated = [r for r in rows if r["kind"] == "hallucinated_context"]
+    assert hallucinated and all(
+        r["reason"] == "not_in_document"
+        for r in hallucinated
+        if r["align"]["score"] < 0.6
+    )
+    capsys.readouterr()
+    assert (
+        main(
+            [
+                "evaluate",
+                "--checked",
+                str(checked),
+                "--labels",
+                str(corpus / "labels.jsonl"),
+            ]
+        )
+        == 0
+    )
+    result = json.loads(capsys.readouterr().out)
+    assert result["n"] == len(rows) and {"precision", "recall", "f1", "by_kind"} <= set(
+        result
+    )
+    assert set(result["by_model"]) <= {r["model"] for r in rows}
+
+
+def test_bad_lines_are_named_by_file_and_line_and_the_rest_is_checked(
+    corpus, tmp_path, capsys
+):
+    predictions = (corpus / "predictions.jsonl").read_bytes().splitlines()
+    broken = tmp_path / "broken.jsonl"
+    unknown = json.loads(predictions[1])
+    unknown["document_id"] = "no-such-doc"
+    broken.write_bytes(
+        b"\n".join(
+            [
+                predictions[0],
+                json.dumps(unknown).encode(),
+                b"{oops",
+                b"\xff\xfe",
+                *predictions[4:],
+            ]
+        )
+        + b"\n"
+    )
+    out = tmp_path / "out.jsonl"
+    status = main(
+        [
+            "check",
+            "--documents", str(corpus / "documents.jsonl"),
+            "--predictions", str(broken),
+            "--out", str(out),
+        ]
+    )  # fmt: skip
+    assert status == 1
+    err = capsys.readouterr().err
+    assert f"{broken}:2: unknown document id 'no-such-doc'" in err
+    assert f"{broken}:3: invalid JSON" in err
+    assert f"{broken}:4: not UTF-8" in err
+    assert len(read_jsonl(out)) == len(predictions) - 3
+
+
+def test_missing_input_file_stops_with_a_clear_error(tmp_path, capsys):
+    status = main(
+        [
+            "check",
+            "--documents", str(tmp_path / "nope.jsonl"),
+            "--predictions", str(tmp_path / "nope.jsonl"),
+            "--out", str(tmp_path / "o.jsonl"),
+        ]
+    )  # fmt: skip
+    assert status == 2
+    assert "nope.jsonl: cannot open" in capsys.readouterr().err
+
+
+def test_extract_runs_the_real_client_against_an_openai_compatible_server(
+    fake_openai, corpus, tmp_path, capsys
+):
+    documents = read_jsonl(corpus / "documents.jsonl")[:2]
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("".join(json.dumps(d) + "\n" for d in documents))
+    text = documents[0]["text"]
+    fake_openai.reply_json(
+        {
+            "entities": [
+                {"type": "GPE", "value": "Canada", "raw": None, "context": text[:40]}
+            ]
+        }
+    )
+    fake_openai.reply_text("not json at all")
+    fake_openai.reply_text("still not json")
+    out = tmp_path / "pred.jsonl"
+    status = main(
+        [
+            "extract",
+            "--documents", str(docs),
+            "--schema", str(corpus / "schema.json"),
+            "--model", "fake-model",
+            "--out", str(out),
+            "--base-url", fake_openai.base_url,
+            "--max-retries", "0",
+        ]
+    )  # fmt: skip
+    captured = capsys.readouterr()
+    assert status == 1
+    assert f"extraction failed for document {documents[1]['id']!r}" in captured.err
+    rows = read_jsonl(out)
+    assert [(r["type"], r["value"], r["model"]) for r in rows] == [
+        ("GPE", "Canada", "fake-model")
+    ]
+    assert json.loads(captured.out.splitlines()[-1])["failed"] == 1

