@@ -1,0 +1,393 @@
+"""Serializers. Every field carries help_text: it is the OpenAPI documentation."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from annotator.models import (
+    Annotation,
+    Document,
+    ExtractionRun,
+    Prediction,
+    PredictionScore,
+    Project,
+    ScorerModel,
+    TrainingRun,
+)
+
+
+class ProjectSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Project
+        fields = [
+            "id",
+            "name",
+            "description",
+            "entity_schema",
+            "extraction_prompt",
+            "llm_base_url",
+            "llm_models",
+            "llm_api_key_env",
+            "align_threshold",
+            "nli_threshold",
+            "members",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = ["created_at", "updated_at"]
+        extra_kwargs = {
+            "id": {"help_text": "Project id."},
+            "name": {"help_text": "Unique project name."},
+            "description": {"help_text": "Free text for the team."},
+            "extraction_prompt": {"help_text": "Extra instructions sent to the LLM."},
+            "align_threshold": {
+                "help_text": "Minimum alignment score (matches / alignment length) "
+                "for a context to count as found in the document."
+            },
+            "nli_threshold": {
+                "help_text": "Score below which an aligned prediction is unsafe "
+                "when the project has no active scorer of its own."
+            },
+            "members": {"help_text": "User ids of the annotators on this project."},
+            "created_at": {"help_text": "When the project was created."},
+            "updated_at": {"help_text": "Last change."},
+        }
+
+    def validate_entity_schema(self, value):
+        if not value:
+            return value
+        from pipeline.errors import SchemaError
+        from pipeline.schema import schema_from_dict
+
+        try:
+            schema_from_dict(value)
+        except SchemaError as e:
+            raise serializers.ValidationError(str(e)) from e
+        return value
+
+
+class DocumentSerializer(serializers.ModelSerializer):
+    prediction_count = serializers.IntegerField(
+        read_only=True, help_text="Predictions on this document."
+    )
+
+    class Meta:
+        model = Document
+        fields = [
+            "id",
+            "project",
+            "external_id",
+            "text",
+            "metadata",
+            "prediction_count",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = fields
+        extra_kwargs = {
+            "id": {"help_text": "Database id."},
+            "project": {"help_text": "Project id."},
+            "external_id": {"help_text": "The document's id in the imported files."},
+            "text": {"help_text": "Full text; alignment offsets index into it."},
+            "metadata": {"help_text": "Free-form metadata from the import."},
+            "created_at": {"help_text": "First import."},
+            "updated_at": {"help_text": "Last change."},
+        }
+
+
+class DocumentUploadSerializer(serializers.Serializer):
+    project = serializers.IntegerField(help_text="Project id to import into.")
+    files = serializers.ListField(
+        child=serializers.FileField(),
+        allow_empty=False,
+        help_text="JSONL files (one {id, text, metadata} record a line) and/or "
+        "plain .txt files (one document each, id = file name without extension).",
+    )
+
+
+class JsonlUploadSerializer(serializers.Serializer):
+    project = serializers.IntegerField(help_text="Project id to import into.")
+    file = serializers.FileField(help_text="A JSONL file in the pipeline's format.")
+
+
+class LineErrorSerializer(serializers.Serializer):
+    source = serializers.CharField(help_text="File the error is in.")
+    line = serializers.IntegerField(
+        allow_null=True, help_text="1-based line number (null for a whole file)."
+    )
+    message = serializers.CharField(help_text="What is wrong with it.")
+
+
+class ImportReportSerializer(serializers.Serializer):
+    created = serializers.IntegerField(help_text="Rows created.")
+    updated = serializers.IntegerField(help_text="Existing rows changed (upserts).")
+    unchanged = serializers.IntegerField(help_text="Rows already identical.")
+    errors = LineErrorSerializer(
+        many=True, help_text="Lines or files skipped; the others were imported."
+    )
+
+
+class PredictionScoreSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = PredictionScore
+        fields = ["scorer", "scorer_version", "score", "updated_at"]
+        extra_kwargs = {
+            "scorer": {"help_text": "Scorer name."},
+            "scorer_version": {"help_text": "Scorer model version."},
+            "score": {"help_text": "p(evidence supports the hypothesis)."},
+            "updated_at": {"help_text": "When it was computed."},
+        }
+
+
+class PredictionSerializer(serializers.ModelSerializer):
+    document_external_id = serializers.CharField(
+        source="document.external_id",
+        read_only=True,
+        help_text="The document's id in the imported files.",
+    )
+    scores = PredictionScoreSerializer(
+        many=True, read_only=True, help_text="Every scorer's score for it."
+    )
+    labelled = serializers.BooleanField(
+        read_only=True, help_text="Whether any expert label exists."
+    )
+
+    class Meta:
+        model = Prediction
+        fields = [
+            "id",
+            "project",
+            "document",
+            "document_external_id",
+            "external_id",
+            "kind",
+            "model",
+            "type",
+            "value",
+            "context",
+            "extra",
+            "hypothesis",
+            "align_start",
+            "align_end",
+            "align_text",
+            "align_score",
+            "score",
+            "scored_by",
+            "scores",
+            "verdict",
+            "reason",
+            "checked_at",
+            "pipeline_version",
+            "source_run",
+            "labelled",
+        ]
+        read_only_fields = fields
+        extra_kwargs = {
+            "id": {"help_text": "Database id."},
+            "project": {"help_text": "Project id."},
+            "document": {"help_text": "Document database id."},
+            "external_id": {"help_text": "The prediction's id in imports/exports."},
+            "kind": {"help_text": "What kind of claim: entity, answer, citation..."},
+            "type": {"help_text": "Entity type as extracted."},
+            "value": {"help_text": "Extracted value (string or structured payload)."},
+            "context": {"help_text": "The text the LLM quoted as evidence."},
+            "extra": {"help_text": "Other fields of the imported record."},
+            "hypothesis": {"help_text": 'h(y) = "{Entity Type}: {value}".'},
+            "align_start": {"help_text": "Aligned span start offset in the text."},
+            "align_end": {"help_text": "Aligned span end offset (exclusive)."},
+            "align_text": {"help_text": "The aligned span of the document."},
+            "align_score": {"help_text": "Alignment score in [0, 1]."},
+            "verdict": {"help_text": "safe, unsafe, or empty while not checked."},
+            "reason": {"help_text": "Why unsafe: not_in_document or not_supported."},
+            "checked_at": {"help_text": "When the verdict was computed."},
+            "pipeline_version": {"help_text": "pipeline.__version__ of the check."},
+            "source_run": {"help_text": "Extraction run that produced it, if any."},
+        }
+
+
+class AnnotationSerializer(serializers.ModelSerializer):
+    annotator = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, help_text="Who labelled it."
+    )
+
+    class Meta:
+        model = Annotation
+        fields = [
+            "id",
+            "prediction",
+            "annotator",
+            "source",
+            "label",
+            "corrected_type",
+            "corrected_value",
+            "note",
+            "seconds_spent",
+            "client_id",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = ["id", "annotator", "source", "created_at", "updated_at"]
+        # Uniqueness (client_id, one label per annotator) is the service's job:
+        # a repeated client_id returns the stored label instead of a 400.
+        validators = []
+        extra_kwargs = {
+            "client_id": {
+                "validators": [],
+                "help_text": "A UUID chosen by the client; resending it is safe.",
+            },
+            "id": {"help_text": "Database id."},
+            "prediction": {"help_text": "Prediction database id."},
+            "source": {"help_text": "ui or import."},
+            "label": {"help_text": "safe, unsafe or unsure."},
+            "corrected_type": {"help_text": "The right entity type, if wrong."},
+            "corrected_value": {"help_text": "The right value, if wrong."},
+            "note": {"help_text": "Free-text note for other experts."},
+            "seconds_spent": {"help_text": "Time the expert spent on it."},
+            "created_at": {"help_text": "First saved."},
+            "updated_at": {"help_text": "Last changed."},
+        }
+
+
+class ExtractionRunSerializer(serializers.ModelSerializer):
+    failed_documents = serializers.SerializerMethodField(
+        help_text="Documents the LLM could not handle, with the error."
+    )
+
+    class Meta:
+        model = ExtractionRun
+        fields = [
+            "id",
+            "project",
+            "model",
+            "params",
+            "status",
+            "progress_done",
+            "progress_total",
+            "prompt_tokens",
+            "completion_tokens",
+            "cost_estimate",
+            "error",
+            "failed_documents",
+            "created_by",
+            "created_at",
+            "started_at",
+            "finished_at",
+        ]
+        read_only_fields = fields
+        extra_kwargs = {
+            "id": {"help_text": "Run id."},
+            "project": {"help_text": "Project id."},
+            "status": {"help_text": "pending, running, succeeded or failed."},
+            "progress_done": {"help_text": "Documents processed."},
+            "progress_total": {"help_text": "Documents in the run."},
+            "prompt_tokens": {"help_text": "Prompt tokens used so far."},
+            "completion_tokens": {"help_text": "Completion tokens used so far."},
+            "cost_estimate": {"help_text": "From the prices in params, if given."},
+            "created_by": {"help_text": "User id who started it."},
+            "created_at": {"help_text": "When it was requested."},
+            "started_at": {"help_text": "When a worker picked it up."},
+            "finished_at": {"help_text": "When it ended."},
+        }
+
+    def get_failed_documents(self, run) -> list[dict]:
+        return [
+            {"document": external_id, "error": error}
+            for external_id, error in run.items.filter(status="failed").values_list(
+                "document__external_id", "error"
+            )[:100]
+        ]
+
+
+class ExtractionRunStartSerializer(serializers.Serializer):
+    project = serializers.IntegerField(help_text="Project id.")
+    model = serializers.CharField(help_text="LLM model name (one of the project's).")
+    params = serializers.DictField(
+        required=False,
+        default=dict,
+        help_text="temperature, json_mode, max_tokens..., and optional "
+        "price_per_mtok_prompt / price_per_mtok_completion for the cost estimate.",
+    )
+    documents = serializers.ListField(
+        child=serializers.IntegerField(),
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="Document ids to extract; all of the project's when omitted.",
+    )
+
+
+class ScorerModelSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ScorerModel
+        fields = [
+            "id",
+            "project",
+            "version",
+            "base_model",
+            "path",
+            "label_counts",
+            "threshold",
+            "metrics",
+            "is_active",
+            "training_run",
+            "created_at",
+        ]
+        read_only_fields = ["is_active", "created_at"]
+        extra_kwargs = {
+            "id": {"help_text": "Scorer id."},
+            "project": {"help_text": "Project id."},
+            "version": {"help_text": "Version, unique within the project."},
+            "base_model": {"help_text": "Model it was fine-tuned from."},
+            "label_counts": {"help_text": "Training labels per class."},
+            "threshold": {"help_text": "Decision threshold on its score."},
+            "metrics": {"help_text": "Evaluation metrics."},
+            "is_active": {"help_text": "The project's current scorer (one at most)."},
+            "training_run": {"help_text": "Training run that produced it."},
+            "created_at": {"help_text": "When it was registered."},
+        }
+
+
+class TrainingRunSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = TrainingRun
+        fields = [
+            "id",
+            "project",
+            "status",
+            "base_model",
+            "params",
+            "progress",
+            "log",
+            "metrics",
+            "error",
+            "created_by",
+            "created_at",
+            "started_at",
+            "finished_at",
+        ]
+        read_only_fields = [
+            "status",
+            "progress",
+            "log",
+            "metrics",
+            "error",
+            "created_by",
+            "created_at",
+            "started_at",
+            "finished_at",
+        ]
+        extra_kwargs = {
+            "id": {"help_text": "Training run id."},
+            "project": {"help_text": "Project id."},
+            "status": {"help_text": "pending, running, succeeded or failed."},
+            "base_model": {"help_text": "Model to fine-tune."},
+            "params": {"help_text": "Training parameters."},
+            "progress": {"help_text": "Fraction done, 0 to 1."},
+            "log": {"help_text": "Training log."},
+            "metrics": {"help_text": "Evaluation metrics of the result."},
+            "error": {"help_text": "Why it failed."},
+            "created_by": {"help_text": "User id who started it."},
+            "created_at": {"help_text": "When it was requested."},
+            "started_at": {"help_text": "When a worker picked it up."},
+            "finished_at": {"help_text": "When it ended."},
+        }

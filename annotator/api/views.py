@@ -1,0 +1,379 @@
+"""DRF viewsets. Visibility comes from ``selectors.*_for(user)`` (a 404 for
+rows of other projects); write access from the permission classes."""
+
+from __future__ import annotations
+
+import json
+
+from django.conf import settings
+from django.db.models import Count, Exists, OuterRef
+from django.http import StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.permissions import IsAdminUser, IsAuthenticated
+from rest_framework.response import Response
+
+from annotator import selectors, services
+from annotator.models import Annotation, Project
+
+from . import serializers as s
+from .permissions import IsAdminOrReadOnly
+
+
+def _project_or_400(user, pk) -> Project:
+    try:
+        return selectors.project_get(user=user, pk=int(pk))
+    except (Project.DoesNotExist, TypeError, ValueError):
+        raise ValidationError({"project": "no such project"}) from None
+
+
+def _check_upload_size(files) -> None:
+    total = sum(f.size or 0 for f in files)
+    if total > settings.MAX_UPLOAD_BYTES:
+        raise ValidationError(
+            {
+                "files": f"{total} bytes uploaded, over MAX_UPLOAD_BYTES "
+                f"({settings.MAX_UPLOAD_BYTES}); split the upload"
+            }
+        )
+
+
+def _upload_stream(upload):
+    """Uploaded files as binary line iterators (Django's File iterates lines)."""
+    upload.open("rb")
+    return upload
+
+
+class ProjectViewSet(viewsets.ModelViewSet):
+    serializer_class = s.ProjectSerializer
+    permission_classes = [IsAdminOrReadOnly]
+
+    def get_queryset(self):
+        return selectors.projects_for(self.request.user).prefetch_related("members")
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "kind",
+                enum=list(services.EXPORT_KINDS),
+                description="Which records: documents, predictions (checked "
+                "records where checked) or labels.",
+            )
+        ],
+        responses={(200, "application/x-ndjson"): OpenApiTypes.STR},
+    )
+    @action(detail=True, methods=["get"], permission_classes=[IsAdminUser])
+    def export(self, request, pk=None):
+        """JSONL export in the pipeline's formats."""
+        project = self.get_object()
+        kind = request.query_params.get("kind", "predictions")
+        if kind not in services.EXPORT_KINDS:
+            raise ValidationError(
+                {"kind": f"one of {', '.join(services.EXPORT_KINDS)}"}
+            )
+        rows = selectors.export_rows(project=project, kind=kind)
+        response = StreamingHttpResponse(
+            (json.dumps(row, ensure_ascii=False) + "\n" for row in rows),
+            content_type="application/x-ndjson",
+        )
+        filename = f"{project.name}-{kind}.jsonl".replace('"', "")
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return response
+
+    @extend_schema(
+        request=None,
+        parameters=[
+            OpenApiParameter(
+                "force",
+                bool,
+                description="Recheck every prediction, not only new ones.",
+            )
+        ],
+        responses={202: OpenApiTypes.OBJECT},
+    )
+    @action(detail=True, methods=["post"], permission_classes=[IsAdminUser])
+    def check(self, request, pk=None):
+        """Queue alignment and scoring of the project's unchecked predictions."""
+        from annotator import tasks
+
+        project = self.get_object()
+        force = request.query_params.get("force", "").lower() in ("1", "true", "yes")
+        tasks.check_predictions.delay(project.pk, force=force)
+        return Response({"queued": True}, status=status.HTTP_202_ACCEPTED)
+
+
+@extend_schema_view(
+    list=extend_schema(
+        parameters=[OpenApiParameter("project", int, description="Project id.")]
+    )
+)
+class DocumentViewSet(viewsets.ReadOnlyModelViewSet):
+    serializer_class = s.DocumentSerializer
+
+    def get_queryset(self):
+        queryset = selectors.documents_for(self.request.user).annotate(
+            prediction_count=Count("predictions")
+        )
+        project = self.request.query_params.get("project")
+        if project:
+            queryset = queryset.filter(project_id=project)
+        return queryset.order_by("pk")
+
+    @extend_schema(
+        request={"multipart/form-data": s.DocumentUploadSerializer},
+        responses={200: s.ImportReportSerializer},
+    )
+    @action(
+        detail=False,
+        methods=["post"],
+        permission_classes=[IsAdminUser],
+        parser_classes=[MultiPartParser, FormParser],
+    )
+    def upload(self, request):
+        """Bulk upload: JSONL files and/or .txt files. Duplicate ids upsert; bad
+        lines are reported with their line number and the rest still go in."""
+        payload = s.DocumentUploadSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        project = _project_or_400(request.user, payload.validated_data["project"])
+        _check_upload_size(payload.validated_data["files"])
+        report = services.documents_import(
+            project=project,
+            files=[
+                (f.name, _upload_stream(f)) for f in payload.validated_data["files"]
+            ],
+        )
+        return Response(s.ImportReportSerializer(report.as_dict()).data)
+
+
+_PREDICTION_FILTERS = [
+    OpenApiParameter("project", int, description="Project id."),
+    OpenApiParameter("document", str, description="Document external id."),
+    OpenApiParameter(
+        "verdict", enum=["safe", "unsafe", "unchecked"], description="Verdict."
+    ),
+    OpenApiParameter("type", str, description="Entity type."),
+    OpenApiParameter("model", str, description="Source LLM."),
+    OpenApiParameter("min_score", float, description="Minimum scorer score."),
+    OpenApiParameter("max_score", float, description="Maximum scorer score."),
+    OpenApiParameter("labelled", bool, description="With (true) or without labels."),
+]
+
+
+def _float_param(params, name):
+    raw = params.get(name)
+    if raw in (None, ""):
+        return None
+    try:
+        return float(raw)
+    except ValueError:
+        raise ValidationError({name: "must be a number"}) from None
+
+
+def _bool_param(params, name):
+    raw = params.get(name)
+    if raw in (None, ""):
+        return None
+    if raw.lower() in ("1", "true", "yes"):
+        return True
+    if raw.lower() in ("0", "false", "no"):
+        return False
+    raise ValidationError({name: "must be true or false"})
+
+
+@extend_schema_view(list=extend_schema(parameters=_PREDICTION_FILTERS))
+class PredictionViewSet(viewsets.ReadOnlyModelViewSet):
+    serializer_class = s.PredictionSerializer
+
+    def get_queryset(self):
+        params = self.request.query_params
+        verdict = params.get("verdict") or None
+        if verdict not in (None, "safe", "unsafe", "unchecked"):
+            raise ValidationError({"verdict": "safe, unsafe or unchecked"})
+        project = params.get("project")
+        if project and not project.isdigit():
+            raise ValidationError({"project": "must be an id"})
+        queryset = selectors.predictions_filter(
+            selectors.predictions_for(self.request.user),
+            project=int(project) if project else None,
+            document=params.get("document") or None,
+            verdict=verdict,
+            type=params.get("type") or None,
+            model=params.get("model") or None,
+            min_score=_float_param(params, "min_score"),
+            max_score=_float_param(params, "max_score"),
+            labelled=_bool_param(params, "labelled"),
+        )
+        return (
+            queryset.select_related("document")
+            .prefetch_related("scores")
+            .annotate(
+                labelled=Exists(Annotation.objects.filter(prediction=OuterRef("pk")))
+            )
+            .order_by("pk")
+        )
+
+    @extend_schema(
+        request={"multipart/form-data": s.JsonlUploadSerializer},
+        responses={200: s.ImportReportSerializer},
+    )
+    @action(
+        detail=False,
+        methods=["post"],
+        url_path="import",
+        permission_classes=[IsAdminUser],
+        parser_classes=[MultiPartParser, FormParser],
+    )
+    def import_predictions(self, request):
+        """Import predictions JSONL (the pipeline's prediction records); they are
+        aligned and scored by a worker once the import commits."""
+        payload = s.JsonlUploadSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        project = _project_or_400(request.user, payload.validated_data["project"])
+        upload = payload.validated_data["file"]
+        _check_upload_size([upload])
+        report = services.predictions_import(
+            project=project, stream=_upload_stream(upload), source=upload.name
+        )
+        return Response(s.ImportReportSerializer(report.as_dict()).data)
+
+
+class AnnotationViewSet(
+    mixins.CreateModelMixin,
+    mixins.UpdateModelMixin,
+    viewsets.ReadOnlyModelViewSet,
+):
+    """Expert labels. Annotators create and change their own; admins see all."""
+
+    serializer_class = s.AnnotationSerializer
+    permission_classes = [IsAuthenticated]
+
+    def get_queryset(self):
+        queryset = selectors.annotations_for(self.request.user).select_related(
+            "annotator"
+        )
+        project = self.request.query_params.get("project")
+        if project:
+            queryset = queryset.filter(prediction__project_id=project)
+        return queryset.order_by("pk")
+
+    def create(self, request, *args, **kwargs):
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        prediction = data.pop("prediction")
+        if (
+            not selectors.predictions_for(request.user)
+            .filter(pk=prediction.pk)
+            .exists()
+        ):
+            raise ValidationError({"prediction": "no such prediction"})
+        annotation, created = services.annotation_submit(
+            prediction=prediction, annotator=request.user, **data
+        )
+        return Response(
+            self.get_serializer(annotation).data,
+            status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
+        )
+
+    def perform_update(self, serializer):
+        annotation = serializer.instance
+        if annotation.annotator_id != self.request.user.pk and not (
+            self.request.user.is_staff
+        ):
+            raise PermissionDenied("only its annotator can change a label")
+        if serializer.validated_data.get("prediction", annotation.prediction) != (
+            annotation.prediction
+        ):
+            raise ValidationError({"prediction": "cannot move a label"})
+        serializer.save()
+
+    @extend_schema(
+        request={"multipart/form-data": s.JsonlUploadSerializer},
+        responses={200: s.ImportReportSerializer},
+    )
+    @action(
+        detail=False,
+        methods=["post"],
+        url_path="import",
+        permission_classes=[IsAdminUser],
+        parser_classes=[MultiPartParser, FormParser],
+    )
+    def import_labels(self, request):
+        """Import labels JSONL ({prediction_id, label: safe|unsafe, ...})."""
+        payload = s.JsonlUploadSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        project = _project_or_400(request.user, payload.validated_data["project"])
+        upload = payload.validated_data["file"]
+        _check_upload_size([upload])
+        report = services.labels_import(
+            project=project, stream=_upload_stream(upload), source=upload.name
+        )
+        return Response(s.ImportReportSerializer(report.as_dict()).data)
+
+
+class ExtractionRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+    """Members follow runs; only admins start them (they cost money)."""
+
+    serializer_class = s.ExtractionRunSerializer
+    permission_classes = [IsAdminOrReadOnly]
+    parser_classes = [JSONParser]
+
+    def get_queryset(self):
+        queryset = selectors.extraction_runs_for(self.request.user)
+        project = self.request.query_params.get("project")
+        if project:
+            queryset = queryset.filter(project_id=project)
+        return queryset
+
+    @extend_schema(
+        request=s.ExtractionRunStartSerializer,
+        responses={201: s.ExtractionRunSerializer},
+    )
+    def create(self, request, *args, **kwargs):
+        payload = s.ExtractionRunStartSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        data = payload.validated_data
+        project = _project_or_400(request.user, data["project"])
+        run = services.extraction_run_start(
+            project=project,
+            model=data["model"],
+            params=data["params"],
+            document_ids=data["documents"],
+            created_by=request.user,
+        )
+        return Response(
+            s.ExtractionRunSerializer(run).data, status=status.HTTP_201_CREATED
+        )
+
+
+class ScorerModelViewSet(viewsets.ModelViewSet):
+    serializer_class = s.ScorerModelSerializer
+    permission_classes = [IsAdminUser]
+
+    def get_queryset(self):
+        return selectors.scorer_models_for(self.request.user)
+
+    @extend_schema(request=None, responses={200: s.ScorerModelSerializer})
+    @action(detail=True, methods=["post"])
+    def activate(self, request, pk=None):
+        """Make this the project's scorer; its predictions are checked again."""
+        scorer = services.scorer_activate(scorer=self.get_object())
+        return Response(self.get_serializer(scorer).data)
+
+
+class TrainingRunViewSet(
+    mixins.CreateModelMixin, mixins.DestroyModelMixin, viewsets.ReadOnlyModelViewSet
+):
+    serializer_class = s.TrainingRunSerializer
+    permission_classes = [IsAdminUser]
+
+    def get_queryset(self):
+        return selectors.training_runs_for(self.request.user)
+
+    def perform_create(self, serializer):
+        # TODO(#5): enqueue the train_scorer task on the training queue.
+        serializer.save(created_by=self.request.user)

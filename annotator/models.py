@@ -1,0 +1,388 @@
+"""The SafePassage data model.
+
+A Prediction is a claim with its evidence: an extracted entity today, a RAG
+answer sentence or a citation later (``kind``). Checking gives it an aligned
+span, per-scorer scores and a verdict; Annotations are expert labels on it.
+Rows that other rows derive from record what produced them, under unique
+constraints, so re-running an import or a check updates instead of duplicating.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
+from django.db import models
+from django.db.models import Q
+
+
+def _default_align_threshold() -> float:
+    return settings.DEFAULT_ALIGN_THRESHOLD
+
+
+def _default_nli_threshold() -> float:
+    return settings.DEFAULT_NLI_THRESHOLD
+
+
+_unit_interval = [MinValueValidator(0.0), MaxValueValidator(1.0)]
+
+
+class RunStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+
+
+class Verdict(models.TextChoices):
+    UNCHECKED = "", "Not checked yet"
+    SAFE = "safe", "Safe"
+    UNSAFE = "unsafe", "Unsafe"
+
+
+class Reason(models.TextChoices):
+    NONE = "", "None"
+    NOT_IN_DOCUMENT = "not_in_document", "Not in document"
+    NOT_SUPPORTED = "not_supported", "Not supported"
+
+
+class Project(models.Model):
+    name = models.CharField(max_length=200, unique=True)
+    description = models.TextField(blank=True)
+    entity_schema = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Entity types, display names and payload fields "
+        "(the pipeline's schema JSON).",
+    )
+    extraction_prompt = models.TextField(blank=True)
+    llm_base_url = models.URLField(blank=True, help_text="OpenAI-compatible endpoint.")
+    llm_models = models.JSONField(
+        default=list, blank=True, help_text="Model names extraction runs may use."
+    )
+    llm_api_key_env = models.CharField(
+        max_length=100,
+        blank=True,
+        validators=[RegexValidator(r"^[A-Z_][A-Z0-9_]*$")],
+        help_text="NAME of the environment variable holding the API key on the "
+        "workers; the key itself is never stored.",
+    )
+    align_threshold = models.FloatField(
+        default=_default_align_threshold, validators=_unit_interval
+    )
+    nli_threshold = models.FloatField(
+        default=_default_nli_threshold, validators=_unit_interval
+    )
+    members = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, related_name="projects", blank=True
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Document(models.Model):
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="documents"
+    )
+    external_id = models.CharField(max_length=255)
+    text = models.TextField()
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["project", "external_id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "external_id"], name="document_unique_external_id"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
+class ExtractionRun(models.Model):
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="extraction_runs"
+    )
+    model = models.CharField(max_length=200, help_text="LLM model name.")
+    params = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Sampling parameters and optional prices "
+        "(price_per_mtok_prompt, price_per_mtok_completion).",
+    )
+    status = models.CharField(
+        max_length=16, choices=RunStatus.choices, default=RunStatus.PENDING
+    )
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
+    prompt_tokens = models.PositiveBigIntegerField(default=0)
+    completion_tokens = models.PositiveBigIntegerField(default=0)
+    cost_estimate = models.DecimalField(
+        max_digits=12, decimal_places=6, null=True, blank=True
+    )
+    error = models.TextField(blank=True, help_text="Why the whole run failed.")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["project", "status"])]
+
+    def __str__(self) -> str:
+        return f"run {self.pk} ({self.model}, {self.status})"
+
+
+class ExtractionItem(models.Model):
+    """One document of a run; the unit of work, retry and error reporting."""
+
+    run = models.ForeignKey(
+        ExtractionRun, on_delete=models.CASCADE, related_name="items"
+    )
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
+    status = models.CharField(
+        max_length=16, choices=RunStatus.choices, default=RunStatus.PENDING
+    )
+    error = models.TextField(blank=True)
+    prediction_count = models.PositiveIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "document"], name="extraction_item_unique_document"
+            )
+        ]
+        indexes = [models.Index(fields=["run", "status"])]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} document {self.document_id}"
+
+
+class Prediction(models.Model):
+    class Kind(models.TextChoices):
+        ENTITY = "entity", "Extracted entity"
+        ANSWER = "answer", "Generated answer"
+        CITATION = "citation", "Citation"
+        CLAIM = "claim", "Free-form claim"
+
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="predictions"
+    )
+    document = models.ForeignKey(
+        Document, on_delete=models.CASCADE, related_name="predictions"
+    )
+    external_id = models.CharField(max_length=255)
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.ENTITY)
+    model = models.CharField(max_length=200, blank=True, help_text="Source LLM.")
+    type = models.CharField(max_length=200)
+    value = models.JSONField(null=True, blank=True)
+    context = models.TextField(blank=True)
+    extra = models.JSONField(default=dict, blank=True)
+    # Filled by the check; cleared when the prediction or its document changes.
+    hypothesis = models.TextField(blank=True)
+    align_start = models.IntegerField(null=True, blank=True)
+    align_end = models.IntegerField(null=True, blank=True)
+    align_text = models.TextField(blank=True)
+    align_score = models.FloatField(null=True, blank=True)
+    score = models.FloatField(
+        null=True, blank=True, help_text="Score of the scorer that gave the verdict."
+    )
+    scored_by = models.CharField(max_length=255, blank=True)
+    verdict = models.CharField(
+        max_length=8, choices=Verdict.choices, default=Verdict.UNCHECKED, blank=True
+    )
+    reason = models.CharField(
+        max_length=32, choices=Reason.choices, default=Reason.NONE, blank=True
+    )
+    checked_at = models.DateTimeField(null=True, blank=True)
+    pipeline_version = models.CharField(max_length=32, blank=True)
+    source_run = models.ForeignKey(
+        ExtractionRun,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="predictions",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["document_id", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "external_id"], name="prediction_unique_external_id"
+            )
+        ]
+        indexes = [
+            models.Index(fields=["project", "verdict"]),
+            models.Index(fields=["project", "type"]),
+            models.Index(fields=["project", "model"]),
+            models.Index(fields=["project", "score"]),
+            # The check task's work queue: predictions not checked yet.
+            models.Index(
+                fields=["project"],
+                condition=Q(verdict=""),
+                name="prediction_unchecked",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
+class PredictionScore(models.Model):
+    """One scorer's opinion of one prediction; a rescore updates it in place."""
+
+    prediction = models.ForeignKey(
+        Prediction, on_delete=models.CASCADE, related_name="scores"
+    )
+    scorer = models.CharField(max_length=255)
+    scorer_version = models.CharField(max_length=64, blank=True)
+    score = models.FloatField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["prediction", "scorer", "scorer_version"],
+                name="prediction_score_unique_scorer",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.scorer}@{self.scorer_version}: {self.score:.3f}"
+
+
+class Annotation(models.Model):
+    class Label(models.TextChoices):
+        SAFE = "safe", "Safe"
+        UNSAFE = "unsafe", "Unsafe"
+        UNSURE = "unsure", "Unsure"
+
+    class Source(models.TextChoices):
+        UI = "ui", "Labeling UI"
+        IMPORT = "import", "Imported file"
+
+    prediction = models.ForeignKey(
+        Prediction, on_delete=models.CASCADE, related_name="annotations"
+    )
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="annotations",
+    )
+    source = models.CharField(max_length=8, choices=Source.choices, default=Source.UI)
+    label = models.CharField(max_length=8, choices=Label.choices)
+    corrected_type = models.CharField(max_length=200, blank=True)
+    corrected_value = models.JSONField(null=True, blank=True)
+    note = models.TextField(blank=True)
+    seconds_spent = models.FloatField(null=True, blank=True)
+    extra = models.JSONField(default=dict, blank=True)
+    client_id = models.UUIDField(
+        null=True,
+        blank=True,
+        unique=True,
+        help_text="Chosen by the client so a retried save is not stored twice.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            # One current label per expert per prediction; relabeling updates it.
+            models.UniqueConstraint(
+                fields=["prediction", "annotator"],
+                condition=Q(annotator__isnull=False),
+                name="annotation_one_per_annotator",
+            ),
+            # Re-importing a labels file updates instead of duplicating.
+            models.UniqueConstraint(
+                fields=["prediction"],
+                condition=Q(source="import"),
+                name="annotation_one_imported",
+            ),
+        ]
+        indexes = [models.Index(fields=["prediction", "label"])]
+
+    def __str__(self) -> str:
+        return f"{self.label} on {self.prediction_id}"
+
+
+class TrainingRun(models.Model):
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="training_runs"
+    )
+    status = models.CharField(
+        max_length=16, choices=RunStatus.choices, default=RunStatus.PENDING
+    )
+    base_model = models.CharField(max_length=255, blank=True)
+    params = models.JSONField(default=dict, blank=True)
+    progress = models.FloatField(default=0.0, validators=_unit_interval)
+    log = models.TextField(blank=True)
+    metrics = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"training {self.pk} ({self.status})"
+
+
+class ScorerModel(models.Model):
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="scorer_models"
+    )
+    version = models.CharField(max_length=64)
+    base_model = models.CharField(max_length=255)
+    path = models.CharField(max_length=1000, help_text="Model folder on the workers.")
+    label_counts = models.JSONField(default=dict, blank=True)
+    threshold = models.FloatField(default=0.5, validators=_unit_interval)
+    metrics = models.JSONField(default=dict, blank=True)
+    is_active = models.BooleanField(default=False)
+    training_run = models.ForeignKey(
+        TrainingRun,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="scorer_models",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "version"], name="scorer_unique_version"
+            ),
+            models.UniqueConstraint(
+                fields=["project"],
+                condition=Q(is_active=True),
+                name="scorer_one_active_per_project",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.project} scorer {self.version}"

@@ -1,0 +1,971 @@
+"""Writes. Every function is ``<noun>_<verb>(*, ...)``, commits in units (a batch
+of lines, one document, one batch of checks) and enqueues follow-up tasks only
+on commit, so a worker never sees a row that was rolled back.
+
+The pipeline is imported inside the functions that use it: the web process
+never loads torch or openai.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import IO, Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from .models import (
+    Annotation,
+    Document,
+    ExtractionItem,
+    ExtractionRun,
+    Prediction,
+    PredictionScore,
+    Project,
+    Reason,
+    RunStatus,
+    ScorerModel,
+    Verdict,
+)
+
+logger = logging.getLogger(__name__)
+
+IMPORT_BATCH_SIZE = 500
+ProgressCallback = Callable[[int, int], None]
+
+
+class ApplicationError(Exception):
+    """An error the caller can act on; the API maps it to 400."""
+
+
+class ConfigurationError(ApplicationError):
+    """A project or deployment setting makes the work impossible (permanent)."""
+
+
+class TransientError(ApplicationError):
+    """The work may succeed later (network, rate limit); tasks retry it."""
+
+
+@dataclass
+class LineError:
+    line: int | None
+    message: str
+    source: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "line": self.line, "message": self.message}
+
+
+@dataclass
+class ImportReport:
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    errors: list[LineError] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "created": self.created,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "errors": [e.as_dict() for e in self.errors],
+        }
+
+
+# --- reading uploads ---------------------------------------------------------
+
+
+def _iter_jsonl(stream: IO[bytes], source: str) -> Iterator[tuple[int, Any]]:
+    """``(line_no, parsed)`` per non-blank line; ``parsed`` is a LineError when
+    the line is not UTF-8 or not JSON. Same messages as ``pipeline.jsonl``, but
+    over a stream: uploads need not exist on disk."""
+    for number, raw in enumerate(stream, start=1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            yield number, LineError(number, f"not UTF-8 (byte {e.start})", source)
+            continue
+        if not line.strip():
+            continue
+        try:
+            yield number, json.loads(line)
+        except json.JSONDecodeError as e:
+            yield number, LineError(number, f"invalid JSON: {e.msg}", source)
+
+
+def _batched(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    batch: list[Any] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _document_problem(text: str) -> str | None:
+    if not text.strip():
+        return "document is empty"
+    if "\x00" in text:
+        return "document contains a NUL character"
+    size = len(text.encode("utf-8"))
+    if size > settings.MAX_DOCUMENT_BYTES:
+        return (
+            f"document is {size} bytes, over the limit of "
+            f"{settings.MAX_DOCUMENT_BYTES} (MAX_DOCUMENT_BYTES)"
+        )
+    return None
+
+
+def _parsed_records(
+    stream: IO[bytes], source: str, parse: Callable[[Any], Any], report: ImportReport
+) -> Iterator[tuple[int, Any]]:
+    for number, value in _iter_jsonl(stream, source):
+        if isinstance(value, LineError):
+            report.errors.append(value)
+            continue
+        try:
+            yield number, parse(value)
+        except ValueError as e:
+            report.errors.append(LineError(number, str(e), source))
+
+
+# --- documents ---------------------------------------------------------------
+
+
+def documents_import(
+    *,
+    project: Project,
+    files: Iterable[tuple[str, IO[bytes]]],
+    progress: ProgressCallback | None = None,
+) -> ImportReport:
+    """Upsert documents from ``(filename, binary stream)`` pairs.
+
+    ``.jsonl`` files hold one document record a line; any other file is one
+    plain-text document whose id is the file name without its extension.
+    A bad line or file is reported and skipped; the rest still go in, one
+    transaction per batch so nothing is half-written.
+    """
+    from pipeline.jsonl import document_from_json
+
+    report = ImportReport()
+
+    def parse(obj: Any) -> Any:
+        document = document_from_json(obj)
+        problem = _document_problem(document.text)
+        if problem:
+            raise ValueError(f"document {document.id!r}: {problem}")
+        return document
+
+    def gather() -> Iterator[tuple[str, int | None, Any]]:
+        for name, stream in files:
+            if name.lower().endswith(".jsonl"):
+                for number, document in _parsed_records(stream, name, parse, report):
+                    yield name, number, document
+            else:
+                document = _text_document(name, stream, report)
+                if document is not None:
+                    yield name, None, document
+
+    done = 0
+    for batch in _batched(gather(), IMPORT_BATCH_SIZE):
+        _documents_upsert(project=project, records=batch, report=report)
+        done += len(batch)
+        if progress:
+            progress(done, 0)
+    if report.created or report.updated:
+        _enqueue_check(project.pk)
+    return report
+
+
+def _text_document(name: str, stream: IO[bytes], report: ImportReport):
+    from pipeline.types import Document as PDocument
+
+    raw = stream.read(settings.MAX_DOCUMENT_BYTES + 1)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        report.errors.append(LineError(None, f"not UTF-8 (byte {e.start})", name))
+        return None
+    if len(raw) > settings.MAX_DOCUMENT_BYTES:
+        problem = (
+            f"document is over the limit of {settings.MAX_DOCUMENT_BYTES} bytes "
+            "(MAX_DOCUMENT_BYTES)"
+        )
+    else:
+        problem = _document_problem(text)
+    if problem:
+        report.errors.append(LineError(None, problem, name))
+        return None
+    return PDocument(id=Path(name).stem or name, text=text, metadata={"filename": name})
+
+
+def _documents_upsert(*, project: Project, records, report: ImportReport) -> None:
+    # Last occurrence wins inside a batch, as it would across batches.
+    latest = {document.id: document for _, _, document in records}
+    with transaction.atomic():
+        existing = {
+            d.external_id: d
+            for d in Document.objects.select_for_update().filter(
+                project=project, external_id__in=latest
+            )
+        }
+        new, changed, text_changed = [], [], []
+        for external_id, document in latest.items():
+            row = existing.get(external_id)
+            if row is None:
+                new.append(
+                    Document(
+                        project=project,
+                        external_id=external_id,
+                        text=document.text,
+                        metadata=document.metadata,
+                    )
+                )
+            elif row.text != document.text or row.metadata != document.metadata:
+                if row.text != document.text:
+                    text_changed.append(row.pk)
+                row.text, row.metadata = document.text, document.metadata
+                row.updated_at = timezone.now()  # bulk_update skips auto_now
+                changed.append(row)
+            else:
+                report.unchanged += 1
+        # ON CONFLICT: a concurrent import of the same new id updates instead
+        # of failing the whole batch on the unique constraint.
+        Document.objects.bulk_create(
+            new,
+            update_conflicts=True,
+            unique_fields=["project", "external_id"],
+            update_fields=["text", "metadata", "updated_at"],
+        )
+        Document.objects.bulk_update(changed, ["text", "metadata", "updated_at"])
+        if text_changed:
+            # Their alignments point into the old text.
+            _predictions_reset(Prediction.objects.filter(document_id__in=text_changed))
+        report.created += len(new)
+        report.updated += len(changed)
+
+
+_CHECK_FIELDS = dict(
+    hypothesis="",
+    align_start=None,
+    align_end=None,
+    align_text="",
+    align_score=None,
+    score=None,
+    scored_by="",
+    verdict=Verdict.UNCHECKED,
+    reason=Reason.NONE,
+    checked_at=None,
+    pipeline_version="",
+)
+
+
+def _predictions_reset(queryset) -> int:
+    return queryset.update(**_CHECK_FIELDS, updated_at=timezone.now())
+
+
+# --- predictions -------------------------------------------------------------
+
+
+def predictions_import(
+    *,
+    project: Project,
+    stream: IO[bytes],
+    source: str = "predictions.jsonl",
+    source_run: ExtractionRun | None = None,
+    progress: ProgressCallback | None = None,
+) -> ImportReport:
+    """Upsert predictions from JSONL (the pipeline's prediction records).
+
+    A changed prediction loses its verdict and is checked again; an unchanged
+    one keeps it. The check is enqueued once, after the last batch commits.
+    """
+    from pipeline.jsonl import prediction_from_json
+
+    report = ImportReport()
+    done = 0
+    records = _parsed_records(stream, source, prediction_from_json, report)
+    for batch in _batched(records, IMPORT_BATCH_SIZE):
+        _predictions_upsert(
+            project=project,
+            records=batch,
+            report=report,
+            source=source,
+            source_run=source_run,
+        )
+        done += len(batch)
+        if progress:
+            progress(done, 0)
+    if report.created or report.updated:
+        _enqueue_check(project.pk)
+    return report
+
+
+_PREDICTION_FIELDS = ("document_id", "model", "type", "value", "context", "extra")
+
+
+def _predictions_upsert(
+    *,
+    project: Project,
+    records: list[tuple[int | None, Any]],
+    report: ImportReport,
+    source: str,
+    source_run: ExtractionRun | None,
+) -> list[Prediction]:
+    latest = {p.id: (number, p) for number, p in records}
+    document_ids = {
+        d.external_id: d.pk
+        for d in Document.objects.filter(
+            project=project, external_id__in={p.document_id for _, p in latest.values()}
+        ).only("pk", "external_id")
+    }
+    with transaction.atomic():
+        existing = {
+            p.external_id: p
+            for p in Prediction.objects.select_for_update().filter(
+                project=project, external_id__in=latest
+            )
+        }
+        new, changed, rows = [], [], []
+        for external_id, (number, p) in latest.items():
+            document_pk = document_ids.get(p.document_id)
+            if document_pk is None:
+                report.errors.append(
+                    LineError(
+                        number,
+                        f"prediction {p.id!r}: unknown document_id {p.document_id!r} "
+                        "(import the documents first)",
+                        source,
+                    )
+                )
+                continue
+            fields: dict[str, Any] = dict(
+                document_id=document_pk,
+                model=p.model or "",
+                type=p.type,
+                value=p.value,
+                context=p.context,
+                extra=p.extra,
+            )
+            row = existing.get(external_id)
+            if row is None:
+                row = Prediction(
+                    project=project,
+                    external_id=external_id,
+                    source_run=source_run,
+                    **fields,
+                )
+                new.append(row)
+            elif any(getattr(row, k) != v for k, v in fields.items()):
+                for k, v in {**fields, **_CHECK_FIELDS}.items():
+                    setattr(row, k, v)
+                row.updated_at = timezone.now()  # bulk_update skips auto_now
+                changed.append(row)
+            else:
+                report.unchanged += 1
+            rows.append(row)
+        Prediction.objects.bulk_create(
+            new,
+            update_conflicts=True,
+            unique_fields=["project", "external_id"],
+            update_fields=[*_PREDICTION_FIELDS, *_CHECK_FIELDS, "updated_at"],
+        )
+        if changed:
+            Prediction.objects.bulk_update(
+                changed, [*_PREDICTION_FIELDS, *_CHECK_FIELDS, "updated_at"]
+            )
+        report.created += len(new)
+        report.updated += len(changed)
+    return rows
+
+
+# --- labels ------------------------------------------------------------------
+
+
+def labels_import(
+    *, project: Project, stream: IO[bytes], source: str = "labels.jsonl"
+) -> ImportReport:
+    """Upsert expert labels from JSONL (``prediction_id``, ``label``, extras).
+
+    Imported labels have no annotator account; re-importing a file updates
+    them (one imported label per prediction).
+    """
+    from pipeline.jsonl import label_from_json
+
+    report = ImportReport()
+    records = _parsed_records(stream, source, label_from_json, report)
+    for batch in _batched(records, IMPORT_BATCH_SIZE):
+        latest = {label.prediction_id: (number, label) for number, label in batch}
+        with transaction.atomic():
+            predictions = {
+                p.external_id: p.pk
+                for p in Prediction.objects.filter(
+                    project=project, external_id__in=latest
+                ).only("pk", "external_id")
+            }
+            existing = {
+                a.prediction_id: a
+                for a in Annotation.objects.select_for_update().filter(
+                    prediction_id__in=predictions.values(),
+                    source=Annotation.Source.IMPORT,
+                )
+            }
+            new, changed = [], []
+            for prediction_id, (number, label) in latest.items():
+                pk = predictions.get(prediction_id)
+                if pk is None:
+                    report.errors.append(
+                        LineError(
+                            number, f"unknown prediction_id {prediction_id!r}", source
+                        )
+                    )
+                    continue
+                extra = dict(label.extra)
+                note = str(extra.pop("note", "") or "")
+                row = existing.get(pk)
+                if row is None:
+                    new.append(
+                        Annotation(
+                            prediction_id=pk,
+                            source=Annotation.Source.IMPORT,
+                            label=label.label,
+                            note=note,
+                            extra=extra,
+                        )
+                    )
+                elif (row.label, row.note, row.extra) != (label.label, note, extra):
+                    row.label, row.note, row.extra = label.label, note, extra
+                    row.updated_at = timezone.now()
+                    changed.append(row)
+                else:
+                    report.unchanged += 1
+            Annotation.objects.bulk_create(new)
+            if changed:
+                Annotation.objects.bulk_update(
+                    changed, ["label", "note", "extra", "updated_at"]
+                )
+            report.created += len(new)
+            report.updated += len(changed)
+    return report
+
+
+def annotation_submit(
+    *,
+    prediction: Prediction,
+    annotator,
+    label: str,
+    corrected_type: str = "",
+    corrected_value: Any = None,
+    note: str = "",
+    seconds_spent: float | None = None,
+    client_id=None,
+) -> tuple[Annotation, bool]:
+    """Save an expert's label; the same client_id or a relabel updates in place.
+
+    Returns the annotation and whether it was created.
+    """
+    values = dict(
+        label=label,
+        corrected_type=corrected_type,
+        corrected_value=corrected_value,
+        note=note,
+        seconds_spent=seconds_spent,
+    )
+    if client_id is not None:
+        # A retried POST (network hiccup) carries the same client_id.
+        done = Annotation.objects.filter(client_id=client_id).first()
+        if done is not None:
+            return done, False
+    try:
+        with transaction.atomic():
+            annotation, created = Annotation.objects.update_or_create(
+                prediction=prediction,
+                annotator=annotator,
+                defaults={
+                    **values,
+                    "client_id": client_id,
+                    "source": Annotation.Source.UI,
+                },
+            )
+    except IntegrityError:
+        # Two copies of the same save raced past the lookup above; the unique
+        # client_id (or one-label-per-annotator) constraint kept only one.
+        annotation = Annotation.objects.get(prediction=prediction, annotator=annotator)
+        created = False
+    return annotation, created
+
+
+# --- export ------------------------------------------------------------------
+
+
+EXPORT_KINDS = ("documents", "predictions", "labels")
+
+
+def project_export(*, project: Project, out_dir: Path) -> dict[str, int]:
+    """Write documents.jsonl, predictions.jsonl and labels.jsonl to ``out_dir``.
+
+    Predictions that were checked are written as checked records (alignment,
+    score, verdict); the others as plain prediction records.
+    """
+    from . import selectors
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    counts = {}
+    for kind in EXPORT_KINDS:
+        path = out_dir / f"{kind}.jsonl"
+        tmp = path.with_suffix(".jsonl.tmp")
+        with open(tmp, "w", encoding="utf-8") as out:
+            counts[kind] = write_jsonl(
+                out, selectors.export_rows(project=project, kind=kind)
+            )
+        tmp.replace(path)
+    return counts
+
+
+def write_jsonl(out: IO[str], rows: Iterable[dict[str, Any]]) -> int:
+    count = 0
+    for row in rows:
+        out.write(json.dumps(row, ensure_ascii=False) + "\n")
+        count += 1
+    return count
+
+
+# --- checking: alignment, scoring, verdicts ----------------------------------
+
+
+@dataclass
+class CheckSummary:
+    checked: int = 0
+    safe: int = 0
+    unsafe: int = 0
+    errors: list[str] = field(default_factory=list)
+    scorer: str = ""
+
+
+_scorer_lock = threading.Lock()
+_scorer_cache: dict[str, Any] = {}
+
+
+def _scorer_load(path: str, *, threshold: float | None):
+    """One scorer per worker process: loading a cross-encoder takes seconds."""
+    key = f"{path}@{threshold}"
+    with _scorer_lock:
+        if key not in _scorer_cache:
+            from pipeline import score
+
+            if hasattr(score, "load_scorer"):
+                scorer = score.load_scorer(path)
+                if threshold is not None:
+                    scorer.threshold = threshold
+            else:
+                scorer = score.NLIScorer(path, threshold=threshold)
+            _scorer_cache.clear()
+            _scorer_cache[key] = scorer
+        return _scorer_cache[key]
+
+
+def _project_scorer(project: Project) -> tuple[Any, str]:
+    """The active scorer of the project, else DEFAULT_SCORER, else none."""
+    active = ScorerModel.objects.filter(project=project, is_active=True).first()
+    if active is not None:
+        return _scorer_load(active.path, threshold=active.threshold), active.version
+    if settings.DEFAULT_SCORER:
+        scorer = _scorer_load(settings.DEFAULT_SCORER, threshold=project.nli_threshold)
+        return scorer, "default"
+    return None, ""
+
+
+def _project_schema(project: Project):
+    if not project.entity_schema:
+        return None
+    from pipeline.errors import SchemaError
+    from pipeline.schema import schema_from_dict
+
+    try:
+        return schema_from_dict(project.entity_schema)
+    except SchemaError as e:
+        raise ConfigurationError(f"project {project.name!r}: {e}") from e
+
+
+def predictions_check(
+    *,
+    project_id: int,
+    force: bool = False,
+    progress: ProgressCallback | None = None,
+) -> CheckSummary:
+    """Align, score and judge the project's unchecked predictions.
+
+    Only predictions without a verdict are computed (all of them when
+    ``force``), so running it twice does nothing the second time. Each batch
+    is claimed with ``FOR UPDATE SKIP LOCKED`` and committed on its own: two
+    workers on the same project split the work instead of repeating it.
+    """
+    import pipeline
+    from pipeline.check import check_predictions
+    from pipeline.types import Document as PDocument
+    from pipeline.types import Prediction as PPrediction
+
+    project = Project.objects.get(pk=project_id)
+    schema = _project_schema(project)
+    scorer, scorer_version = _project_scorer(project)
+    summary = CheckSummary(scorer=getattr(scorer, "name", "") if scorer else "")
+    version = getattr(pipeline, "__version__", "")
+    if force:
+        _predictions_reset(Prediction.objects.filter(project=project))
+    total = Prediction.objects.filter(
+        project=project, verdict=Verdict.UNCHECKED
+    ).count()
+    while True:
+        with transaction.atomic():
+            batch = list(
+                Prediction.objects.select_for_update(skip_locked=True, of=("self",))
+                .filter(project=project, verdict=Verdict.UNCHECKED)
+                .select_related("document")
+                .order_by("pk")[: settings.CHECK_BATCH_SIZE]
+            )
+            if not batch:
+                break
+            by_id = {str(p.pk): p for p in batch}
+            documents = {
+                str(p.document_id): PDocument(
+                    id=str(p.document_id), text=p.document.text
+                )
+                for p in batch
+            }
+            report = check_predictions(
+                documents,
+                [
+                    PPrediction(
+                        id=str(p.pk),
+                        document_id=str(p.document_id),
+                        type=p.type,
+                        value=p.value,
+                        context=p.context,
+                        model=p.model or None,
+                    )
+                    for p in batch
+                ],
+                scorer=scorer,
+                schema=schema,
+                align_threshold=project.align_threshold,
+            )
+            now = timezone.now()
+            rows, scores = [], []
+            for c in report.checked:
+                row = by_id[c.prediction.id]
+                row.hypothesis = c.hypothesis
+                row.align_start, row.align_end = c.align.start, c.align.end
+                row.align_text, row.align_score = c.align.text, c.align.score
+                row.score = c.nli_score
+                row.scored_by = summary.scorer if c.nli_score is not None else ""
+                row.verdict, row.reason = c.verdict, c.reason or Reason.NONE
+                row.checked_at, row.pipeline_version = now, version
+                row.updated_at = now
+                rows.append(row)
+                if c.nli_score is not None:
+                    scores.append(
+                        PredictionScore(
+                            prediction=row,
+                            scorer=summary.scorer,
+                            scorer_version=scorer_version,
+                            score=c.nli_score,
+                        )
+                    )
+                summary.safe += c.verdict == Verdict.SAFE
+                summary.unsafe += c.verdict == Verdict.UNSAFE
+            Prediction.objects.bulk_update(
+                rows, [*_CHECK_FIELDS, "updated_at"], batch_size=500
+            )
+            PredictionScore.objects.bulk_create(
+                scores,
+                update_conflicts=True,
+                unique_fields=["prediction", "scorer", "scorer_version"],
+                update_fields=["score", "updated_at"],
+            )
+            summary.checked += len(rows)
+            summary.errors.extend(str(e) for e in report.errors)
+            if len(rows) < len(batch):
+                # Should not happen (every prediction has its document); stop
+                # rather than claim the same rows forever.
+                logger.error("check left %d predictions", len(batch) - len(rows))
+                break
+        if progress:
+            progress(summary.checked, total)
+    return summary
+
+
+def _enqueue_check(project_id: int) -> None:
+    from . import tasks
+
+    transaction.on_commit(lambda: tasks.check_predictions.delay(project_id))
+
+
+# --- extraction --------------------------------------------------------------
+
+
+def extraction_run_start(
+    *,
+    project: Project,
+    model: str,
+    params: dict[str, Any] | None = None,
+    document_ids: Iterable[int] | None = None,
+    created_by=None,
+) -> ExtractionRun:
+    """Create a run over the given documents (all of the project's by default)."""
+    if project.llm_models and model not in project.llm_models:
+        raise ApplicationError(
+            f"model {model!r} is not one of the project's models {project.llm_models}"
+        )
+    if not project.llm_base_url:
+        raise ApplicationError(f"project {project.name!r} has no LLM base_url")
+    documents = Document.objects.filter(project=project)
+    if document_ids is not None:
+        documents = documents.filter(pk__in=list(document_ids))
+    with transaction.atomic():
+        run = ExtractionRun.objects.create(
+            project=project, model=model, params=params or {}, created_by=created_by
+        )
+        ExtractionItem.objects.bulk_create(
+            ExtractionItem(run=run, document_id=pk)
+            for pk in documents.values_list("pk", flat=True)
+        )
+        run.progress_total = run.items.count()
+        run.save(update_fields=["progress_total"])
+        from . import tasks
+
+        transaction.on_commit(lambda: tasks.run_extraction.delay(run.pk))
+    return run
+
+
+def _llm_config(run: ExtractionRun):
+    from pipeline.llm import LLMConfig
+
+    project = run.project
+    api_key = None
+    if project.llm_api_key_env:
+        api_key = os.environ.get(project.llm_api_key_env)
+        if not api_key:
+            raise ConfigurationError(
+                f"environment variable {project.llm_api_key_env} is not set on the "
+                "worker (the project's llm_api_key_env)"
+            )
+    params = dict(run.params)
+    for key in ("price_per_mtok_prompt", "price_per_mtok_completion"):
+        params.pop(key, None)
+    known = {"timeout", "max_retries", "temperature", "json_mode"}
+    try:
+        return LLMConfig(
+            base_url=project.llm_base_url,
+            model=run.model,
+            api_key=api_key,
+            **{k: v for k, v in params.items() if k in known},
+            extra={k: v for k, v in params.items() if k not in known},
+        )
+    except (TypeError, ValueError) as e:
+        raise ConfigurationError(f"run {run.pk}: bad LLM settings: {e}") from e
+
+
+def _is_transient(error: Exception) -> bool:
+    # Only HTTP-level failures (pipeline.llm.LLMError carries status_code) are
+    # worth retrying; a malformed extraction would fail the same way again.
+    if not hasattr(error, "status_code"):
+        return False
+    status = error.status_code
+    return status is None or status in (408, 409, 429) or status >= 500
+
+
+def _cost(run: ExtractionRun) -> Decimal | None:
+    prompt = run.params.get("price_per_mtok_prompt")
+    completion = run.params.get("price_per_mtok_completion")
+    if prompt is None and completion is None:
+        return None
+    cost = (
+        Decimal(str(prompt or 0)) * run.prompt_tokens
+        + Decimal(str(completion or 0)) * run.completion_tokens
+    ) / Decimal(1_000_000)
+    return cost.quantize(Decimal("0.000001"))
+
+
+def extraction_run_fail(*, run_id: int, error: str) -> None:
+    """Record a permanent failure on the run (its task will not retry)."""
+    ExtractionRun.objects.filter(pk=run_id).update(
+        status=RunStatus.FAILED, error=error, finished_at=timezone.now()
+    )
+
+
+def extraction_run_execute(*, run_id: int) -> ExtractionRun:
+    """Extract every pending document of a run, one transaction per document.
+
+    Safe to run twice or after a crash: only items still pending are done.
+    A document the LLM cannot handle is recorded on its item and the run goes
+    on; a transient failure (network, 429, 5xx after the SDK's own retries)
+    raises TransientError with the item still pending, for the task to retry.
+    A configuration problem fails the whole run.
+    """
+    from pipeline.errors import PipelineError
+    from pipeline.extract import extract_document
+    from pipeline.llm import make_client
+    from pipeline.types import Document as PDocument
+
+    run = ExtractionRun.objects.select_related("project").get(pk=run_id)
+    if run.status in (RunStatus.SUCCEEDED, RunStatus.FAILED):
+        return run
+    ExtractionRun.objects.filter(pk=run_id, status=RunStatus.PENDING).update(
+        status=RunStatus.RUNNING, started_at=timezone.now()
+    )
+    try:
+        config = _llm_config(run)
+        schema = _project_schema(run.project)
+        if schema is None:
+            raise ConfigurationError(
+                f"project {run.project.name!r} has no entity schema to extract"
+            )
+    except ConfigurationError as e:
+        extraction_run_fail(run_id=run_id, error=str(e))
+        raise
+    client = make_client(config)
+    while True:
+        # The row lock is held for the LLM call of one document: a second
+        # worker on the same run skips to the next document, and a crash
+        # releases the lock with the item still pending.
+        with transaction.atomic():
+            item = (
+                ExtractionItem.objects.select_for_update(skip_locked=True)
+                .filter(run_id=run_id, status=RunStatus.PENDING)
+                .select_related("document")
+                .order_by("pk")
+                .first()
+            )
+            if item is None:
+                break
+            document = item.document
+            try:
+                result = extract_document(
+                    client,
+                    config,
+                    PDocument(
+                        id=document.external_id,
+                        text=document.text,
+                        metadata=document.metadata,
+                    ),
+                    schema,
+                )
+            except PipelineError as e:
+                if _is_transient(e):
+                    raise TransientError(f"document {document.external_id}: {e}") from e
+                item.status, item.error = RunStatus.FAILED, str(e)
+                item.save(update_fields=["status", "error", "updated_at"])
+                _run_add_usage(run_id, getattr(e, "usage", None), done=1)
+                continue
+            _extraction_item_save(run=run, item=item, result=result)
+    return _run_finish(run_id)
+
+
+def _extraction_item_save(*, run: ExtractionRun, item: ExtractionItem, result) -> None:
+    if result.error:
+        item.status, item.error = RunStatus.FAILED, str(result.error)
+    else:
+        item.status = RunStatus.SUCCEEDED
+        report = ImportReport()
+        document_key = item.document.external_id
+        # The pipeline's ids ("{document}:{model}:{n}") make re-extracting a
+        # document with the same model update its predictions, not add more.
+        records = [
+            (None, p if p.id else _with_id(p, f"{document_key}:{run.model}:{i}"))
+            for i, p in enumerate(result.predictions)
+        ]
+        rows = _predictions_upsert(
+            project=run.project,
+            records=records,
+            report=report,
+            source=f"run {run.pk}",
+            source_run=run,
+        )
+        if report.errors:
+            item.error = "; ".join(e.message for e in report.errors)
+        item.prediction_count = len(rows)
+    item.save(update_fields=["status", "error", "prediction_count", "updated_at"])
+    _run_add_usage(run.pk, result.usage, done=1)
+
+
+def _with_id(p, new_id: str):
+    from dataclasses import replace
+
+    return replace(p, id=new_id)
+
+
+def _run_add_usage(run_id: int, usage, *, done: int) -> None:
+    from django.db.models import F
+
+    ExtractionRun.objects.filter(pk=run_id).update(
+        progress_done=F("progress_done") + done,
+        prompt_tokens=F("prompt_tokens") + int(getattr(usage, "prompt_tokens", 0) or 0),
+        completion_tokens=F("completion_tokens")
+        + int(getattr(usage, "completion_tokens", 0) or 0),
+    )
+
+
+def _run_finish(run_id: int) -> ExtractionRun:
+    with transaction.atomic():
+        run = ExtractionRun.objects.select_for_update().get(pk=run_id)
+        if run.status != RunStatus.RUNNING:
+            return run
+        if run.items.filter(status__in=[RunStatus.PENDING, RunStatus.RUNNING]).exists():
+            return run  # another worker still holds a document
+        items = run.items.all()
+        failed = items.filter(status=RunStatus.FAILED).count()
+        run.status = (
+            RunStatus.FAILED
+            if failed and failed == items.count()
+            else RunStatus.SUCCEEDED
+        )
+        if failed:
+            run.error = f"{failed} of {items.count()} documents failed"
+        run.cost_estimate = _cost(run)
+        run.finished_at = timezone.now()
+        run.save(update_fields=["status", "error", "cost_estimate", "finished_at"])
+        project_id = run.project_id
+        from . import tasks
+
+        transaction.on_commit(lambda: tasks.check_predictions.delay(project_id))
+    return run
+
+
+def stream_of(text: str) -> IO[bytes]:
+    """A binary stream over ``text`` (tests and small API payloads)."""
+    return io.BytesIO(text.encode("utf-8"))
+
+
+# --- scorers -----------------------------------------------------------------
+
+
+def scorer_activate(*, scorer: ScorerModel, recheck: bool = True) -> ScorerModel:
+    """Make ``scorer`` the project's active one; verdicts are recomputed with it."""
+    with transaction.atomic():
+        # Serialises concurrent activations; the partial unique constraint
+        # would otherwise turn the loser into an IntegrityError.
+        list(
+            ScorerModel.objects.select_for_update()
+            .filter(project=scorer.project_id)
+            .values_list("pk", flat=True)
+        )
+        ScorerModel.objects.filter(project=scorer.project_id, is_active=True).exclude(
+            pk=scorer.pk
+        ).update(is_active=False)
+        scorer.is_active = True
+        scorer.save(update_fields=["is_active"])
+        if recheck:
+            _predictions_reset(Prediction.objects.filter(project=scorer.project_id))
+            _enqueue_check(scorer.project_id)
+    return scorer

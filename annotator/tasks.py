@@ -1,0 +1,87 @@
+"""Celery tasks: ids in, re-fetch, call one service. Each is safe to run twice
+(the services compute only what is missing), which is what makes ``acks_late``
+safe: a task lost with its worker is redelivered and finishes the job."""
+
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+from django.conf import settings
+from django.db.models import Count, Q
+
+from . import services
+from .models import Project, RunStatus, Verdict
+
+logger = logging.getLogger(__name__)
+
+
+@shared_task(
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    autoretry_for=(services.TransientError,),
+    retry_backoff=10,
+    retry_backoff_max=600,
+    max_retries=settings.EXTRACTION_MAX_RETRIES,
+)
+def run_extraction(self, run_id: int) -> dict:
+    try:
+        run = services.extraction_run_execute(run_id=run_id)
+    except services.ConfigurationError:
+        return {"run": run_id, "status": RunStatus.FAILED}  # recorded on the run
+    except services.TransientError as e:
+        if self.request.retries >= self.max_retries:
+            services.extraction_run_fail(
+                run_id=run_id,
+                error=f"gave up after {self.request.retries} retries: {e}",
+            )
+            return {"run": run_id, "status": RunStatus.FAILED}
+        raise
+    except Exception as e:
+        # A bug or an unexpected failure: record it where users look, then let
+        # Celery log the traceback.
+        services.extraction_run_fail(run_id=run_id, error=f"{type(e).__name__}: {e}")
+        raise
+    return {"run": run_id, "status": run.status, "done": run.progress_done}
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True)
+def check_predictions(project_id: int, force: bool = False) -> dict:
+    def progress(done: int, total: int) -> None:
+        # Progress of a check is visible in the data (predictions still
+        # unchecked); the log line is for whoever watches the worker.
+        logger.info("project %s: checked %s/%s", project_id, done, total)
+
+    if not Project.objects.filter(pk=project_id).exists():
+        return {"project": project_id, "checked": 0}  # deleted meanwhile
+    summary = services.predictions_check(
+        project_id=project_id, force=force, progress=progress
+    )
+    for error in summary.errors:
+        logger.warning("project %s: %s", project_id, error)
+    return {
+        "project": project_id,
+        "checked": summary.checked,
+        "safe": summary.safe,
+        "unsafe": summary.unsafe,
+        "scorer": summary.scorer,
+    }
+
+
+@shared_task
+def sweep_unchecked() -> list[int]:
+    """Periodic (beat): re-enqueue checks whose on-commit enqueue was lost
+    (a broker outage at commit time). Harmless when one is already queued."""
+    projects = list(
+        Project.objects.annotate(
+            unchecked=Count(
+                "predictions", filter=Q(predictions__verdict=Verdict.UNCHECKED)
+            )
+        )
+        .filter(unchecked__gt=0)
+        .values_list("pk", flat=True)
+    )
+    for project_id in projects:
+        check_predictions.delay(project_id)
+    return projects

@@ -1,0 +1,95 @@
+"""Row factories: the smallest valid rows, overridable by keyword."""
+
+from __future__ import annotations
+
+import json
+from itertools import count
+
+from annotator.models import Document, Prediction, Project
+
+_n = count(1)
+
+SCHEMA = {
+    "name": "asylex",
+    "entity_types": {
+        "HearingDate": {
+            "fields": {"yyyy": "year", "mm": "month", "dd": "day"},
+            "render": "date",
+        },
+        "JudgeName": {"fields": {"first_name": "", "last_name": ""}},
+        "GPE": {"display_name": "GPE"},
+    },
+}
+
+DOC_TEXT = (
+    "The hearing took place in Toronto on 17 January 2012 before "
+    "member Jane Smith. The claimant is a citizen of Colombia."
+)
+
+
+def make_project(*, name=None, members=(), **fields) -> Project:
+    project = Project.objects.create(
+        name=name or f"project-{next(_n)}", entity_schema=SCHEMA, **fields
+    )
+    project.members.set(members)
+    return project
+
+
+def make_document(project, *, external_id=None, text=DOC_TEXT, **fields) -> Document:
+    return Document.objects.create(
+        project=project,
+        external_id=external_id or f"doc-{next(_n)}",
+        text=text,
+        **fields,
+    )
+
+
+def make_prediction(document, *, external_id=None, **fields) -> Prediction:
+    values = dict(type="GPE", value="Toronto", context="took place in Toronto")
+    values.update(fields)
+    return Prediction.objects.create(
+        project=document.project,
+        document=document,
+        external_id=external_id or f"pred-{next(_n)}",
+        **values,
+    )
+
+
+def jsonl(*rows) -> bytes:
+    return "".join(json.dumps(r) + "\n" for r in rows).encode("utf-8")
+
+
+def documents_jsonl() -> bytes:
+    return jsonl(
+        {"id": "d1", "text": DOC_TEXT, "metadata": {"court": "IRB"}},
+        {"id": "d2", "text": "Nothing relevant happened in this short decision."},
+    )
+
+
+def predictions_jsonl() -> bytes:
+    return jsonl(
+        {
+            "id": "p-found",
+            "document_id": "d1",
+            "model": "gpt-x",
+            "type": "GPE",
+            "value": "Toronto",
+            "context": "The hearing took place in Toronto",
+        },
+        {
+            "id": "p-date",
+            "document_id": "d1",
+            "model": "gpt-x",
+            "type": "HearingDate",
+            "value": {"yyyy": "2012", "mm": "01", "dd": "17"},
+            "context": "on 17 January 2012",
+        },
+        {
+            "id": "p-invented",
+            "document_id": "d1",
+            "model": "llama",
+            "type": "GPE",
+            "value": "Montreal",
+            "context": "the appeal was heard in Montreal by a panel of three",
+        },
+    )

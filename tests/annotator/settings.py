@@ -1,0 +1,16 @@
+"""Test environment: production-like settings (DEBUG off) with a test secret.
+
+pytest-django imports settings before any conftest runs, so the environment
+the settings read has to be set here. Everything else is annotator.settings.
+"""
+
+import os
+
+os.environ.setdefault(
+    "SECRET_KEY", "tests-only-secret-key-not-for-deployment-0123456789"
+)
+
+from annotator.settings import *  # noqa: E402,F403
+
+# Creating the personas' users with the production hasher costs ~0.3 s each.
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

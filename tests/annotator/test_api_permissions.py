@@ -1,0 +1,140 @@
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from tests.annotator.factories import make_document, make_prediction
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/api/projects/",
+        "/api/documents/",
+        "/api/predictions/",
+        "/api/annotations/",
+        "/api/extraction-runs/",
+        "/api/scorer-models/",
+        "/api/training-runs/",
+        "/api/schema/",
+        "/api/docs/",
+    ],
+)
+def test_anonymous_users_see_nothing(personas, api, url):
+    response = api().get(url)
+    assert response.status_code in (401, 403)
+
+
+def test_anonymous_page_redirects_to_login(personas, client):
+    response = client.get(f"/projects/{personas.project.pk}/predictions/")
+    assert response.status_code == 302
+    assert "/admin/login/" in response["Location"]
+
+
+def test_annotators_see_only_their_projects(personas, api):
+    names = [
+        p["name"]
+        for p in api(personas.annotator).get("/api/projects/").json()["results"]
+    ]
+    assert names == ["asylum"]
+    names = [
+        p["name"]
+        for p in api(personas.outsider).get("/api/projects/").json()["results"]
+    ]
+    assert names == ["elsewhere"]
+    admin = api(personas.admin).get("/api/projects/").json()
+    assert admin["count"] == 2
+
+
+def test_outsider_gets_404_for_rows_of_other_projects(personas, api):
+    document = make_document(personas.project)
+    prediction = make_prediction(document)
+    outsider = api(personas.outsider)
+    assert outsider.get(f"/api/projects/{personas.project.pk}/").status_code == 404
+    assert outsider.get(f"/api/documents/{document.pk}/").status_code == 404
+    assert outsider.get(f"/api/predictions/{prediction.pk}/").status_code == 404
+    member = api(personas.annotator)
+    assert member.get(f"/api/predictions/{prediction.pk}/").status_code == 200
+
+
+def _upload(client, url, project, field="file"):
+    return client.post(
+        url,
+        {"project": project.pk, field: SimpleUploadedFile("x.jsonl", b"")},
+        format="multipart",
+    )
+
+
+def test_annotator_cannot_use_admin_only_endpoints(personas, api):
+    client, project = api(personas.annotator), personas.project
+    assert (
+        _upload(client, "/api/documents/upload/", project, "files").status_code == 403
+    )
+    assert _upload(client, "/api/predictions/import/", project).status_code == 403
+    assert _upload(client, "/api/annotations/import/", project).status_code == 403
+    assert client.get(f"/api/projects/{project.pk}/export/").status_code == 403
+    assert client.post(f"/api/projects/{project.pk}/check/").status_code == 403
+    response = client.post(
+        "/api/extraction-runs/", {"project": project.pk, "model": "m"}, format="json"
+    )
+    assert response.status_code == 403
+    assert client.get("/api/scorer-models/").status_code == 403
+    response = client.post(
+        "/api/scorer-models/",
+        {"project": project.pk, "version": "v1", "base_model": "b", "path": "/x"},
+        format="json",
+    )
+    assert response.status_code == 403
+    assert client.get("/api/training-runs/").status_code == 403
+    assert (
+        client.post("/api/projects/", {"name": "mine"}, format="json").status_code
+        == 403
+    )
+    response = client.patch(
+        f"/api/projects/{project.pk}/", {"nli_threshold": 0.1}, format="json"
+    )
+    assert response.status_code == 403
+
+
+def test_annotator_labels_a_prediction_once_per_client_id(personas, api):
+    prediction = make_prediction(make_document(personas.project))
+    client = api(personas.annotator)
+    body = {
+        "prediction": prediction.pk,
+        "label": "unsafe",
+        "note": "wrong city",
+        "seconds_spent": 4.5,
+        "client_id": "0b0e7a52-6f1e-4f8e-9a51-5a3c6a0d2c11",
+    }
+    first = client.post("/api/annotations/", body, format="json")
+    assert first.status_code == 201, first.content
+    retry = client.post("/api/annotations/", body, format="json")
+    assert retry.status_code == 200
+    assert retry.json()["id"] == first.json()["id"]
+    assert first.json()["annotator"] == "ann1"
+    # The other annotator cannot change it, and the outsider cannot label.
+    other = api(personas.annotator2).patch(
+        f"/api/annotations/{first.json()['id']}/", {"label": "safe"}, format="json"
+    )
+    assert other.status_code == 403
+    outsider = api(personas.outsider).post(
+        "/api/annotations/", {**body, "client_id": None}, format="json"
+    )
+    assert outsider.status_code == 400
+
+
+def test_token_endpoint_and_schema(personas, api):
+    response = api().post(
+        "/api/auth/token/", {"username": "ann1", "password": "ann1-pass"}, format="json"
+    )
+    assert response.status_code == 200
+    token = response.json()["token"]
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    schema = client.get("/api/schema/?format=json")
+    assert schema.status_code == 200
+    paths = schema.json()["paths"]
+    assert "/api/predictions/" in paths and "/api/documents/upload/" in paths
+    assert client.get("/api/docs/").status_code == 200

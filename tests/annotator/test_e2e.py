@@ -1,0 +1,102 @@
+"""Documents and predictions in over the API, a real Celery worker checks
+them, verdicts come back over the API."""
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from tests.annotator.factories import documents_jsonl, predictions_jsonl
+from tests.conftest import wait_for
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def project(personas):
+    # The worker scores with the untrained packaged model (arbitrary scores):
+    # threshold 0 leaves the verdicts to alignment, which these tests assert.
+    personas.project.nli_threshold = 0.0
+    personas.project.save(update_fields=["nli_threshold"])
+    return personas.project
+
+
+def _upload(client, url, project, name, content, field="file"):
+    return client.post(
+        url,
+        {"project": project.pk, field: SimpleUploadedFile(name, content)},
+        format="multipart",
+    )
+
+
+def test_uploaded_predictions_are_checked_by_the_worker(
+    personas, project, api, celery_worker
+):
+    admin = api(personas.admin)
+
+    response = _upload(
+        admin,
+        "/api/documents/upload/",
+        project,
+        "docs.jsonl",
+        documents_jsonl(),
+        "files",
+    )
+    assert response.status_code == 200, response.content
+    assert response.json()["created"] == 2
+
+    response = _upload(
+        admin, "/api/predictions/import/", project, "preds.jsonl", predictions_jsonl()
+    )
+    assert response.status_code == 200, response.content
+    assert response.json() == {"created": 3, "updated": 0, "unchanged": 0, "errors": []}
+
+    annotator = api(personas.annotator)
+
+    def all_checked():
+        rows = annotator.get(f"/api/predictions/?project={project.pk}").json()[
+            "results"
+        ]
+        return rows if rows and all(r["verdict"] for r in rows) else None
+
+    rows = {r["external_id"]: r for r in wait_for(all_checked, worker=celery_worker)}
+    assert rows["p-found"]["verdict"] == "safe"
+    assert rows["p-found"]["hypothesis"] == "GPE: Toronto"
+    assert rows["p-found"]["align_text"] == "The hearing took place in Toronto"
+    assert rows["p-date"]["verdict"] == "safe"
+    assert rows["p-date"]["hypothesis"] == "Hearing Date: 2012-01-17"
+    assert rows["p-invented"]["verdict"] == "unsafe"
+    assert rows["p-invented"]["reason"] == "not_in_document"
+    # Aligned predictions were scored by the worker's NLI scorer; the
+    # unaligned one needs no score.
+    [score] = rows["p-found"]["scores"]
+    assert score["scorer"].startswith("nli:") and 0 <= score["score"] <= 1
+    assert rows["p-found"]["score"] == score["score"]
+    assert rows["p-invented"]["scores"] == []
+
+    unsafe = annotator.get(f"/api/predictions/?project={project.pk}&verdict=unsafe")
+    assert [r["external_id"] for r in unsafe.json()["results"]] == ["p-invented"]
+    # The outsider sees none of it.
+    outsider = api(personas.outsider).get("/api/predictions/").json()
+    assert outsider["count"] == 0
+
+
+def test_changed_document_text_is_checked_again(personas, project, api, celery_worker):
+    admin = api(personas.admin)
+    _upload(
+        admin, "/api/documents/upload/", project, "d.jsonl", documents_jsonl(), "files"
+    )
+    _upload(admin, "/api/predictions/import/", project, "p.jsonl", predictions_jsonl())
+
+    def verdict_of(external_id):
+        rows = admin.get(f"/api/predictions/?project={project.pk}").json()["results"]
+        return {r["external_id"]: r["verdict"] for r in rows}.get(external_id)
+
+    assert wait_for(lambda: verdict_of("p-found") == "safe", worker=celery_worker)
+
+    # The corrected document no longer holds the quoted context at all.
+    new_text = b'{"id": "d1", "text": "Decided on the papers; no oral hearing."}\n'
+    response = _upload(
+        admin, "/api/documents/upload/", project, "d1.jsonl", new_text, "files"
+    )
+    assert response.json()["updated"] == 1
+
+    assert wait_for(lambda: verdict_of("p-found") == "unsafe", worker=celery_worker)

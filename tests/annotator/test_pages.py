@@ -1,0 +1,63 @@
+import io
+
+import pytest
+from django.core.management import call_command
+
+from tests.annotator.factories import make_document, make_prediction
+
+pytestmark = pytest.mark.django_db
+
+
+def test_predictions_page_lists_predictions_with_verdicts(personas, client):
+    document = make_document(personas.project, external_id="decision-1")
+    make_prediction(document, verdict="unsafe", reason="not_in_document")
+    make_prediction(document, value="Colombia", context="citizen of Colombia")
+    client.force_login(personas.annotator)
+    response = client.get(f"/projects/{personas.project.pk}/predictions/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "decision-1" in html and "Not in document" in html and "pending" in html
+    unsafe = client.get(f"/projects/{personas.project.pk}/predictions/?verdict=unsafe")
+    assert "Colombia" not in unsafe.content.decode()
+
+
+def test_outsider_gets_404_on_the_page(personas, client):
+    client.force_login(personas.outsider)
+    response = client.get(f"/projects/{personas.project.pk}/predictions/")
+    assert response.status_code == 404
+
+
+def test_commands_import_check_and_export(
+    personas, tmp_path, django_capture_on_commit_callbacks
+):
+    from tests.annotator.factories import documents_jsonl, predictions_jsonl
+
+    (tmp_path / "docs.jsonl").write_bytes(documents_jsonl())
+    (tmp_path / "preds.jsonl").write_bytes(predictions_jsonl() + b"{broken\n")
+    out, err = io.StringIO(), io.StringIO()
+    call_command(
+        "import_documents",
+        "fresh",
+        str(tmp_path / "docs.jsonl"),
+        "--create",
+        stdout=out,
+        stderr=err,
+    )
+    assert "documents: 2 created" in out.getvalue()
+    # The project has no schema yet; the default display names apply.
+    call_command(
+        "import_predictions",
+        "fresh",
+        str(tmp_path / "preds.jsonl"),
+        stdout=out,
+        stderr=err,
+    )
+    assert "predictions: 3 created, 0 updated, 0 unchanged, 1 errors" in out.getvalue()
+    assert "preds.jsonl:4: invalid JSON" in err.getvalue()
+    call_command("run_pipeline", "fresh", stdout=out, stderr=err)
+    assert (
+        "checked 3: 2 safe, 1 unsafe (scorer: none, alignment only)" in out.getvalue()
+    )
+    call_command("export_project", "fresh", "--out", str(tmp_path / "out"), stdout=out)
+    assert "predictions.jsonl: 3 records" in out.getvalue()
+    assert '"verdict": "unsafe"' in (tmp_path / "out" / "predictions.jsonl").read_text()

@@ -1,0 +1,76 @@
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from annotator import settings as app_settings
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize(
+    "helper, raw",
+    [(app_settings.env_bool, "maybe"), (app_settings.env_int, "ten")],
+)
+def test_unparsable_values_fail_loudly(monkeypatch, helper, raw):
+    monkeypatch.setenv("SAFEPASSAGE_PROBE", raw)
+    with pytest.raises(ImproperlyConfigured, match="SAFEPASSAGE_PROBE"):
+        helper("SAFEPASSAGE_PROBE", 1)
+
+
+def test_secret_key_file_is_read(monkeypatch, tmp_path):
+    (tmp_path / "key").write_text("from-a-file\n")
+    monkeypatch.delenv("SAFEPASSAGE_PROBE", raising=False)
+    monkeypatch.setenv("SAFEPASSAGE_PROBE_FILE", str(tmp_path / "key"))
+    assert app_settings.env_secret("SAFEPASSAGE_PROBE") == "from-a-file"
+
+
+def _env(**overrides):
+    keep = {"PATH", "HOME", "LANG"}
+    env = {k: v for k, v in os.environ.items() if k in keep}
+    env.update(
+        DJANGO_SETTINGS_MODULE="annotator.settings",
+        # Parsed only; nothing connects in these commands.
+        DATABASE_URL="postgres://u:p@db.invalid:5432/x",
+        CELERY_BROKER_URL="redis://redis.invalid:6379/0",
+    )
+    env.update(overrides)
+    return env
+
+
+def _production_env():
+    values = {}
+    for line in (ROOT / ".env.example").read_text().splitlines():
+        if line and not line.startswith("#") and "=" in line:
+            key, _, value = line.partition("=")
+            values[key] = value
+    values["SECRET_KEY"] = (
+        "x" * 20 + "production-like-secret-key-for-the-check-0123456789"
+    )
+    return values
+
+
+def test_debug_off_without_secret_key_refuses_to_start():
+    out = subprocess.run(
+        [sys.executable, "-c", "import annotator.settings"],
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode != 0
+    assert "SECRET_KEY" in out.stderr
+
+
+def test_check_deploy_is_clean_with_the_production_example_values():
+    out = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=_env(**{k: v for k, v in _production_env().items() if v}),
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stderr + out.stdout
