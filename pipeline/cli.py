@@ -12,7 +12,6 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 from .errors import InputError, PipelineError
 from .jsonl import (
@@ -134,7 +133,7 @@ def cmd_check(args, run: _Run) -> None:
 
 
 def cmd_train(args, run: _Run) -> None:
-    from .train import Progress, TrainConfig, train_scorer
+    from .train import ProgressBars, TrainConfig, train_scorer
 
     documents = _documents(run, args.documents)
     predictions = run.read(args.predictions, prediction_from_json)
@@ -151,23 +150,7 @@ def cmd_train(args, run: _Run) -> None:
         device=args.device,
         seed=args.seed,
     )
-    from tqdm import tqdm
-
-    bar: dict[str, tqdm] = {}
-
-    def show(p: Progress) -> None:
-        if p.stage not in bar:
-            bar[p.stage] = tqdm(
-                total=p.steps, desc=f"training ({p.stage})", unit="step"
-            )
-        b = bar[p.stage]
-        b.n = p.step
-        if p.loss is not None:
-            b.set_postfix(loss=f"{p.loss:.3f}", refresh=False)
-        if p.val_f1 is not None:
-            b.write(f"{p.stage} epoch {p.epoch}: validation F1 {p.val_f1:.3f}")
-        b.refresh()
-
+    bars = ProgressBars()
     schema = load_schema(args.schema) if args.schema else None
     metadata = train_scorer(
         documents,
@@ -176,10 +159,9 @@ def cmd_train(args, run: _Run) -> None:
         args.out,
         config=config,
         schema=schema,
-        on_progress=show,
+        on_progress=bars,
     )
-    for b in bar.values():
-        b.close()
+    bars.close()
     print(
         json.dumps(
             {k: metadata[k] for k in ("threshold", "label_counts", "validation")}

@@ -73,7 +73,7 @@ def evaluate_checked(
         "unlabelled": len(checked) - len(pairs),
     }
     by_kind: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
-    for (c, lab), f, u in zip(pairs, flagged, unsafe, strict=True):
+    for (_, lab), f, u in zip(pairs, flagged, unsafe, strict=True):
         if "kind" in lab.extra:
             by_kind[str(lab.extra["kind"])].append((f, u))
     if by_kind:

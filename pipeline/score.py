@@ -64,20 +64,26 @@ def entailment_index(id2label: dict[int, str]) -> int | None:
 def load_cross_encoder(model: str, *, num_labels: int | None, max_length: int, device):
     """Load a sentence-transformers CrossEncoder without touching the network
     unless ``model`` is a hub name that is not cached locally."""
+    import torch
     from sentence_transformers import CrossEncoder
 
     path = resolve_model(model)
     local = Path(path).is_dir()
-    try:
-        return CrossEncoder(
-            path,
-            num_labels=num_labels,
-            max_length=max_length,
-            device=device,
-            local_files_only=local,
-        )
-    except (OSError, ValueError) as e:
-        raise ScorerError(f"cannot load cross-encoder {model!r}: {e}") from e
+    # A fresh classification head is drawn at random: seed it so an untrained
+    # scorer (the baseline of every comparison) is the same in every run,
+    # without disturbing the caller's random state.
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        try:
+            return CrossEncoder(
+                path,
+                num_labels=num_labels,
+                max_length=max_length,
+                device=device,
+                local_files_only=local,
+            )
+        except (OSError, ValueError) as e:
+            raise ScorerError(f"cannot load cross-encoder {model!r}: {e}") from e
 
 
 class NLIScorer:

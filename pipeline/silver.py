@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 import re
+import unicodedata
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -36,23 +37,56 @@ class Example:
     source: str
 
 
+def _fold(text: str) -> str:
+    """Lower case, no accents, no spaces: OCR splits and case don't hide words."""
+    decomposed = unicodedata.normalize("NFKD", text.lower())
+    return "".join(
+        c for c in decomposed if not c.isspace() and not unicodedata.combining(c)
+    )
+
+
 def value_anchored(span: str, value: Any) -> bool:
     """Whether something checkable of ``value`` appears in ``span``.
 
-    Dates need their year, names their last name, strings one of their words.
-    Values with nothing checkable (``None``, short enums) count as anchored.
-    This filters silver positives: an aligned prediction whose value appears
+    Dates need their year, names their last name, strings one of their words
+    (ignoring case, accents and spaces). ``None`` counts as anchored. This
+    filters silver positives: an aligned prediction whose value appears
     nowhere in its span is more likely a hallucination than a positive.
     """
-    text = span.lower()
+    text = _fold(span)
     if isinstance(value, dict):
         if value.get("yyyy") not in (None, ""):
-            return str(value["yyyy"]).strip() in text
+            return _fold(str(value["yyyy"])) in text
         if value.get("last_name"):
-            return str(value["last_name"]).lower() in text
+            return _fold(str(value["last_name"])) in text
         value = " ".join(str(v) for v in value.values() if v is not None)
     words = _WORD.findall(str(value or "").lower())
-    return not words or any(w in text for w in words)
+    return not words or any(_fold(w) in text for w in words)
+
+
+def _shape(value: Any) -> str:
+    if isinstance(value, dict):
+        return "date" if "yyyy" in value else "record"
+    return "text"
+
+
+def categorical_types(
+    aligned: Sequence[tuple[Prediction, Alignment]], schema: Schema | None = None
+) -> set[str]:
+    """Types whose values come from a small closed set (Public / Private...).
+
+    Their spans often paraphrase the value ("in camera" for Private), so a
+    missing anchor says nothing: their positives are kept unfiltered.
+    """
+    values: dict[str, set[str]] = defaultdict(set)
+    counts: dict[str, int] = defaultdict(int)
+    for p, _ in aligned:
+        values[p.type].add(str(p.value))
+        counts[p.type] += 1
+    closed = {t for t in values if counts[t] >= 20 and len(values[t]) <= 6}
+    if schema:
+        closed |= {name for name, spec in schema.entity_types.items() if spec.enum}
+    return closed
 
 
 def _shift_date(value: dict[str, Any], rng: random.Random) -> dict[str, Any] | None:
@@ -108,6 +142,8 @@ def silver_examples(
         values_by_type[p.type].append(p.value)
         spans_by_doc[p.document_id].append((p, a.text))
     types = sorted(values_by_type)
+    shapes = {p.type: _shape(p.value) for p, _ in aligned}
+    closed = categorical_types(aligned, schema)
 
     def hypothesis(type_name: str, value: Any) -> str:
         shown = render_hypothesis(type_name, value, schema=schema).split(": ", 1)[1]
@@ -120,7 +156,7 @@ def silver_examples(
     examples = []
     for p, a in aligned:
         span = a.text
-        if not span or not value_anchored(span, p.value):
+        if not span or (p.type not in closed and not value_anchored(span, p.value)):
             continue
         doc = p.document_id
         examples.append(
@@ -137,7 +173,11 @@ def silver_examples(
         ]
         if others:
             makers.append(("swap_value", p.type, others[0], span))
-        other_types = [t for t in types if t != p.type]
+        # Mostly a type whose values look alike (a place called an
+        # organisation, a hearing date called a decision date): the hard case.
+        alike = [t for t in types if t != p.type and shapes[t] == shapes[p.type]]
+        other_types = alike if alike and rng.random() < 0.8 else types
+        other_types = [t for t in other_types if t != p.type]
         if other_types:
             makers.append(("swap_type", rng.choice(other_types), p.value, span))
         if isinstance(p.value, dict) and "yyyy" in p.value:

