@@ -14,10 +14,13 @@ import argparse
 import json
 import os
 import random
+import sys
 import tempfile
 import time
+from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pipeline.check import check_predictions  # noqa: E402
 from pipeline.demo_corpus import generate_corpus  # noqa: E402

@@ -12,9 +12,12 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import time
+from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pipeline.check import align_predictions  # noqa: E402
 from pipeline.demo_corpus import generate_corpus  # noqa: E402

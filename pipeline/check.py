@@ -82,10 +82,7 @@ def check_predictions(
     scores: dict[int, float] = {}
     if scorer is not None and kept:
         pairs = [(aligned[i][1].text, hypotheses[i]) for i in kept]
-        if progress and hasattr(scorer, "batch_size"):
-            values = scorer.score_pairs(pairs, progress=True)
-        else:
-            values = scorer.score_pairs(pairs)
+        values = scorer.score_pairs(pairs, progress=progress)
         scores = dict(zip(kept, values, strict=True))
     report = CheckReport(errors=errors)
     for i, ((prediction, alignment), hypothesis) in enumerate(

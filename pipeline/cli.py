@@ -64,19 +64,34 @@ def _documents(run: _Run, path: str) -> dict:
     return {d.id: d for d in run.read(path, document_from_json).records}
 
 
-def cmd_extract(args, run: _Run) -> None:
-    from .extract import extract_documents
-    from .llm import LLMConfig, make_client
+def _llm_config(args, model: str):
+    from .llm import LLMConfig
 
-    documents = list(_documents(run, args.documents).values())
-    schema = load_schema(args.schema)
-    config = LLMConfig(
+    return LLMConfig(
         base_url=args.base_url,
-        model=args.model,
-        api_key=os.environ.get(args.api_key_env) or "not-needed",
+        model=model,
+        api_key=os.environ.get(args.api_key_env),
         timeout=args.timeout,
         max_retries=args.max_retries,
     )
+
+
+def _grader(args):
+    """The LLM grader named by ``--grader``, or None."""
+    if not args.grader:
+        return None
+    from .grader import LLMGrader
+
+    return LLMGrader(_llm_config(args, args.grader))
+
+
+def cmd_extract(args, run: _Run) -> None:
+    from .extract import extract_documents
+    from .llm import make_client
+
+    documents = list(_documents(run, args.documents).values())
+    schema = load_schema(args.schema)
+    config = _llm_config(args, args.model)
     results, usage = extract_documents(
         make_client(config), config, documents, schema, progress=True
     )
@@ -104,6 +119,10 @@ def cmd_extract(args, run: _Run) -> None:
 
 
 def _load_scorer(args):
+    if args.grader:
+        if args.scorer:
+            raise PipelineError("give --scorer or --grader, not both")
+        return _grader(args)
     if args.scorer is None:
         return None
     from .score import NLIScorer
@@ -159,6 +178,7 @@ def cmd_train(args, run: _Run) -> None:
         args.out,
         config=config,
         schema=schema,
+        grader=_grader(args),
         on_progress=bars,
     )
     bars.close()
@@ -188,19 +208,7 @@ def cmd_demo_corpus(args, run: _Run) -> None:
     print(json.dumps({name: str(path) for name, path in paths.items()}))
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m pipeline",
-        description="SafePassage: extract with an LLM, align evidence, score, train.",
-        epilog=__doc__.split("\n\n", 1)[1],
-    )
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    p = sub.add_parser("extract", help="extract entities with an OpenAI-compatible LLM")
-    p.add_argument("--documents", required=True, help="documents JSONL")
-    p.add_argument("--schema", required=True, help="entity schema JSON")
-    p.add_argument("--model", required=True, help="LLM model name")
-    p.add_argument("--out", required=True, help="predictions JSONL to write")
+def _add_llm_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--base-url",
         default=os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1"),
@@ -214,6 +222,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--max-retries", type=int, default=4, help="retries on 429/5xx/timeout"
     )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m pipeline",
+        description="SafePassage: extract with an LLM, align evidence, score, train.",
+        epilog=__doc__.split("\n\n", 1)[1],
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("extract", help="extract entities with an OpenAI-compatible LLM")
+    p.add_argument("--documents", required=True, help="documents JSONL")
+    p.add_argument("--schema", required=True, help="entity schema JSON")
+    p.add_argument("--model", required=True, help="LLM model name")
+    p.add_argument("--out", required=True, help="predictions JSONL to write")
+    _add_llm_options(p)
     p.set_defaults(func=cmd_extract)
 
     p = sub.add_parser("check", help="align and score predictions, give verdicts")
@@ -230,6 +254,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--int8", action="store_true", help="int8 dynamic quantisation (CPU)"
     )
+    p.add_argument("--grader", help="score with this LLM (Appendix B) instead")
+    _add_llm_options(p)
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("train", help="fine-tune a scorer: silver stage, then labels")
@@ -249,6 +275,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--silver-limit", type=int, default=8000)
     p.add_argument("--device")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--grader", help="add this LLM's grades as silver labels")
+    _add_llm_options(p)
     p.set_defaults(func=cmd_train)
 
     p = sub.add_parser("evaluate", help="precision/recall/F1 of flagging unsafe")

@@ -9,7 +9,9 @@ check stage and the web app treat the NLI cross-encoder and the LLM grader
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -26,7 +28,9 @@ class Scorer(Protocol):
     name: str
     threshold: float
 
-    def score_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[float]: ...
+    def score_pairs(
+        self, pairs: Sequence[tuple[str, str]], *, progress: bool = False
+    ) -> list[float]: ...
 
 
 def resolve_model(name_or_path: str) -> str:
@@ -61,6 +65,28 @@ def entailment_index(id2label: dict[int, str]) -> int | None:
     )
 
 
+@contextmanager
+def _quiet_transformers():
+    """Hide the load report and progress bar of transformers and the notice of
+    sentence-transformers: a fresh head on the packaged base model is expected,
+    and the report would read like an error to a user."""
+    from transformers.utils import logging as hf_logging
+
+    st_logger = logging.getLogger("sentence_transformers")
+    previous = hf_logging.get_verbosity(), st_logger.level
+    bar = hf_logging.is_progress_bar_enabled()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    st_logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(previous[0])
+        st_logger.setLevel(previous[1])
+        if bar:
+            hf_logging.enable_progress_bar()
+
+
 def load_cross_encoder(model: str, *, num_labels: int | None, max_length: int, device):
     """Load a sentence-transformers CrossEncoder without touching the network
     unless ``model`` is a hub name that is not cached locally."""
@@ -72,7 +98,7 @@ def load_cross_encoder(model: str, *, num_labels: int | None, max_length: int, d
     # A fresh classification head is drawn at random: seed it so an untrained
     # scorer (the baseline of every comparison) is the same in every run,
     # without disturbing the caller's random state.
-    with torch.random.fork_rng(devices=[]):
+    with torch.random.fork_rng(devices=[]), _quiet_transformers():
         torch.manual_seed(0)
         try:
             return CrossEncoder(

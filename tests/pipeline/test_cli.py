@@ -143,3 +143,32 @@ def test_extract_runs_the_real_client_against_an_openai_compatible_server(
         ("GPE", "Canada", "fake-model")
     ]
     assert json.loads(captured.out.splitlines()[-1])["failed"] == 1
+
+
+def test_check_can_score_with_an_llm_grader_instead_of_a_cross_encoder(
+    fake_openai, corpus, tmp_path
+):
+    def grade(body):
+        # Supports only the judge: every other hypothesis is insufficient.
+        supported = "Judge Name:" in body["messages"][-1]["content"]
+        return {"reasoning": "r", "label": "SUPPORTS" if supported else "INSUFFICIENT"}
+
+    fake_openai.responder = grade
+    out = tmp_path / "graded.jsonl"
+    status = main(
+        [
+            "check",
+            "--documents", str(corpus / "documents.jsonl"),
+            "--predictions", str(corpus / "predictions.jsonl"),
+            "--out", str(out),
+            "--grader", "fake-grader",
+            "--base-url", fake_openai.base_url,
+        ]
+    )  # fmt: skip
+    assert status == 0
+    aligned = [r for r in read_jsonl(out) if r["reason"] != "not_in_document"]
+    assert aligned and len(fake_openai.bodies) == len(aligned)
+    for row in aligned:
+        judge = row["type"] == "JudgeName"
+        assert row["nli_score"] == (1.0 if judge else 0.0)
+        assert row["verdict"] == ("safe" if judge else "unsafe")

@@ -130,3 +130,22 @@ def test_training_without_labels_on_known_documents_is_refused(corpus, tmp_path)
     documents = {d.id: d for d in corpus.documents}
     with pytest.raises(TrainingError, match="no labelled prediction"):
         train_scorer(documents, corpus.predictions, {}, tmp_path, config=CONFIG)
+
+
+def test_llm_grader_verdicts_join_the_silver_labels(fake_openai, corpus):
+    from pipeline.grader import LLMGrader
+    from pipeline.llm import LLMConfig
+    from pipeline.train import build_dataset
+
+    fake_openai.responder = lambda body: {"reasoning": "r", "label": "SUPPORTS"}
+    grader = LLMGrader(LLMConfig(base_url=fake_openai.base_url, model="grader"))
+    documents = {d.id: d for d in corpus.documents[:6]}
+    predictions = [p for p in corpus.predictions if p.document_id in documents]
+    labelled = [p for p in predictions if p.document_id == corpus.documents[0].id]
+    labels = {p.id: by_id(corpus.labels)[p.id] for p in labelled}
+    data = build_dataset(documents, predictions, labels, config=CONFIG, grader=grader)
+    graded = [e for e in data.silver if e.source == "silver:llm"]
+    assert graded and all(e.supported for e in graded)
+    # Only unlabelled predictions are graded: labels are the experts' job.
+    assert len(fake_openai.bodies) == len(graded)
+    assert not {e.document_id for e in graded} & {corpus.documents[0].id}
