@@ -76,8 +76,9 @@ def main() -> None:
     )
     fp32 = NLIScorer(args.model)
     int8 = NLIScorer(args.model, quantize=True)
+    t = fp32.threshold
     agree = sum(
-        (a >= 0.5) == (b >= 0.5)
+        (a >= t) == (b >= t)
         for a, b in zip(fp32.score_pairs(pairs), int8.score_pairs(pairs), strict=True)
     )
     for batch in (1, 16, 64):
@@ -87,7 +88,7 @@ def main() -> None:
             f"{batch:>5} {f:>13.0f} {q:>13.0f} {q / f:>9.2f} "
             f"{f / PAPER_T4_PAIRS_PER_S:>8.2f} {q / PAPER_T4_PAIRS_PER_S:>8.2f}"
         )
-    print(f"int8 and fp32 agree on {agree}/{len(pairs)} decisions at 0.5")
+    print(f"int8 and fp32 agree on {agree}/{len(pairs)} decisions at threshold {t:.3f}")
 
 
 if __name__ == "__main__":
