@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 
 from .errors import InputError
 from .types import Alignment, CheckedPrediction, Document, Label, Prediction
@@ -152,11 +152,37 @@ def checked_from_json(raw: Any) -> CheckedPrediction:
     )
 
 
-def iter_jsonl_lines(path: str | Path) -> Iterator[tuple[int, Any | InputError]]:
+def iter_jsonl_stream(
+    stream: Iterable[bytes], source: str
+) -> Iterator[tuple[int, Any | InputError]]:
     """Yield ``(line_number, parsed_json_or_error)`` for each non-blank line.
 
-    A line that is not UTF-8 or not JSON yields an :class:`InputError` in
-    place of the value, so one bad line never hides the rest of the file.
+    A line that is not UTF-8 or not JSON yields an :class:`InputError` naming
+    ``source`` and the line in place of the value, so one bad line never hides
+    the rest. Works on any binary stream: an upload need not be on disk.
+    """
+    for number, raw in enumerate(stream, start=1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            yield (
+                number,
+                InputError(f"not UTF-8 (byte {e.start})", path=source, line=number),
+            )
+            continue
+        if not line.strip():
+            continue
+        try:
+            yield number, json.loads(line)
+        except json.JSONDecodeError as e:
+            yield (
+                number,
+                InputError(f"invalid JSON: {e.msg}", path=source, line=number),
+            )
+
+
+def iter_jsonl_lines(path: str | Path) -> Iterator[tuple[int, Any | InputError]]:
+    """:func:`iter_jsonl_stream` over a file.
 
     Raises:
         InputError: the file cannot be opened.
@@ -167,24 +193,16 @@ def iter_jsonl_lines(path: str | Path) -> Iterator[tuple[int, Any | InputError]]
     except OSError as e:
         raise InputError(f"cannot open: {e.strerror}", path=path) from e
     with handle:
-        for number, raw in enumerate(handle, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                yield (
-                    number,
-                    InputError(f"not UTF-8 (byte {e.start})", path=path, line=number),
-                )
-                continue
-            if not line.strip():
-                continue
-            try:
-                yield number, json.loads(line)
-            except json.JSONDecodeError as e:
-                yield (
-                    number,
-                    InputError(f"invalid JSON: {e.msg}", path=path, line=number),
-                )
+        yield from iter_jsonl_stream(handle, path)
+
+
+def write_jsonl_stream(out: IO[str], rows: Iterable[dict[str, Any]]) -> int:
+    """Write ``rows`` as JSONL to a text stream; returns how many."""
+    count = 0
+    for row in rows:
+        out.write(json.dumps(row, ensure_ascii=False) + "\n")
+        count += 1
+    return count
 
 
 def read_jsonl(path: str | Path, parse: Callable[[Any], T]) -> ReadReport:
@@ -221,10 +239,6 @@ def read_jsonl(path: str | Path, parse: Callable[[Any], T]) -> ReadReport:
 
 
 def write_jsonl(path: str | Path, rows: Iterable[dict[str, Any]]) -> int:
-    """Write ``rows`` as UTF-8 JSONL; returns how many were written."""
-    count = 0
+    """Write ``rows`` as UTF-8 JSONL to ``path``; returns how many were written."""
     with open(path, "w", encoding="utf-8") as out:
-        for row in rows:
-            out.write(json.dumps(row, ensure_ascii=False) + "\n")
-            count += 1
-    return count
+        return write_jsonl_stream(out, rows)
