@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 
 export HF_HUB_OFFLINE ?= 1
 
-.PHONY: setup demo test lint bench
+.PHONY: setup demo test lint bench browser
 
 $(STAMP): requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -17,14 +17,18 @@ $(STAMP): requirements.txt
 
 setup: $(STAMP)
 
+# Debian's Chromium for the browser tests (Playwright drives it; no download).
+browser:
+	test -x /usr/bin/chromium || { apt-get update -qq && apt-get install -y -qq chromium; }
+
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
 demo: setup
-	$(BIN)/python manage.py demo
+	DEBUG=1 $(BIN)/python manage.py demo
 
-test: lint
+test: lint browser
 	$(BIN)/python -m pytest
 
 bench: setup

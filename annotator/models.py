@@ -26,6 +26,17 @@ def _default_nli_threshold() -> float:
 _unit_interval = [MinValueValidator(0.0), MaxValueValidator(1.0)]
 
 
+def validate_queue_strategy(value: str) -> None:
+    from django.core.exceptions import ValidationError
+
+    from .selectors import QUEUE_STRATEGIES
+
+    if value not in QUEUE_STRATEGIES:
+        raise ValidationError(
+            f"unknown queue strategy {value!r}; one of {', '.join(QUEUE_STRATEGIES)}"
+        )
+
+
 class RunStatus(models.TextChoices):
     PENDING = "pending", "Pending"
     RUNNING = "running", "Running"
@@ -74,6 +85,30 @@ class Project(models.Model):
     )
     members = models.ManyToManyField(
         settings.AUTH_USER_MODEL, related_name="projects", blank=True
+    )
+    # Labeling queue.
+    queue_strategy = models.CharField(
+        max_length=64,
+        default="uncertainty",
+        validators=[validate_queue_strategy],
+        help_text="Order in which the labeling queue hands out predictions: "
+        "uncertainty (score nearest the threshold first) or random.",
+    )
+    overlap_share = models.FloatField(
+        default=0.1,
+        validators=_unit_interval,
+        help_text="Share of predictions labelled by several experts, to measure "
+        "agreement; every other prediction goes to one expert only.",
+    )
+    overlap_labels = models.PositiveSmallIntegerField(
+        default=2,
+        validators=[MinValueValidator(2)],
+        help_text="How many experts label each overlap prediction.",
+    )
+    show_machine_scores = models.BooleanField(
+        default=False,
+        help_text="Show scorer scores and verdicts on the labeling screen "
+        "(hidden by default so they do not anchor the experts).",
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -318,10 +353,43 @@ class Annotation(models.Model):
                 name="annotation_one_imported",
             ),
         ]
-        indexes = [models.Index(fields=["prediction", "label"])]
+        indexes = [
+            models.Index(fields=["prediction", "label"]),
+            # An expert's recent labels and progress.
+            models.Index(fields=["annotator", "-updated_at"]),
+        ]
 
     def __str__(self) -> str:
         return f"{self.label} on {self.prediction_id}"
+
+
+class Lease(models.Model):
+    """A prediction handed to one expert until ``expires_at``.
+
+    Leases are never the source of truth for "done" (annotations are): an
+    expired lease is simply ignored, and the next hand-out to the same expert
+    renews it in place.
+    """
+
+    prediction = models.ForeignKey(
+        Prediction, on_delete=models.CASCADE, related_name="leases"
+    )
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="leases"
+    )
+    expires_at = models.DateTimeField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["prediction", "annotator"], name="lease_one_per_annotator"
+            )
+        ]
+        indexes = [models.Index(fields=["annotator", "expires_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.prediction_id} to {self.annotator_id} until {self.expires_at}"
 
 
 class TrainingRun(models.Model):

@@ -3,15 +3,40 @@ projects may this user see" is decided in one place."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import (
+    BigIntegerField,
+    CharField,
+    Count,
+    Exists,
+    F,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+)
+from django.db.models.functions import (
+    MD5,
+    Abs,
+    Cast,
+    Coalesce,
+    Concat,
+    Greatest,
+    Length,
+    Mod,
+    Substr,
+)
 
 from .models import (
     Annotation,
     Document,
     ExtractionRun,
+    Lease,
     Prediction,
     Project,
     ScorerModel,
@@ -168,3 +193,361 @@ def export_rows(*, project: Project, kind: str) -> Iterator[dict[str, Any]]:
             )
     else:
         raise ValueError(f"unknown export kind {kind!r}")
+
+
+# --- labeling queue ----------------------------------------------------------
+#
+# A prediction is *available* to an expert when they have not labelled it and
+# it still needs decisive (safe/unsafe) labels that nobody else is holding:
+#   - a single prediction needs one, and none may be leased to someone else;
+#   - an overlap prediction needs ``project.overlap_labels``, counting other
+#     experts' live leases as pending labels.
+# "unsure" is a pass: the prediction stays available to the other experts.
+# Expired leases are ignored everywhere, which is what returns them to the pool.
+
+QueueOrder = Callable[..., QuerySet[Prediction]]
+QUEUE_STRATEGIES: dict[str, QueueOrder] = {}
+
+# Overlap predictions are a fixed pseudo-random share of ids: (id * A) mod P
+# is a permutation of the residues for prime P, so any run of ids spreads
+# evenly over [0, P). Python and SQL compute the same thing.
+_OVERLAP_MULTIPLIER = 7919
+_OVERLAP_MODULUS = 10007
+_DECISIVE = [Annotation.Label.SAFE, Annotation.Label.UNSAFE]
+WINDOW_CHARS = 400
+MAX_SIBLINGS = 50
+
+
+def queue_strategy(name: str) -> Callable[[QueueOrder], QueueOrder]:
+    """Register an order for the labeling queue under ``name``.
+
+    The function takes the available predictions and ``project``, ``annotator``
+    keywords and returns them ordered, best first. TODO(#5): active learning.
+    """
+
+    def register(order: QueueOrder) -> QueueOrder:
+        QUEUE_STRATEGIES[name] = order
+        return order
+
+    return register
+
+
+def active_threshold(project: Project) -> float:
+    scorer = (
+        ScorerModel.objects.filter(project=project, is_active=True)
+        .values_list("threshold", flat=True)
+        .first()
+    )
+    return project.nli_threshold if scorer is None else scorer
+
+
+@queue_strategy("uncertainty")
+def _order_uncertainty(queryset, *, project, annotator):
+    # Unscored predictions (not checked yet, or alignment only) come last.
+    distance = Abs(F("score") - Value(active_threshold(project)))
+    return queryset.order_by(distance.asc(nulls_last=True), "pk")
+
+
+@queue_strategy("random")
+def _order_random(queryset, *, project, annotator):
+    # Stable per expert, different between experts: reloading keeps the order.
+    key = MD5(Concat(Cast("pk", CharField()), Value(f"-{annotator.pk}")))
+    return queryset.order_by(key, "pk")
+
+
+def _overlap_cutoff(project: Project) -> int:
+    return round(project.overlap_share * _OVERLAP_MODULUS)
+
+
+def is_overlap(project: Project, prediction_id: int) -> bool:
+    bucket = (prediction_id * _OVERLAP_MULTIPLIER) % _OVERLAP_MODULUS
+    return bucket < _overlap_cutoff(project)
+
+
+def _count(queryset: QuerySet) -> Coalesce:
+    counted = (
+        queryset.order_by().values("prediction").annotate(n=Count("pk")).values("n")[:1]
+    )
+    return Coalesce(Subquery(counted), 0)
+
+
+def queue_available(
+    *, project: Project, annotator, now: datetime | None
+) -> QuerySet[Prediction]:
+    """Predictions ``annotator`` may be handed now (unordered).
+
+    With ``now=None`` leases are ignored: the work left, whoever holds it.
+    """
+    decisive = Annotation.objects.filter(prediction=OuterRef("pk"), label__in=_DECISIVE)
+    mine = Annotation.objects.filter(prediction=OuterRef("pk"), annotator=annotator)
+    cutoff = _overlap_cutoff(project)
+    queryset = (
+        Prediction.objects.filter(project=project)
+        .alias(
+            overlap_bucket=Mod(
+                F("id") * _OVERLAP_MULTIPLIER,
+                _OVERLAP_MODULUS,
+                output_field=BigIntegerField(),
+            )
+        )
+        .exclude(Exists(mine))
+    )
+    single = Q(overlap_bucket__gte=cutoff) & ~Exists(decisive)
+    taken = _count(decisive)
+    if now is not None:
+        others_leases = Lease.objects.filter(
+            prediction=OuterRef("pk"), expires_at__gt=now
+        ).exclude(annotator=annotator)
+        single &= ~Exists(others_leases)
+        taken = taken + _count(others_leases)
+    if cutoff == 0:
+        return queryset.filter(single)
+    overlap = Q(overlap_bucket__lt=cutoff) & Q(taken__lt=project.overlap_labels)
+    return queryset.alias(taken=taken).filter(single | overlap)
+
+
+def queue_still_available(
+    *, project: Project, annotator, now: datetime, ids: list[int]
+) -> set[int]:
+    """Which of ``ids`` ``annotator`` may still be handed: queue_available for a
+    handful of rows, in two plain queries."""
+    decisive: Counter[int] = Counter()
+    mine = set()
+    for prediction_id, annotator_id, label in Annotation.objects.filter(
+        prediction_id__in=ids
+    ).values_list("prediction_id", "annotator_id", "label"):
+        if annotator_id == annotator.pk:
+            mine.add(prediction_id)
+        if label in _DECISIVE:
+            decisive[prediction_id] += 1
+    held = Counter(
+        Lease.objects.filter(prediction_id__in=ids, expires_at__gt=now)
+        .exclude(annotator=annotator)
+        .values_list("prediction_id", flat=True)
+    )
+    return {
+        pk
+        for pk in ids
+        if pk not in mine
+        and decisive[pk] + held[pk]
+        < (project.overlap_labels if is_overlap(project, pk) else 1)
+    }
+
+
+def queue_candidates(
+    *, project: Project, annotator, now: datetime, exclude: Iterable[int] = ()
+) -> QuerySet[Prediction]:
+    """Available predictions in the project's order, row-locked as they are read.
+
+    SKIP LOCKED lets concurrent hand-outs take different rows instead of
+    queueing behind each other; NO KEY UPDATE does not block annotation
+    inserts (their foreign key takes KEY SHARE on the prediction).
+    """
+    order = QUEUE_STRATEGIES.get(project.queue_strategy, _order_uncertainty)
+    queryset = queue_available(project=project, annotator=annotator, now=now)
+    exclude = list(exclude)
+    if exclude:
+        queryset = queryset.exclude(pk__in=exclude)
+    return order(queryset, project=project, annotator=annotator).select_for_update(
+        skip_locked=True, no_key=True, of=("self",)
+    )
+
+
+def queue_held(
+    *, project: Project, annotator, now: datetime, exclude: Iterable[int] = ()
+) -> QuerySet[Lease]:
+    """The expert's live leases on predictions they have not labelled yet."""
+    return (
+        Lease.objects.filter(
+            annotator=annotator, prediction__project=project, expires_at__gt=now
+        )
+        .exclude(prediction__in=list(exclude))
+        .exclude(
+            Exists(
+                Annotation.objects.filter(
+                    prediction=OuterRef("prediction"), annotator=annotator
+                )
+            )
+        )
+        .order_by("created_at", "prediction_id")
+    )
+
+
+def queue_progress(*, project: Project, annotator, now: datetime) -> dict[str, Any]:
+    """Done, remaining and pace for one expert on one project."""
+    mine = Annotation.objects.filter(
+        annotator=annotator, prediction__project=project, source=Annotation.Source.UI
+    )
+    hour_ago = now - timedelta(hours=1)
+    done = mine.aggregate(
+        done=Count("pk"),
+        last_hour=Count("pk", filter=Q(updated_at__gte=hour_ago)),
+    )
+    # Pace over the recent labels: 3600 / mean seconds per label, so a
+    # coffee break does not count against it the way a wall-clock rate would.
+    recent = list(
+        mine.filter(seconds_spent__isnull=False)
+        .order_by("-updated_at")
+        .values_list("seconds_spent", flat=True)[:200]
+    )
+    seconds = sum(recent)
+    remaining = queue_available(project=project, annotator=annotator, now=None)
+    return {
+        "done": done["done"],
+        "last_hour": done["last_hour"],
+        "per_hour": round(3600 * len(recent) / seconds, 1) if seconds else None,
+        "remaining": remaining.count(),
+    }
+
+
+def _project_schema_or_none(project: Project):
+    from pipeline.errors import SchemaError
+    from pipeline.schema import schema_from_dict
+
+    if not project.entity_schema:
+        return None
+    try:
+        return schema_from_dict(project.entity_schema)
+    except SchemaError:
+        return None  # shown with default display names; the import reports it
+
+
+def labeling_items(
+    *, project: Project, annotator, ids: list[int]
+) -> list[dict[str, Any]]:
+    """What the labeling page needs to judge each prediction, in ``ids`` order.
+
+    Documents come as a window around the aligned span (cut in SQL, so a long
+    document is not shipped 20 times); the page fetches the whole text only
+    when the expert expands it. Machine scores are left out unless the project
+    shows them.
+    """
+    from pipeline.hypothesis import render_hypothesis, render_value, type_display_name
+
+    if not ids:
+        return []
+    schema = _project_schema_or_none(project)
+    start = Greatest(Coalesce(F("align_start"), Value(0)) - WINDOW_CHARS, Value(0))
+    end = Coalesce(F("align_end"), Value(0)) + WINDOW_CHARS
+    rows = (
+        Prediction.objects.filter(project=project, pk__in=ids)
+        .select_related(None)
+        .annotate(
+            window_start=start,
+            window_text=Substr(
+                "document__text",
+                start + 1,
+                Greatest(end, Value(2 * WINDOW_CHARS)) - start,
+            ),
+            document_length=Length("document__text"),
+            document_external_id=F("document__external_id"),
+        )
+        .defer("extra")
+    )
+    if project.show_machine_scores:
+        rows = rows.prefetch_related("scores")
+    by_id = {p.pk: p for p in rows}
+    document_ids = {p.document_id for p in by_id.values()}
+    siblings: dict[int, list[dict[str, Any]]] = {}
+    for sibling in (
+        Prediction.objects.filter(document_id__in=document_ids)
+        .order_by("document_id", "align_start", "pk")
+        .values("pk", "document_id", "type", "value", "hypothesis")
+    ):
+        siblings.setdefault(sibling["document_id"], []).append(sibling)
+    sibling_ids = [s["pk"] for group in siblings.values() for s in group]
+    my_labels = {
+        a.prediction_id: a
+        for a in Annotation.objects.filter(
+            annotator=annotator, prediction_id__in=sibling_ids
+        )
+    }
+
+    def hypothesis(p: Prediction | dict[str, Any]) -> str:
+        if isinstance(p, dict):
+            return p["hypothesis"] or render_hypothesis(
+                p["type"], p["value"], schema=schema
+            )
+        return p.hypothesis or render_hypothesis(p.type, p.value, schema=schema)
+
+    def label_of(prediction_id: int) -> dict[str, Any] | None:
+        a = my_labels.get(prediction_id)
+        if a is None:
+            return None
+        return {
+            "label": a.label,
+            "client_id": str(a.client_id) if a.client_id else None,
+            "note": a.note,
+            "corrected_type": a.corrected_type,
+            "corrected_value": a.corrected_value,
+        }
+
+    items = []
+    for pk in ids:
+        p = by_id.get(pk)
+        if p is None:
+            continue
+        spec = schema.get(p.type) if schema else None
+        item = {
+            "id": p.pk,
+            "external_id": p.external_id,
+            "kind": p.kind,
+            "model": p.model,
+            "type": p.type,
+            "type_display": type_display_name(p.type, schema),
+            "value": p.value,
+            "value_display": render_value(
+                p.value, render=spec.render if spec else None
+            ),
+            "hypothesis": hypothesis(p),
+            "context": p.context,
+            "align": {
+                "start": p.align_start,
+                "end": p.align_end,
+                "text": p.align_text,
+                "score": p.align_score,
+            },
+            "document": {
+                "id": p.document_id,
+                "external_id": p.document_external_id,
+                "length": p.document_length,
+                "window_start": p.window_start,
+                "window_text": p.window_text,
+            },
+            "siblings": [
+                {
+                    "id": s["pk"],
+                    "hypothesis": hypothesis(s),
+                    "my_label": getattr(my_labels.get(s["pk"]), "label", None),
+                }
+                for s in siblings.get(p.document_id, [])[:MAX_SIBLINGS]
+            ],
+            "overlap": is_overlap(project, p.pk),
+            "my_label": label_of(p.pk),
+        }
+        if project.show_machine_scores:
+            item["machine"] = {
+                "score": p.score,
+                "scored_by": p.scored_by,
+                "verdict": p.verdict,
+                "reason": p.reason,
+                "scores": [
+                    {"scorer": s.scorer, "version": s.scorer_version, "score": s.score}
+                    for s in p.scores.all()
+                ],
+            }
+        items.append(item)
+    return items
+
+
+def labels_recent(*, project: Project, annotator) -> QuerySet[Annotation]:
+    """The expert's own labels on the project, newest change first."""
+    return (
+        Annotation.objects.filter(
+            annotator=annotator,
+            prediction__project=project,
+            source=Annotation.Source.UI,
+        )
+        .select_related("prediction")
+        .order_by("-updated_at", "-pk")
+    )

@@ -9,12 +9,12 @@ never loads torch or openai.
 from __future__ import annotations
 
 import io
-import json
 import logging
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import IO, Any
@@ -28,6 +28,7 @@ from .models import (
     Document,
     ExtractionItem,
     ExtractionRun,
+    Lease,
     Prediction,
     PredictionScore,
     Project,
@@ -84,24 +85,6 @@ class ImportReport:
 # --- reading uploads ---------------------------------------------------------
 
 
-def _iter_jsonl(stream: IO[bytes], source: str) -> Iterator[tuple[int, Any]]:
-    """``(line_no, parsed)`` per non-blank line; ``parsed`` is a LineError when
-    the line is not UTF-8 or not JSON. Same messages as ``pipeline.jsonl``, but
-    over a stream: uploads need not exist on disk."""
-    for number, raw in enumerate(stream, start=1):
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as e:
-            yield number, LineError(number, f"not UTF-8 (byte {e.start})", source)
-            continue
-        if not line.strip():
-            continue
-        try:
-            yield number, json.loads(line)
-        except json.JSONDecodeError as e:
-            yield number, LineError(number, f"invalid JSON: {e.msg}", source)
-
-
 def _batched(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
     batch: list[Any] = []
     for item in items:
@@ -130,9 +113,14 @@ def _document_problem(text: str) -> str | None:
 def _parsed_records(
     stream: IO[bytes], source: str, parse: Callable[[Any], Any], report: ImportReport
 ) -> Iterator[tuple[int, Any]]:
-    for number, value in _iter_jsonl(stream, source):
-        if isinstance(value, LineError):
-            report.errors.append(value)
+    from pipeline.errors import InputError
+    from pipeline.jsonl import iter_jsonl_stream
+
+    for number, value in iter_jsonl_stream(stream, source):
+        if isinstance(value, InputError):
+            # The message without the "source:line: " prefix: LineError has both.
+            message = str(value).removeprefix(f"{source}:{number}: ")
+            report.errors.append(LineError(number, message, source))
             continue
         try:
             yield number, parse(value)
@@ -506,6 +494,178 @@ def annotation_submit(
     return annotation, created
 
 
+# --- labeling queue ----------------------------------------------------------
+
+
+def labeling_next(
+    *, project: Project, annotator, count: int, exclude: Iterable[int] = ()
+) -> list[int]:
+    """Lease up to ``count`` predictions to ``annotator``; their ids, in order.
+
+    The expert's own live leases come first (a reload resumes where they
+    were), then new predictions in the project's queue order. ``exclude``
+    names predictions the page already holds or has labels for in its outbox.
+    """
+    from . import selectors
+
+    now = timezone.now()
+    exclude = set(exclude)
+    with transaction.atomic():
+        ids = list(
+            selectors.queue_held(
+                project=project, annotator=annotator, now=now, exclude=exclude
+            ).values_list("prediction_id", flat=True)[:count]
+        )
+        seen = exclude | set(ids)
+        # A few rounds at most: a round comes back short only when rows were
+        # taken by a concurrent hand-out between our snapshot and our lock.
+        for _ in range(3):
+            wanted = count - len(ids)
+            if wanted <= 0:
+                break
+            locked = list(
+                selectors.queue_candidates(
+                    project=project, annotator=annotator, now=now, exclude=seen
+                ).values_list("pk", flat=True)[:wanted]
+            )
+            if not locked:
+                break
+            seen.update(locked)
+            # That statement's snapshot predates its locks: a row a competitor
+            # leased and committed after the snapshot was taken but before we
+            # reached it passes the filter. We hold the row locks now, so any
+            # competing lease on them is committed and a fresh statement sees it.
+            still = selectors.queue_still_available(
+                project=project, annotator=annotator, now=now, ids=locked
+            )
+            ids += [pk for pk in locked if pk in still]
+            if len(locked) < wanted:
+                break
+        if ids:
+            expires = now + timedelta(seconds=settings.LABEL_LEASE_SECONDS)
+            Lease.objects.bulk_create(
+                [
+                    Lease(prediction_id=pk, annotator=annotator, expires_at=expires)
+                    for pk in ids
+                ],
+                update_conflicts=True,
+                unique_fields=["prediction", "annotator"],
+                update_fields=["expires_at"],
+            )
+    return ids
+
+
+@dataclass
+class LabelResult:
+    client_id: str
+    status: str  # created | updated | duplicate | error
+    id: int | None = None
+    prediction: int | None = None
+    error: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "client_id": self.client_id,
+            "status": self.status,
+            "id": self.id,
+            "prediction": self.prediction,
+            "error": self.error,
+        }
+
+
+def labels_submit(
+    *, project: Project, annotator, labels: list[dict[str, Any]]
+) -> list[LabelResult]:
+    """Save a batch of labels from the labeling page's outbox, in order.
+
+    Each label is its own transaction: one bad label (a prediction deleted
+    meanwhile) is reported and the rest still go in. A label whose client_id
+    is already stored is a retry and comes back as ``duplicate``.
+    """
+    results = []
+    for data in labels:
+        client_id = str(data["client_id"])
+        existing = (
+            Annotation.objects.filter(client_id=client_id)
+            .values("pk", "annotator_id", "prediction_id")
+            .first()
+        )
+        if existing is not None:
+            if existing["annotator_id"] != annotator.pk:
+                results.append(
+                    LabelResult(client_id, "error", error="client_id already used")
+                )
+            else:
+                results.append(
+                    LabelResult(
+                        client_id,
+                        "duplicate",
+                        id=existing["pk"],
+                        prediction=existing["prediction_id"],
+                    )
+                )
+            continue
+        prediction = Prediction.objects.filter(
+            project=project, pk=data["prediction"]
+        ).first()
+        if prediction is None:
+            results.append(LabelResult(client_id, "error", error="no such prediction"))
+            continue
+        with transaction.atomic():
+            annotation, created = annotation_submit(
+                prediction=prediction,
+                annotator=annotator,
+                label=data["label"],
+                corrected_type=data.get("corrected_type") or "",
+                corrected_value=data.get("corrected_value"),
+                note=data.get("note") or "",
+                seconds_spent=data.get("seconds_spent"),
+                client_id=client_id,
+            )
+            Lease.objects.filter(prediction=prediction, annotator=annotator).delete()
+        results.append(
+            LabelResult(
+                client_id,
+                "created" if created else "updated",
+                id=annotation.pk,
+                prediction=prediction.pk,
+            )
+        )
+    return results
+
+
+def label_undo(*, project: Project, annotator, client_id: str) -> int | None:
+    """Delete the expert's label saved under ``client_id``; safe to repeat.
+
+    The prediction is leased back to the expert, who is about to label it
+    again. Returns its id, or None when there was nothing to delete (already
+    undone, or replaced by a later label of the same prediction).
+    """
+    with transaction.atomic():
+        annotation = (
+            Annotation.objects.select_for_update()
+            .filter(
+                client_id=client_id,
+                annotator=annotator,
+                prediction__project=project,
+            )
+            .first()
+        )
+        if annotation is None:
+            return None
+        prediction_id = annotation.prediction_id
+        annotation.delete()
+        Lease.objects.update_or_create(
+            prediction_id=prediction_id,
+            annotator=annotator,
+            defaults={
+                "expires_at": timezone.now()
+                + timedelta(seconds=settings.LABEL_LEASE_SECONDS)
+            },
+        )
+    return prediction_id
+
+
 # --- export ------------------------------------------------------------------
 
 
@@ -518,6 +678,8 @@ def project_export(*, project: Project, out_dir: Path) -> dict[str, int]:
     Predictions that were checked are written as checked records (alignment,
     score, verdict); the others as plain prediction records.
     """
+    from pipeline.jsonl import write_jsonl_stream
+
     from . import selectors
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -526,19 +688,11 @@ def project_export(*, project: Project, out_dir: Path) -> dict[str, int]:
         path = out_dir / f"{kind}.jsonl"
         tmp = path.with_suffix(".jsonl.tmp")
         with open(tmp, "w", encoding="utf-8") as out:
-            counts[kind] = write_jsonl(
+            counts[kind] = write_jsonl_stream(
                 out, selectors.export_rows(project=project, kind=kind)
             )
         tmp.replace(path)
     return counts
-
-
-def write_jsonl(out: IO[str], rows: Iterable[dict[str, Any]]) -> int:
-    count = 0
-    for row in rows:
-        out.write(json.dumps(row, ensure_ascii=False) + "\n")
-        count += 1
-    return count
 
 
 # --- checking: alignment, scoring, verdicts ----------------------------------
@@ -562,14 +716,9 @@ def _scorer_load(path: str, *, threshold: float | None):
     key = f"{path}@{threshold}"
     with _scorer_lock:
         if key not in _scorer_cache:
-            from pipeline import score
+            from pipeline.score import NLIScorer
 
-            if hasattr(score, "load_scorer"):
-                scorer = score.load_scorer(path)
-                if threshold is not None:
-                    scorer.threshold = threshold
-            else:
-                scorer = score.NLIScorer(path, threshold=threshold)
+            scorer = NLIScorer(path, threshold=threshold)
             _scorer_cache.clear()
             _scorer_cache[key] = scorer
         return _scorer_cache[key]

@@ -178,7 +178,9 @@ AUTH_PASSWORD_VALIDATORS = [
         "NumericPasswordValidator",
     )
 ]
-LOGIN_URL = "/admin/login/"
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = env_str("TIME_ZONE", "UTC")
@@ -238,6 +240,10 @@ DEFAULT_NLI_THRESHOLD = env_float("DEFAULT_NLI_THRESHOLD", 0.5)
 DEFAULT_SCORER = env_str("DEFAULT_SCORER", "")
 CHECK_BATCH_SIZE = env_int("CHECK_BATCH_SIZE", 500)
 EXTRACTION_MAX_RETRIES = env_int("EXTRACTION_MAX_RETRIES", 3)
+# Labeling queue: how long a handed-out prediction stays reserved for one
+# expert, and how many the labeling page prefetches at a time.
+LABEL_LEASE_SECONDS = env_int("LABEL_LEASE_SECONDS", 900)
+LABEL_BATCH_SIZE = env_int("LABEL_BATCH_SIZE", 20)
 
 # --- Celery ------------------------------------------------------------------
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "")

@@ -1,4 +1,5 @@
 from django.contrib import admin
+from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from . import views
@@ -6,6 +7,13 @@ from . import views
 urlpatterns = [
     path("", views.home, name="home"),
     path("projects/<int:pk>/predictions/", views.predictions_page, name="predictions"),
+    path("projects/<int:pk>/label/", views.label_page, name="label"),
+    path(
+        "login/",
+        auth_views.LoginView.as_view(template_name="login.html"),
+        name="login",
+    ),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/", include("annotator.api.urls")),
     path("admin/", admin.site.urls),
 ]

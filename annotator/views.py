@@ -1,12 +1,17 @@
-"""Server-rendered pages. The labeling UI (issue #4) will live here too."""
+"""Server-rendered pages. The labeling page is the one interactive island: its
+shell and first batch are rendered here, everything after goes through the API."""
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import Count, Q
 from django.http import Http404
+from django.middleware.csrf import get_token
 from django.shortcuts import render
+from django.urls import reverse
+from django.utils import timezone
 
-from . import selectors
+from . import selectors, services
 from .models import Project, Verdict
 
 
@@ -42,3 +47,47 @@ def predictions_page(request, pk: int):
         "predictions.html",
         {"project": project, "page": page, "counts": counts, "verdict": verdict},
     )
+
+
+@login_required
+def label_page(request, pk: int):
+    try:
+        project = selectors.project_get(user=request.user, pk=pk)
+    except Project.DoesNotExist:
+        raise Http404("no such project") from None
+    # The first batch comes with the page, so the first item needs no round trip.
+    ids = services.labeling_next(
+        project=project, annotator=request.user, count=settings.LABEL_BATCH_SIZE
+    )
+    schema = (
+        project.entity_schema.get("entity_types", {}) if project.entity_schema else {}
+    )
+    prefix = f"/api/projects/{project.pk}/"
+    data = {
+        "project": {
+            "id": project.pk,
+            "name": project.name,
+            "show_machine_scores": project.show_machine_scores,
+            "entity_types": sorted(schema),
+        },
+        "user": {"id": request.user.pk, "name": request.user.get_username()},
+        "items": selectors.labeling_items(
+            project=project, annotator=request.user, ids=ids
+        ),
+        "progress": selectors.queue_progress(
+            project=project, annotator=request.user, now=timezone.now()
+        ),
+        "batch_size": settings.LABEL_BATCH_SIZE,
+        "lease_seconds": settings.LABEL_LEASE_SECONDS,
+        "csrf_token": get_token(request),
+        "urls": {
+            "next": reverse("queue-next", args=[project.pk]),
+            "labels": reverse("labels", args=[project.pk]),
+            "mine": reverse("labels-mine", args=[project.pk]),
+            "progress": reverse("progress", args=[project.pk]),
+            "item": prefix + "items/",
+            "undo": prefix + "labels/",
+            "document": "/api/documents/",
+        },
+    }
+    return render(request, "label.html", {"project": project, "data": data})

@@ -105,6 +105,10 @@ def _seed(*, annotators: int, documents: int, per_document: int) -> tuple[int, l
                 )
             )
     Prediction.objects.bulk_create(predictions, batch_size=2000)
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")  # a live database has statistics
     return project.pk, [u.username for u in users]
 
 
@@ -166,6 +170,8 @@ def labeling_site(
                 "gthread",
                 "--threads",
                 str(threads),
+                "--keep-alive",
+                "30",
                 "--log-level",
                 "warning",
             ],

@@ -1,12 +1,15 @@
+import os
+import subprocess
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+
+# Models load from installed packages; never wait on a model hub here.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
 pytest_plugins = ["tests.fake_openai"]
-
-import os  # noqa: E402
-import subprocess  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-from urllib.parse import quote  # noqa: E402
-
-import pytest  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 

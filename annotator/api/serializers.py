@@ -30,6 +30,10 @@ class ProjectSerializer(serializers.ModelSerializer):
             "llm_api_key_env",
             "align_threshold",
             "nli_threshold",
+            "queue_strategy",
+            "overlap_share",
+            "overlap_labels",
+            "show_machine_scores",
             "members",
             "created_at",
             "updated_at",
@@ -391,3 +395,186 @@ class TrainingRunSerializer(serializers.ModelSerializer):
             "started_at": {"help_text": "When a worker picked it up."},
             "finished_at": {"help_text": "When it ended."},
         }
+
+
+# --- labeling ----------------------------------------------------------------
+
+
+class QueueNextSerializer(serializers.Serializer):
+    count = serializers.IntegerField(
+        min_value=1,
+        max_value=100,
+        required=False,
+        help_text="How many predictions to lease (default LABEL_BATCH_SIZE).",
+    )
+    exclude = serializers.ListField(
+        child=serializers.IntegerField(),
+        required=False,
+        default=list,
+        max_length=1000,
+        help_text="Prediction ids the page already holds or has unsent labels for.",
+    )
+
+
+class ProgressSerializer(serializers.Serializer):
+    done = serializers.IntegerField(help_text="Labels you gave on this project.")
+    last_hour = serializers.IntegerField(
+        help_text="Labels given or changed in the last hour."
+    )
+    per_hour = serializers.FloatField(
+        allow_null=True,
+        help_text="Pace: 3600 / mean seconds per label over your last 200 labels.",
+    )
+    remaining = serializers.IntegerField(
+        help_text="Predictions still needing a label from you (whoever holds them now)."
+    )
+
+
+class LabelingItemSerializer(serializers.Serializer):
+    """Documentation only: items are built by selectors.labeling_items."""
+
+    id = serializers.IntegerField(help_text="Prediction id.")
+    external_id = serializers.CharField(help_text="Prediction id in imports/exports.")
+    kind = serializers.CharField(help_text="entity, answer, citation or claim.")
+    model = serializers.CharField(help_text="Source LLM.")
+    type = serializers.CharField(help_text="Entity type as extracted.")
+    type_display = serializers.CharField(help_text="Entity type, readable.")
+    value = serializers.JSONField(help_text="Extracted value (string or payload).")
+    value_display = serializers.CharField(help_text="The value rendered readably.")
+    hypothesis = serializers.CharField(help_text='h(y) = "{Entity Type}: {value}".')
+    context = serializers.CharField(help_text="The text the LLM quoted as evidence.")
+    align = serializers.DictField(
+        help_text="Aligned span: start, end (offsets into the document), text, score."
+    )
+    document = serializers.DictField(
+        help_text="id, external_id, length, and window_text starting at window_start: "
+        "a few hundred characters around the span."
+    )
+    siblings = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="Predictions on the same document: id, hypothesis, my_label.",
+    )
+    overlap = serializers.BooleanField(
+        help_text="Labelled by several experts to measure agreement."
+    )
+    my_label = serializers.DictField(
+        allow_null=True, help_text="Your current label on it, if any."
+    )
+    machine = serializers.DictField(
+        required=False,
+        help_text="Scores and verdict; only when the project shows machine scores.",
+    )
+
+
+class QueueItemsSerializer(serializers.Serializer):
+    items = LabelingItemSerializer(many=True, help_text="Leased predictions, in order.")
+    lease_seconds = serializers.IntegerField(help_text="How long each lease lasts.")
+
+
+class LabelInSerializer(serializers.Serializer):
+    client_id = serializers.UUIDField(
+        help_text="A UUID chosen by the page; resending the same label is safe."
+    )
+    prediction = serializers.IntegerField(help_text="Prediction id.")
+    label = serializers.ChoiceField(
+        choices=Annotation.Label.choices, help_text="safe, unsafe or unsure."
+    )
+    note = serializers.CharField(
+        required=False, allow_blank=True, max_length=10_000, help_text="Free text."
+    )
+    corrected_type = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=200,
+        help_text="The right entity type, if the extracted one is wrong.",
+    )
+    corrected_value = serializers.JSONField(
+        required=False, allow_null=True, help_text="The right value, if wrong."
+    )
+    seconds_spent = serializers.FloatField(
+        required=False,
+        allow_null=True,
+        min_value=0,
+        help_text="Seconds the prediction was on screen before the decision.",
+    )
+
+
+class LabelsInSerializer(serializers.Serializer):
+    labels = LabelInSerializer(
+        many=True,
+        allow_empty=False,
+        max_length=500,
+        help_text="Labels in the order they were given.",
+    )
+
+
+class LabelResultSerializer(serializers.Serializer):
+    client_id = serializers.CharField(help_text="The label's client id.")
+    status = serializers.CharField(
+        help_text="created; updated (replaced your earlier label of the prediction); "
+        "duplicate (already stored: a retry); error (see error).",
+    )
+    id = serializers.IntegerField(allow_null=True, help_text="Annotation id.")
+    prediction = serializers.IntegerField(allow_null=True, help_text="Prediction id.")
+    error = serializers.CharField(help_text="Why it was not stored.")
+
+
+class LabelsOutSerializer(serializers.Serializer):
+    results = LabelResultSerializer(
+        many=True, help_text="One per label sent, in order."
+    )
+
+
+class UndoOutSerializer(serializers.Serializer):
+    prediction = serializers.IntegerField(
+        allow_null=True,
+        help_text="The prediction whose label was deleted (leased back to you); "
+        "null when there was nothing to delete.",
+    )
+
+
+class MyLabelSerializer(serializers.ModelSerializer):
+    hypothesis = serializers.SerializerMethodField(
+        help_text="The prediction's hypothesis h(y)."
+    )
+    document_external_id = serializers.CharField(
+        source="prediction.document.external_id",
+        read_only=True,
+        help_text="The document's id.",
+    )
+
+    class Meta:
+        model = Annotation
+        fields = [
+            "id",
+            "prediction",
+            "label",
+            "note",
+            "corrected_type",
+            "corrected_value",
+            "seconds_spent",
+            "client_id",
+            "hypothesis",
+            "document_external_id",
+            "updated_at",
+        ]
+        read_only_fields = fields
+        extra_kwargs = {
+            "id": {"help_text": "Annotation id."},
+            "prediction": {"help_text": "Prediction id."},
+            "label": {"help_text": "safe, unsafe or unsure."},
+            "note": {"help_text": "Your note."},
+            "corrected_type": {"help_text": "Your corrected type."},
+            "corrected_value": {"help_text": "Your corrected value."},
+            "seconds_spent": {"help_text": "Seconds spent on it."},
+            "client_id": {"help_text": "The page's id for this label."},
+            "updated_at": {"help_text": "Last change."},
+        }
+
+    def get_hypothesis(self, annotation) -> str:
+        p = annotation.prediction
+        if p.hypothesis:
+            return p.hypothesis
+        from pipeline.hypothesis import render_hypothesis
+
+        return render_hypothesis(p.type, p.value)

@@ -16,7 +16,21 @@ router.register(
 router.register("scorer-models", views.ScorerModelViewSet, basename="scorer-model")
 router.register("training-runs", views.TrainingRunViewSet, basename="training-run")
 
+labeling = [
+    path("queue/next/", views.QueueNextView.as_view(), name="queue-next"),
+    path(
+        "items/<int:prediction_pk>/",
+        views.LabelingItemView.as_view(),
+        name="labeling-item",
+    ),
+    path("labels/", views.LabelsView.as_view(), name="labels"),
+    path("labels/mine/", views.MyLabelsView.as_view(), name="labels-mine"),
+    path("labels/<uuid:client_id>/", views.LabelUndoView.as_view(), name="label-undo"),
+    path("progress/", views.ProgressView.as_view(), name="progress"),
+]
+
 urlpatterns = [
+    path("projects/<int:pk>/", include(labeling)),
     path("", include(router.urls)),
     path("auth/token/", obtain_auth_token, name="api-token"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),

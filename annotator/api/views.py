@@ -8,14 +8,16 @@ import json
 from django.conf import settings
 from django.db.models import Count, Exists, OuterRef
 from django.http import StreamingHttpResponse
+from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
-from rest_framework import mixins, status, viewsets
+from rest_framework import generics, mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.permissions import IsAdminUser, IsAuthenticated
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from annotator import selectors, services
 from annotator.models import Annotation, Project
@@ -377,3 +379,113 @@ class TrainingRunViewSet(
     def perform_create(self, serializer):
         # TODO(#5): enqueue the train_scorer task on the training queue.
         serializer.save(created_by=self.request.user)
+
+
+# --- labeling ----------------------------------------------------------------
+# The labeling page's API. Every write goes through session auth with its CSRF
+# check (or a token); a project the user cannot see is a 404.
+
+
+class _LabelingView(APIView):
+    permission_classes = [IsAuthenticated]
+    parser_classes = [JSONParser]
+
+    def project(self, pk) -> Project:
+        return selectors.project_get(user=self.request.user, pk=pk)
+
+    def progress(self, project: Project) -> dict:
+        return selectors.queue_progress(
+            project=project, annotator=self.request.user, now=timezone.now()
+        )
+
+
+class QueueNextView(_LabelingView):
+    @extend_schema(
+        request=s.QueueNextSerializer, responses={200: s.QueueItemsSerializer}
+    )
+    def post(self, request, pk):
+        """Lease the next predictions to label (your own live leases first)."""
+        project = self.project(pk)
+        payload = s.QueueNextSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        ids = services.labeling_next(
+            project=project,
+            annotator=request.user,
+            count=payload.validated_data.get("count") or settings.LABEL_BATCH_SIZE,
+            exclude=payload.validated_data["exclude"],
+        )
+        return Response(
+            {
+                "items": selectors.labeling_items(
+                    project=project, annotator=request.user, ids=ids
+                ),
+                "lease_seconds": settings.LABEL_LEASE_SECONDS,
+            }
+        )
+
+
+class LabelingItemView(_LabelingView):
+    @extend_schema(responses={200: s.LabelingItemSerializer})
+    def get(self, request, pk, prediction_pk):
+        """One prediction as the labeling page shows it (no lease): for the
+        other predictions of a document and for changing a past label."""
+        project = self.project(pk)
+        items = selectors.labeling_items(
+            project=project, annotator=request.user, ids=[int(prediction_pk)]
+        )
+        if not items:
+            raise NotFound("no such prediction")
+        return Response(items[0])
+
+
+class LabelsView(_LabelingView):
+    @extend_schema(request=s.LabelsInSerializer, responses={200: s.LabelsOutSerializer})
+    def post(self, request, pk):
+        """Save labels (a batch from the page's outbox). Resending a label with
+        the same client_id is safe; labelling a prediction again replaces your
+        earlier label."""
+        project = self.project(pk)
+        payload = s.LabelsInSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        results = services.labels_submit(
+            project=project,
+            annotator=request.user,
+            labels=payload.validated_data["labels"],
+        )
+        # No progress here: counting what is left scans the project, and the
+        # page sends one label at a time; it gets progress with each batch.
+        return Response({"results": [r.as_dict() for r in results]})
+
+
+class LabelUndoView(_LabelingView):
+    @extend_schema(request=None, responses={200: s.UndoOutSerializer})
+    def delete(self, request, pk, client_id):
+        """Undo: delete your label saved under client_id. Repeating it is safe."""
+        project = self.project(pk)
+        prediction = services.label_undo(
+            project=project, annotator=request.user, client_id=str(client_id)
+        )
+        return Response({"prediction": prediction})
+
+
+class ProgressView(_LabelingView):
+    @extend_schema(responses={200: s.ProgressSerializer})
+    def get(self, request, pk):
+        """Your progress: labels done, pace and what is left."""
+        return Response(self.progress(self.project(pk)))
+
+
+class MyLabelsView(_LabelingView, generics.ListAPIView):
+    serializer_class = s.MyLabelSerializer
+
+    def get_queryset(self):
+        project = self.project(self.kwargs["pk"])
+        return selectors.labels_recent(
+            project=project, annotator=self.request.user
+        ).select_related("prediction__document")
+
+    @extend_schema(responses={200: s.MyLabelSerializer(many=True)})
+    def get(self, request, *args, **kwargs):
+        """Your labels on the project, newest change first, to page back and
+        change them."""
+        return super().get(request, *args, **kwargs)

@@ -1,0 +1,208 @@
+"""Server latency of the labeling queue under 20 concurrent experts.
+
+Each expert is a thread with its own session (logged in through the login
+page, CSRF token from the cookie, like the labeling page): it asks for a batch
+of predictions ("next items"), sends one label per prediction after a think
+time, and asks for more when fewer than half a batch is left. Latencies are
+measured client-side around each HTTP request to gunicorn on 127.0.0.1.
+Bounded: ``--labels`` per expert and ``--seconds`` overall.
+
+    python bench/bench_queue_load.py                 # ~1 minute
+    python bench/bench_queue_load.py --think 0       # saturation, no think time
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import http.cookies
+import json
+import random
+import statistics
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+from urllib.parse import urlencode, urlsplit
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _labeling_site import labeling_site  # noqa: E402
+
+
+class Session:
+    def __init__(self, base: str):
+        parts = urlsplit(base)
+        self.conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+        self.cookies: dict[str, str] = {}
+
+    def request(self, method, path, body=None, form=False):
+        try:
+            return self._request(method, path, body, form)
+        except (ConnectionError, http.client.HTTPException):
+            # The server closed an idle keep-alive connection: reconnect once.
+            self.conn.close()
+            return self._request(method, path, body, form)
+
+    def _request(self, method, path, body=None, form=False):
+        headers = {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())}
+        if "csrftoken" in self.cookies:
+            headers["X-CSRFToken"] = self.cookies["csrftoken"]
+        if body is not None:
+            if form:
+                headers["Content-Type"] = "application/x-www-form-urlencoded"
+                body = urlencode(body)
+            else:
+                headers["Content-Type"] = "application/json"
+                body = json.dumps(body)
+        self.conn.request(method, path, body=body, headers=headers)
+        response = self.conn.getresponse()
+        data = response.read()
+        for header in response.headers.get_all("Set-Cookie") or []:
+            cookie = http.cookies.SimpleCookie(header)
+            for key, morsel in cookie.items():
+                self.cookies[key] = morsel.value
+        return response.status, data
+
+    def login(self, username, password):
+        self.request("GET", "/login/")
+        status, _ = self.request(
+            "POST",
+            "/login/",
+            {
+                "username": username,
+                "password": password,
+                "csrfmiddlewaretoken": self.cookies["csrftoken"],
+            },
+            form=True,
+        )
+        if status != 302:
+            raise RuntimeError(f"login of {username} failed: {status}")
+
+
+def expert(site, username, args, stop, samples, errors, ready):
+    session = Session(site.url)
+    session.login(username, site.password)
+    # Logins (PBKDF2, ~0.3 s of CPU each) are not what is measured; experts
+    # then start over a couple of seconds, not all in the same millisecond.
+    ready.wait()
+    stop.wait(random.uniform(0, args.stagger))
+    prefix = f"/api/projects/{site.project_id}"
+    queue: list[int] = []
+    held: set[int] = set()
+    done = 0
+    exhausted = False
+    while done < args.labels and not stop.is_set():
+        if len(queue) < args.batch // 2 and not exhausted:
+            t = time.perf_counter()
+            status, data = session.request(
+                "POST",
+                f"{prefix}/queue/next/",
+                {"count": args.batch, "exclude": sorted(held)},
+            )
+            samples["next"].append(time.perf_counter() - t)
+            if status != 200:
+                errors.append(f"next {status}")
+                break
+            items = [i["id"] for i in json.loads(data)["items"]]
+            # The page asks for progress once per batch, after it.
+            t = time.perf_counter()
+            status, _ = session.request("GET", f"{prefix}/progress/")
+            samples["progress"].append(time.perf_counter() - t)
+            fresh = [i for i in items if i not in held]
+            exhausted = not fresh
+            queue += fresh
+            held.update(fresh)
+        if not queue:
+            break
+        prediction = queue.pop(0)
+        if args.think:
+            stop.wait(args.think)
+        label = {
+            "client_id": str(uuid.uuid4()),
+            "prediction": prediction,
+            "label": ("safe", "unsafe", "unsure")[done % 3],
+            "seconds_spent": args.think,
+        }
+        t = time.perf_counter()
+        status, _ = session.request("POST", f"{prefix}/labels/", {"labels": [label]})
+        samples["submit"].append(time.perf_counter() - t)
+        if status != 200:
+            errors.append(f"submit {status}")
+        done += 1
+
+
+def pct(values, q):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--experts", type=int, default=20)
+    parser.add_argument("--labels", type=int, default=60, help="per expert")
+    parser.add_argument("--batch", type=int, default=20)
+    parser.add_argument(
+        "--think", type=float, default=1.0, help="seconds between labels"
+    )
+    parser.add_argument(
+        "--stagger", type=float, default=2.0, help="experts start within this"
+    )
+    parser.add_argument("--seconds", type=float, default=120, help="overall cap")
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn workers")
+    parser.add_argument("--threads", type=int, default=4, help="threads per worker")
+    args = parser.parse_args()
+    with labeling_site(
+        annotators=args.experts,
+        documents=400,
+        per_document=10,
+        workers=args.workers,
+        threads=args.threads,
+    ) as site:
+        samples = {"next": [], "submit": [], "progress": []}
+        errors: list[str] = []
+        stop = threading.Event()
+        ready = threading.Barrier(len(site.usernames))
+        threads = [
+            threading.Thread(
+                target=expert, args=(site, name, args, stop, samples, errors, ready)
+            )
+            for name in site.usernames
+        ]
+        started = time.perf_counter()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=max(0.0, args.seconds - (time.perf_counter() - started)))
+        stop.set()
+        for t in threads:
+            t.join()
+        elapsed = time.perf_counter() - started
+    print(
+        f"{args.experts} concurrent experts, think time {args.think}s, batch "
+        f"{args.batch}, gunicorn {args.workers}x{args.threads} gthread, "
+        f"4000 predictions, {elapsed:.1f}s"
+    )
+    ok = True
+    for kind, values in samples.items():
+        if not values:
+            print(f"{kind}: no requests")
+            ok = False
+            continue
+        ms = [v * 1000 for v in values]
+        p95 = pct(ms, 0.95)
+        if kind != "progress":
+            ok &= p95 <= 50
+        print(
+            f"{kind:>6}: n={len(ms):5d}  median {statistics.median(ms):6.1f} ms  "
+            f"p95 {p95:6.1f} ms  max {max(ms):6.1f} ms  "
+            f"({len(ms) / elapsed:.1f}/s)"
+        )
+    print(f"errors: {len(errors)} {sorted(set(errors))[:5]}")
+    print(f"target p95 <= 50 ms: {'met' if ok and not errors else 'NOT met'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,371 @@
+import threading
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.db import connection
+from django.utils import timezone
+
+from annotator import selectors, services
+from annotator.models import Annotation, Lease
+from tests.annotator.factories import make_document, make_prediction
+
+pytestmark = pytest.mark.django_db
+
+
+def _predictions(project, n, *, scores=None):
+    document = make_document(project)
+    return [
+        make_prediction(document, score=None if scores is None else scores[i])
+        for i in range(n)
+    ]
+
+
+def _next(client, project, **body):
+    response = client.post(
+        f"/api/projects/{project.pk}/queue/next/", body, format="json"
+    )
+    assert response.status_code == 200, response.content
+    return [item["id"] for item in response.json()["items"]]
+
+
+def _label(client, project, prediction, label="safe", client_id=None, **extra):
+    body = {
+        "labels": [
+            {
+                "client_id": str(client_id or uuid.uuid4()),
+                "prediction": prediction,
+                "label": label,
+                **extra,
+            }
+        ]
+    }
+    response = client.post(f"/api/projects/{project.pk}/labels/", body, format="json")
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def _no_overlap(project):
+    project.overlap_share = 0.0
+    project.save(update_fields=["overlap_share"])
+
+
+def test_two_annotators_never_get_the_same_item(personas, api):
+    project = personas.project
+    _no_overlap(project)
+    _predictions(project, 10)
+    first = _next(api(personas.annotator), project, count=6)
+    second = _next(api(personas.annotator2), project, count=6)
+    assert len(first) == 6 and len(second) == 4
+    assert not set(first) & set(second)
+
+
+def test_reload_gets_own_leases_back_first(personas, api):
+    project = personas.project
+    _no_overlap(project)
+    _predictions(project, 10)
+    client = api(personas.annotator)
+    first = _next(client, project, count=3)
+    assert _next(client, project, count=3) == first
+    more = _next(client, project, count=3, exclude=first)
+    assert not set(more) & set(first)
+
+
+def test_expired_lease_returns_item_to_pool(personas, api):
+    project = personas.project
+    _no_overlap(project)
+    (prediction,) = _predictions(project, 1)
+    assert _next(api(personas.annotator), project) == [prediction.pk]
+    assert _next(api(personas.annotator2), project) == []
+    Lease.objects.filter(prediction=prediction).update(
+        expires_at=timezone.now() - timedelta(seconds=1)
+    )
+    assert _next(api(personas.annotator2), project) == [prediction.pk]
+
+
+def test_overlap_items_go_to_as_many_experts_as_configured(personas, api, admin_user):
+    project = personas.project
+    project.overlap_share = 1.0
+    project.overlap_labels = 2
+    project.save()
+    project.members.add(admin_user)
+    (prediction,) = _predictions(project, 1)
+    assert _next(api(personas.annotator), project) == [prediction.pk]
+    assert _next(api(personas.annotator2), project) == [prediction.pk]
+    # Two experts hold it: a third gets nothing until one lets go.
+    assert _next(api(admin_user), project) == []
+    _label(api(personas.annotator), project, prediction.pk, "unsure")
+    assert _next(api(admin_user), project) == [prediction.pk]
+
+
+def test_unsure_leaves_the_item_for_another_expert(personas, api):
+    project = personas.project
+    _no_overlap(project)
+    (prediction,) = _predictions(project, 1)
+    client = api(personas.annotator)
+    assert _next(client, project) == [prediction.pk]
+    _label(client, project, prediction.pk, "unsure")
+    assert _next(client, project) == []
+    assert _next(api(personas.annotator2), project) == [prediction.pk]
+    _label(api(personas.annotator2), project, prediction.pk, "unsafe")
+    assert Annotation.objects.filter(prediction=prediction).count() == 2
+
+
+def test_a_resent_label_is_stored_once(personas, api):
+    project = personas.project
+    (prediction,) = _predictions(project, 1)
+    client = api(personas.annotator)
+    client_id = uuid.uuid4()
+    first = _label(client, project, prediction.pk, "unsafe", client_id=client_id)
+    again = _label(client, project, prediction.pk, "unsafe", client_id=client_id)
+    assert first["results"][0]["status"] == "created"
+    assert again["results"][0]["status"] == "duplicate"
+    assert again["results"][0]["id"] == first["results"][0]["id"]
+    assert Annotation.objects.filter(prediction=prediction).count() == 1
+    # A second decision (new client id) replaces the first, it does not add one.
+    changed = _label(client, project, prediction.pk, "safe", note="on reflection")
+    assert changed["results"][0]["status"] == "updated"
+    annotation = Annotation.objects.get(prediction=prediction)
+    assert (annotation.label, annotation.note) == ("safe", "on reflection")
+
+
+def test_someone_elses_client_id_is_refused(personas, api):
+    project = personas.project
+    a, b = _predictions(project, 2)
+    client_id = uuid.uuid4()
+    _label(api(personas.annotator), project, a.pk, client_id=client_id)
+    reply = _label(api(personas.annotator2), project, b.pk, client_id=client_id)
+    assert reply["results"][0]["status"] == "error"
+    assert not Annotation.objects.filter(annotator=personas.annotator2).exists()
+
+
+def test_submit_records_time_note_and_correction_and_releases_lease(personas, api):
+    project = personas.project
+    (prediction,) = _predictions(project, 1)
+    client = api(personas.annotator)
+    _next(client, project)
+    _label(
+        client,
+        project,
+        prediction.pk,
+        "unsafe",
+        seconds_spent=3.25,
+        note="wrong city",
+        corrected_type="GPE",
+        corrected_value="Ottawa",
+    )
+    annotation = Annotation.objects.get(prediction=prediction)
+    assert annotation.seconds_spent == 3.25
+    assert (annotation.corrected_type, annotation.corrected_value) == ("GPE", "Ottawa")
+    assert annotation.source == Annotation.Source.UI
+    assert not Lease.objects.filter(prediction=prediction).exists()
+
+
+def test_undo_deletes_own_label_and_leases_it_back(personas, api):
+    project = personas.project
+    _no_overlap(project)
+    (prediction,) = _predictions(project, 1)
+    client = api(personas.annotator)
+    client_id = uuid.uuid4()
+    _label(client, project, prediction.pk, "safe", client_id=client_id)
+    url = f"/api/projects/{project.pk}/labels/{client_id}/"
+    assert api(personas.annotator2).delete(url).json() == {"prediction": None}
+    assert client.delete(url).json() == {"prediction": prediction.pk}
+    assert client.delete(url).json() == {"prediction": None}
+    assert not Annotation.objects.exists()
+    assert _next(api(personas.annotator2), project) == []
+    assert _next(client, project) == [prediction.pk]
+
+
+def test_progress_and_recent_labels(personas, api):
+    project = personas.project
+    predictions = _predictions(project, 5)
+    client = api(personas.annotator)
+    for p in predictions[:3]:
+        _label(client, project, p.pk, seconds_spent=2.0)
+    progress = client.get(f"/api/projects/{project.pk}/progress/").json()
+    assert progress["done"] == 3 and progress["last_hour"] == 3
+    assert progress["per_hour"] == 1800.0
+    assert progress["remaining"] == 2
+    mine = client.get(f"/api/projects/{project.pk}/labels/mine/").json()
+    assert mine["count"] == 3
+    assert mine["results"][0]["prediction"] == predictions[2].pk
+    assert mine["results"][0]["hypothesis"] == "GPE: Toronto"
+    assert (
+        api(personas.annotator2)
+        .get(f"/api/projects/{project.pk}/labels/mine/")
+        .json()["count"]
+        == 0
+    )
+
+
+def test_uncertainty_hands_out_scores_nearest_the_threshold_first(personas, api):
+    project = personas.project
+    _no_overlap(project)
+    project.nli_threshold = 0.5
+    project.save()
+    far, unscored, near, middle = _predictions(
+        project, 4, scores=[0.99, None, 0.52, 0.3]
+    )
+    ids = _next(api(personas.annotator), project, count=4)
+    assert ids == [near.pk, middle.pk, far.pk, unscored.pk]
+
+
+def test_random_strategy_is_registered_and_stable_per_expert(personas, api):
+    project = personas.project
+    _no_overlap(project)
+    project.queue_strategy = "random"
+    project.full_clean()
+    project.save()
+    _predictions(project, 8)
+    client = api(personas.annotator)
+    first = _next(client, project, count=8)
+    Lease.objects.all().delete()
+    assert _next(client, project, count=8) == first
+    assert set(selectors.QUEUE_STRATEGIES) >= {"uncertainty", "random"}
+    project.queue_strategy = "nonsense"
+    with pytest.raises(ValidationError):
+        project.full_clean()
+
+
+def test_items_carry_claim_evidence_and_document_window(personas, api):
+    project = personas.project
+    document = make_document(project, text="x" * 1000 + "Toronto" + "y" * 1000)
+    prediction = make_prediction(
+        document,
+        type="HearingDate",
+        value={"yyyy": "2012", "mm": "1", "dd": "17"},
+        align_start=1000,
+        align_end=1007,
+        align_text="Toronto",
+        align_score=0.9,
+        score=0.7,
+        verdict="safe",
+    )
+    sibling = make_prediction(document)
+    item = (
+        api(personas.annotator)
+        .get(f"/api/projects/{project.pk}/items/{prediction.pk}/")
+        .json()
+    )
+    assert item["hypothesis"] == "Hearing Date: 2012-01-17"
+    assert item["value_display"] == "2012-01-17"
+    assert item["document"]["window_start"] == 600
+    assert item["document"]["window_text"] == "x" * 400 + "Toronto" + "y" * 400
+    assert item["document"]["length"] == 2007
+    assert {s["id"] for s in item["siblings"]} == {prediction.pk, sibling.pk}
+    assert "machine" not in item  # hidden so they do not anchor the expert
+    project.show_machine_scores = True
+    project.save()
+    item = (
+        api(personas.annotator)
+        .get(f"/api/projects/{project.pk}/items/{prediction.pk}/")
+        .json()
+    )
+    assert item["machine"]["score"] == 0.7 and item["machine"]["verdict"] == "safe"
+
+
+@pytest.mark.parametrize(
+    "method,path",
+    [
+        ("post", "queue/next/"),
+        ("post", "labels/"),
+        ("get", "labels/mine/"),
+        ("get", "progress/"),
+        ("delete", f"labels/{uuid.uuid4()}/"),
+    ],
+)
+def test_outsiders_get_404_and_anonymous_users_nothing(personas, api, method, path):
+    url = f"/api/projects/{personas.project.pk}/{path}"
+    body = {
+        "labels": [{"client_id": str(uuid.uuid4()), "prediction": 1, "label": "safe"}]
+    }
+    assert getattr(api(), method)(url, body, format="json").status_code in (401, 403)
+    response = getattr(api(personas.outsider), method)(url, body, format="json")
+    assert response.status_code == 404
+    assert (
+        getattr(api(personas.admin), method)(url, body, format="json").status_code < 300
+    )
+
+
+def test_session_writes_need_the_csrf_token(personas):
+    from django.test import Client
+
+    (prediction,) = _predictions(personas.project, 1)
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(personas.annotator)
+    page = client.get(f"/projects/{personas.project.pk}/label/")
+    assert page.status_code == 200
+    url = f"/api/projects/{personas.project.pk}/labels/"
+    body = {
+        "labels": [
+            {
+                "client_id": str(uuid.uuid4()),
+                "prediction": prediction.pk,
+                "label": "safe",
+            }
+        ]
+    }
+    refused = client.post(url, body, content_type="application/json")
+    assert refused.status_code == 403 and "CSRF" in refused.json()["detail"]
+    token = client.cookies["csrftoken"].value
+    accepted = client.post(
+        url, body, content_type="application/json", HTTP_X_CSRFTOKEN=token
+    )
+    assert accepted.status_code == 200
+
+
+def test_label_page_embeds_the_first_batch_and_hides_others_projects(personas, client):
+    (prediction,) = _predictions(personas.project, 1)
+    client.force_login(personas.annotator)
+    html = client.get(f"/projects/{personas.project.pk}/label/").content.decode()
+    assert 'id="label-data"' in html and "js/label.js" in html
+    assert f'"id": {prediction.pk}' in html
+    assert Lease.objects.filter(annotator=personas.annotator).count() == 1
+    client.force_login(personas.outsider)
+    assert client.get(f"/projects/{personas.project.pk}/label/").status_code == 404
+    client.logout()
+    response = client.get(f"/projects/{personas.project.pk}/label/")
+    assert response.status_code == 302 and response["Location"].startswith("/login/")
+
+
+def test_annotators_log_in_on_the_login_page(personas, client):
+    response = client.post(
+        "/login/", {"username": "ann1", "password": "ann1-pass"}, follow=True
+    )
+    assert response.status_code == 200 and "asylum" in response.content.decode()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_hand_outs_on_two_connections_do_not_overlap(personas):
+    """Two threads, each with its own database connection, ask at once."""
+    project = personas.project
+    _no_overlap(project)
+    _predictions(project, 30)
+    barrier = threading.Barrier(2)
+    results = {}
+
+    def take(user):
+        try:
+            barrier.wait()
+            got = []
+            for _ in range(3):
+                got += services.labeling_next(
+                    project=project, annotator=user, count=4, exclude=got
+                )
+            results[user.username] = got
+        finally:
+            connection.close()
+
+    threads = [
+        threading.Thread(target=take, args=(u,))
+        for u in (personas.annotator, personas.annotator2)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    a, b = results["ann1"], results["ann2"]
+    assert len(a) == 12 and len(b) == 12
+    assert not set(a) & set(b)

@@ -1,0 +1,219 @@
+import json
+
+import pytest
+
+from annotator.models import Annotation, Prediction
+from tests.annotator.factories import make_document, make_prediction
+from tests.browser.conftest import log_in
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+KEYS = {"safe": "s", "unsafe": "k", "unsure": " "}
+CYCLE = ["safe", "unsafe", "safe", "unsure"]
+
+
+def _corpus(project, n_docs=6, per_doc=5):
+    text = (
+        "The hearing took place in Toronto on 17 January 2012 before member "
+        "Jane Smith. The claimant, a citizen of Colombia, fears the FARC. "
+    ) * 4
+    for d in range(n_docs):
+        document = make_document(project, external_id=f"decision-{d}", text=text)
+        for i in range(per_doc):
+            make_prediction(
+                document,
+                value="Toronto" if i % 2 else "Toronto, Ontario",
+                context="The hearing took place in Toronto, Ontario",
+                hypothesis="GPE: Toronto" if i % 2 else "GPE: Toronto, Ontario",
+                align_start=0,
+                align_end=33,
+                align_text="The hearing took place in Toronto",
+                align_score=0.8,
+                score=0.1 * i,
+            )
+
+
+def _shown(page):
+    page.wait_for_selector("#item:not([hidden])")
+    return int(page.get_attribute("#item", "data-prediction-id"))
+
+
+def _press(page, key, before):
+    page.keyboard.press(key)
+    page.wait_for_function(
+        "before => document.querySelector('#item').dataset.predictionId != before",
+        arg=str(before),
+    )
+
+
+def _outbox(page):
+    return page.evaluate(
+        "() => Object.entries(localStorage)"
+        ".filter(([k]) => k.startsWith('safepassage:outbox:'))"
+        ".map(([, v]) => JSON.parse(v)).flat()"
+    )
+
+
+def _wait_all_sent(page):
+    page.wait_for_function(
+        "() => Object.entries(localStorage)"
+        ".filter(([k]) => k.startsWith('safepassage:outbox:'))"
+        ".every(([, v]) => JSON.parse(v).length === 0)"
+    )
+    page.wait_for_selector("#sync:text('all saved')")
+
+
+def test_keyboard_labeling_with_undo_offline_and_reload_stores_exactly_20(
+    personas, new_page, artifacts
+):
+    project = personas.project
+    project.overlap_share = 0.0
+    project.save()
+    _corpus(project)
+    page = new_page()
+    log_in(page, "ann1", "ann1-pass")
+    page.goto(f"/projects/{project.pk}/label/")
+    expected = {}
+
+    def label(n):
+        current = _shown(page)
+        assert current not in expected, "a prediction came back after its label"
+        choice = CYCLE[len(expected) % len(CYCLE)]
+        expected[current] = choice
+        _press(page, KEYS[choice], current)
+        return current
+
+    page.keyboard.press("?")
+    assert page.is_visible("#help")
+    page.keyboard.press("Escape")
+    assert page.is_hidden("#help")
+    page.screenshot(path=str(artifacts / "label-screen.png"), full_page=True)
+
+    for n in range(5):
+        last = label(n)
+    # Undo brings the last prediction back; it is then labelled differently.
+    page.keyboard.press("z")
+    page.wait_for_function(
+        f"() => document.querySelector('#item').dataset.predictionId == '{last}'"
+    )
+    del expected[last]
+    expected[last] = "unsafe"
+    _press(page, "u", last)
+
+    # A note and a correction travel with the next decision.
+    with_note = _shown(page)
+    page.keyboard.press("n")
+    page.keyboard.type("checked the hearing notes")
+    page.keyboard.press("Enter")
+    page.keyboard.press("c")
+    page.keyboard.press("Control+a")
+    page.keyboard.type("Ottawa")
+    page.keyboard.press("Enter")
+    expected[with_note] = "unsafe"
+    _press(page, "u", with_note)
+
+    # Offline: decisions go on, kept in the outbox...
+    page.context.set_offline(True)
+    for n in range(4):
+        label(n)
+    assert len(_outbox(page)) >= 1
+    page.wait_for_selector("#sync:text('unsent')")
+    page.screenshot(path=str(artifacts / "label-screen-offline.png"), full_page=True)
+    # ...and survive a reload halfway through.
+    page.context.set_offline(False)
+    page.reload()
+    assert len(expected) == 10
+    while len(expected) < 20:
+        label(len(expected))
+    _wait_all_sent(page)
+    page.screenshot(path=str(artifacts / "label-screen-done.png"), full_page=True)
+
+    stored = {
+        a.prediction_id: a
+        for a in Annotation.objects.filter(annotator=personas.annotator)
+    }
+    assert {pk: a.label for pk, a in stored.items()} == expected
+    assert Annotation.objects.count() == 20
+    assert all(a.seconds_spent is not None for a in stored.values())
+    noted = stored[with_note]
+    assert noted.note == "checked the hearing notes"
+    assert noted.corrected_value == "Ottawa"
+
+
+def test_two_annotators_in_two_browsers_never_share_a_single_item(personas, new_page):
+    project = personas.project
+    project.overlap_share = 0.2
+    project.save()
+    _corpus(project, n_docs=20, per_doc=5)
+    pages = {}
+    seen = {}
+    for username in ("ann1", "ann2"):
+        page = new_page()
+        log_in(page, username, f"{username}-pass")
+        seen[username] = set()
+
+        def record(response, username=username):
+            if response.url.endswith("/queue/next/") and response.ok:
+                seen[username].update(i["id"] for i in response.json()["items"])
+
+        page.on("response", record)
+        page.goto(f"/projects/{project.pk}/label/")
+        initial = json.loads(page.text_content("#label-data"))
+        seen[username].update(i["id"] for i in initial["items"])
+        pages[username] = page
+    # Interleaved labeling makes both pages prefetch more.
+    for _ in range(16):
+        for page in pages.values():
+            current = _shown(page)
+            _press(page, "j", current)
+    for page in pages.values():
+        _wait_all_sent(page)
+    overlap = {
+        p.pk
+        for p in Prediction.objects.filter(project=project)
+        if (p.pk * 7919) % 10007 < round(0.2 * 10007)
+    }
+    shared = seen["ann1"] & seen["ann2"]
+    # Both pages came back for more after their first batch.
+    assert len(seen["ann1"]) > 20 and len(seen["ann2"]) > 20
+    assert len(seen["ann1"] | seen["ann2"]) > 50
+    assert shared <= overlap, shared - overlap
+    labels = Annotation.objects.filter(prediction__project=project)
+    singles = labels.exclude(prediction__in=overlap)
+    assert singles.count() == singles.values("prediction").distinct().count()
+
+
+def test_document_html_is_shown_as_text(personas, new_page, artifacts):
+    project = personas.project
+    hostile = (
+        "Before <script>window.__pwned = 1</script> and "
+        '<img src=x onerror="window.__pwned = 2"> after <b>bold</b>.'
+    )
+    document = make_document(project, text=hostile)
+    make_prediction(
+        document,
+        value='<img src=x onerror="window.__pwned = 3">',
+        context="<script>window.__pwned = 4</script>",
+        align_start=7,
+        align_end=42,
+        align_text=hostile[7:42],
+        align_score=1.0,
+    )
+    page = new_page()
+    log_in(page, "ann1", "ann1-pass")
+    page.goto(f"/projects/{project.pk}/label/")
+    _shown(page)
+    page.keyboard.press("e")
+    page.wait_for_selector("#doc.expanded")
+    assert page.text_content("#doc").strip() == hostile
+    assert "<script>window.__pwned = 4</script>" in page.text_content("#context")
+    assert (
+        page.text_content("#value-display")
+        == '<img src=x onerror="window.__pwned = 3">'
+    )
+    assert page.text_content(".d-hit") == hostile[7:42]
+    assert page.evaluate("() => window.__pwned") is None
+    assert page.locator("#labeling script, #labeling img, #labeling b").count() == 0
+    page.screenshot(
+        path=str(artifacts / "label-screen-html-as-text.png"), full_page=True
+    )
