@@ -16,7 +16,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
-from annotator import embedded, services
+from annotator import embedded, services, tasks
 from annotator.models import Prediction, Project, ScorerModel
 
 PROJECT_NAME = "Refugee decisions (demo)"
@@ -81,6 +81,10 @@ class Command(BaseCommand):
         worker = embedded.worker_start(log_path=log)
         try:
             embedded.worker_wait_ready(worker, log, timeout=120)
+            if Prediction.objects.filter(project=project, verdict="").exists():
+                # Checks queued by an earlier, interrupted demo may sit unacked
+                # with a dead worker; the task is idempotent, so ask again.
+                tasks.check_predictions.delay(project.pk)
             self.wait_for_checks(project)
             self.summary(project, scorer, admin_password, annotator_password, port)
             self.stdout.write(f"set up in {time.monotonic() - started:.0f} s")
