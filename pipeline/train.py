@@ -276,9 +276,15 @@ class _Trainer:
         return best_threshold(scores, unsafe, forced=forced)
 
     def fit(self, stage: str, examples: Sequence[Example], epochs: int, data: Dataset):
-        """Train ``epochs`` epochs, keep the weights of the best validation F1."""
+        """Train up to ``epochs`` epochs; keep the weights of the best validation F1.
+
+        Only trained epochs compete: the weights the stage started from
+        (a random head, or the silver model) are reported as epoch 0 but never
+        kept, since a small validation split can rate them so high that no
+        training would ever count. Ties go to the later epoch.
+        """
         torch = self.torch
-        if not examples:
+        if not examples or epochs < 1:
             return None
         n_pos = sum(e.supported for e in examples)
         n_neg = len(examples) - n_pos
@@ -301,8 +307,8 @@ class _Trainer:
             ),
         )
         rng = random.Random(self.config.seed)
-        best = (*self.validate(data), copy.deepcopy(self.model.state_dict()), 0)
-        self.on_progress(Progress(stage, 0, 0, steps, val_f1=best[1]))
+        self.on_progress(Progress(stage, 0, 0, steps, val_f1=self.validate(data)[1]))
+        best: tuple[float, float, dict, int] | None = None
         step, stale = 0, 0
         for epoch in range(1, epochs + 1):
             self.model.train()
@@ -320,11 +326,9 @@ class _Trainer:
                 self.on_progress(Progress(stage, epoch, step, steps, loss=loss.item()))
             threshold, f1 = self.validate(data)
             self.on_progress(Progress(stage, epoch, step, steps, val_f1=f1))
-            if f1 > best[1]:
-                best, stale = (
-                    (threshold, f1, copy.deepcopy(self.model.state_dict()), epoch),
-                    0,
-                )
+            if best is None or f1 >= best[1]:
+                best = (threshold, f1, copy.deepcopy(self.model.state_dict()), epoch)
+                stale = 0
             else:
                 stale += 1
                 if stale >= self.config.patience:
