@@ -13,6 +13,7 @@ from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 from django.db.models import Q
+from django.db.models.functions import Random
 
 
 def _default_align_threshold() -> float:
@@ -109,6 +110,12 @@ class Project(models.Model):
         default=False,
         help_text="Show scorer scores and verdicts on the labeling screen "
         "(hidden by default so they do not anchor the experts).",
+    )
+    uncertainty_threshold = models.FloatField(
+        null=True,
+        editable=False,
+        help_text="The threshold Prediction.uncertainty was computed against; "
+        "the queue recomputes it when the active threshold differs.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -243,6 +250,14 @@ class Prediction(models.Model):
     )
     checked_at = models.DateTimeField(null=True, blank=True)
     pipeline_version = models.CharField(max_length=32, blank=True)
+    # Order keys of the labeling queue, indexed so that a hand-out reads the
+    # first rows of an index instead of sorting the project.
+    uncertainty = models.FloatField(
+        null=True,
+        editable=False,
+        help_text="|score - active threshold|; empty until scored.",
+    )
+    random_key = models.FloatField(db_default=Random(), editable=False)
     source_run = models.ForeignKey(
         ExtractionRun,
         on_delete=models.SET_NULL,
@@ -265,6 +280,15 @@ class Prediction(models.Model):
             models.Index(fields=["project", "type"]),
             models.Index(fields=["project", "model"]),
             models.Index(fields=["project", "score"]),
+            # The queue strategies' orders (ASC sorts NULLs last, like
+            # the uncertainty order: unscored predictions come last).
+            models.Index(
+                fields=["project", "uncertainty", "id"],
+                name="prediction_queue_uncertainty",
+            ),
+            models.Index(
+                fields=["project", "random_key", "id"], name="prediction_queue_random"
+            ),
             # The check task's work queue: predictions not checked yet.
             models.Index(
                 fields=["project"],

@@ -10,7 +10,7 @@ from typing import Any
 
 from django.db.models import (
     BigIntegerField,
-    CharField,
+    Case,
     Count,
     Exists,
     F,
@@ -19,13 +19,10 @@ from django.db.models import (
     QuerySet,
     Subquery,
     Value,
+    When,
 )
 from django.db.models.functions import (
-    MD5,
-    Abs,
-    Cast,
     Coalesce,
-    Concat,
     Greatest,
     Length,
     Mod,
@@ -38,6 +35,7 @@ from .models import (
     ExtractionRun,
     Lease,
     Prediction,
+    PredictionScore,
     Project,
     ScorerModel,
     TrainingRun,
@@ -243,16 +241,18 @@ def active_threshold(project: Project) -> float:
 
 @queue_strategy("uncertainty")
 def _order_uncertainty(queryset, *, project, annotator):
-    # Unscored predictions (not checked yet, or alignment only) come last.
-    distance = Abs(F("score") - Value(active_threshold(project)))
-    return queryset.order_by(distance.asc(nulls_last=True), "pk")
+    # Score nearest the active threshold first; unscored predictions (not
+    # checked yet, or alignment only) have no key and come last. The hand-out
+    # keeps the key current (services.queue_keys_refresh); the order matches
+    # the prediction_queue_uncertainty index.
+    return queryset.order_by(F("uncertainty").asc(nulls_last=True), "pk")
 
 
 @queue_strategy("random")
 def _order_random(queryset, *, project, annotator):
-    # Stable per expert, different between experts: reloading keeps the order.
-    key = MD5(Concat(Cast("pk", CharField()), Value(f"-{annotator.pk}")))
-    return queryset.order_by(key, "pk")
+    # One stored random order, stable across reloads; leases and SKIP LOCKED
+    # split it between the experts. Matches the prediction_queue_random index.
+    return queryset.order_by("random_key", "pk")
 
 
 def _overlap_cutoff(project: Project) -> int:
@@ -412,6 +412,24 @@ def _project_schema_or_none(project: Project):
         return None  # shown with default display names; the import reports it
 
 
+_ITEM_FIELDS = (
+    "pk",
+    "external_id",
+    "kind",
+    "model",
+    "type",
+    "value",
+    "hypothesis",
+    "context",
+    "align_start",
+    "align_end",
+    "align_text",
+    "align_score",
+    "document_id",
+)
+_MACHINE_FIELDS = ("score", "scored_by", "verdict", "reason")
+
+
 def labeling_items(
     *, project: Project, annotator, ids: list[int]
 ) -> list[dict[str, Any]]:
@@ -420,7 +438,9 @@ def labeling_items(
     Documents come as a window around the aligned span (cut in SQL, so a long
     document is not shipped 20 times); the page fetches the whole text only
     when the expert expands it. Machine scores are left out unless the project
-    shows them.
+    shows them. A batch costs the same few queries whatever its size, and
+    rows come as dicts of the columns used: building model instances and
+    decoding unused JSON was most of the time of a hand-out.
     """
     from pipeline.hypothesis import render_hypothesis, render_value, type_display_name
 
@@ -429,10 +449,13 @@ def labeling_items(
     schema = _project_schema_or_none(project)
     start = Greatest(Coalesce(F("align_start"), Value(0)) - WINDOW_CHARS, Value(0))
     end = Coalesce(F("align_end"), Value(0)) + WINDOW_CHARS
+    machine = _MACHINE_FIELDS if project.show_machine_scores else ()
     rows = (
         Prediction.objects.filter(project=project, pk__in=ids)
-        .select_related(None)
-        .annotate(
+        .order_by()
+        .values(
+            *_ITEM_FIELDS,
+            *machine,
             window_start=start,
             window_text=Substr(
                 "document__text",
@@ -442,44 +465,62 @@ def labeling_items(
             document_length=Length("document__text"),
             document_external_id=F("document__external_id"),
         )
-        .defer("extra")
     )
-    if project.show_machine_scores:
-        rows = rows.prefetch_related("scores")
-    by_id = {p.pk: p for p in rows}
-    document_ids = {p.document_id for p in by_id.values()}
+    by_id = {p["pk"]: p for p in rows}
+    document_ids = {p["document_id"] for p in by_id.values()}
+    scores: dict[int, list[dict[str, Any]]] = {}
+    if machine:
+        for s in PredictionScore.objects.filter(prediction_id__in=by_id).values(
+            "prediction_id", "scorer", "scorer_version", "score"
+        ):
+            scores.setdefault(s["prediction_id"], []).append(
+                {
+                    "scorer": s["scorer"],
+                    "version": s["scorer_version"],
+                    "score": s["score"],
+                }
+            )
     siblings: dict[int, list[dict[str, Any]]] = {}
     for sibling in (
         Prediction.objects.filter(document_id__in=document_ids)
         .order_by("document_id", "align_start", "pk")
-        .values("pk", "document_id", "type", "value", "hypothesis")
+        # The value only to render a hypothesis the check has not stored yet.
+        .values(
+            "pk",
+            "document_id",
+            "type",
+            "hypothesis",
+            unrendered_value=Case(When(hypothesis="", then="value")),
+        )
     ):
         siblings.setdefault(sibling["document_id"], []).append(sibling)
-    sibling_ids = [s["pk"] for group in siblings.values() for s in group]
     my_labels = {
-        a.prediction_id: a
+        a["prediction_id"]: a
         for a in Annotation.objects.filter(
-            annotator=annotator, prediction_id__in=sibling_ids
+            annotator=annotator, prediction__document_id__in=document_ids
+        ).values(
+            "prediction_id",
+            "label",
+            "client_id",
+            "note",
+            "corrected_type",
+            "corrected_value",
         )
     }
 
-    def hypothesis(p: Prediction | dict[str, Any]) -> str:
-        if isinstance(p, dict):
-            return p["hypothesis"] or render_hypothesis(
-                p["type"], p["value"], schema=schema
-            )
-        return p.hypothesis or render_hypothesis(p.type, p.value, schema=schema)
+    def hypothesis(p: dict[str, Any], value: Any) -> str:
+        return p["hypothesis"] or render_hypothesis(p["type"], value, schema=schema)
 
     def label_of(prediction_id: int) -> dict[str, Any] | None:
         a = my_labels.get(prediction_id)
         if a is None:
             return None
         return {
-            "label": a.label,
-            "client_id": str(a.client_id) if a.client_id else None,
-            "note": a.note,
-            "corrected_type": a.corrected_type,
-            "corrected_value": a.corrected_value,
+            "label": a["label"],
+            "client_id": str(a["client_id"]) if a["client_id"] else None,
+            "note": a["note"],
+            "corrected_type": a["corrected_type"],
+            "corrected_value": a["corrected_value"],
         }
 
     items = []
@@ -487,54 +528,51 @@ def labeling_items(
         p = by_id.get(pk)
         if p is None:
             continue
-        spec = schema.get(p.type) if schema else None
+        spec = schema.get(p["type"]) if schema else None
         item = {
-            "id": p.pk,
-            "external_id": p.external_id,
-            "kind": p.kind,
-            "model": p.model,
-            "type": p.type,
-            "type_display": type_display_name(p.type, schema),
-            "value": p.value,
+            "id": pk,
+            "external_id": p["external_id"],
+            "kind": p["kind"],
+            "model": p["model"],
+            "type": p["type"],
+            "type_display": type_display_name(p["type"], schema),
+            "value": p["value"],
             "value_display": render_value(
-                p.value, render=spec.render if spec else None
+                p["value"], render=spec.render if spec else None
             ),
-            "hypothesis": hypothesis(p),
-            "context": p.context,
+            "hypothesis": hypothesis(p, p["value"]),
+            "context": p["context"],
             "align": {
-                "start": p.align_start,
-                "end": p.align_end,
-                "text": p.align_text,
-                "score": p.align_score,
+                "start": p["align_start"],
+                "end": p["align_end"],
+                "text": p["align_text"],
+                "score": p["align_score"],
             },
             "document": {
-                "id": p.document_id,
-                "external_id": p.document_external_id,
-                "length": p.document_length,
-                "window_start": p.window_start,
-                "window_text": p.window_text,
+                "id": p["document_id"],
+                "external_id": p["document_external_id"],
+                "length": p["document_length"],
+                "window_start": p["window_start"],
+                "window_text": p["window_text"],
             },
             "siblings": [
                 {
                     "id": s["pk"],
-                    "hypothesis": hypothesis(s),
-                    "my_label": getattr(my_labels.get(s["pk"]), "label", None),
+                    "hypothesis": hypothesis(s, s["unrendered_value"]),
+                    "my_label": my_labels.get(s["pk"], {}).get("label"),
                 }
-                for s in siblings.get(p.document_id, [])[:MAX_SIBLINGS]
+                for s in siblings.get(p["document_id"], [])[:MAX_SIBLINGS]
             ],
-            "overlap": is_overlap(project, p.pk),
-            "my_label": label_of(p.pk),
+            "overlap": is_overlap(project, pk),
+            "my_label": label_of(pk),
         }
-        if project.show_machine_scores:
+        if machine:
             item["machine"] = {
-                "score": p.score,
-                "scored_by": p.scored_by,
-                "verdict": p.verdict,
-                "reason": p.reason,
-                "scores": [
-                    {"scorer": s.scorer, "version": s.scorer_version, "score": s.score}
-                    for s in p.scores.all()
-                ],
+                "score": p["score"],
+                "scored_by": p["scored_by"],
+                "verdict": p["verdict"],
+                "reason": p["reason"],
+                "scores": scores.get(pk, []),
             }
         items.append(item)
     return items

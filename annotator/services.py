@@ -21,6 +21,8 @@ from typing import IO, Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.db.models.functions import Abs
 from django.utils import timezone
 
 from .models import (
@@ -251,6 +253,7 @@ _CHECK_FIELDS = dict(
     align_text="",
     align_score=None,
     score=None,
+    uncertainty=None,
     scored_by="",
     verdict=Verdict.UNCHECKED,
     reason=Reason.NONE,
@@ -475,17 +478,25 @@ def annotation_submit(
         done = Annotation.objects.filter(client_id=client_id).first()
         if done is not None:
             return done, False
+    values.update(client_id=client_id, source=Annotation.Source.UI)
     try:
         with transaction.atomic():
-            annotation, created = Annotation.objects.update_or_create(
-                prediction=prediction,
-                annotator=annotator,
-                defaults={
-                    **values,
-                    "client_id": client_id,
-                    "source": Annotation.Source.UI,
-                },
+            # By hand rather than update_or_create, whose nested savepoints
+            # cost a round trip each on the labeling page's hottest write.
+            annotation = (
+                Annotation.objects.select_for_update()
+                .filter(prediction=prediction, annotator=annotator)
+                .first()
             )
+            created = annotation is None
+            if created:
+                annotation = Annotation.objects.create(
+                    prediction=prediction, annotator=annotator, **values
+                )
+            else:
+                for name, value in values.items():
+                    setattr(annotation, name, value)
+                annotation.save(update_fields=[*values, "updated_at"])
     except IntegrityError:
         # Two copies of the same save raced past the lookup above; the unique
         # client_id (or one-label-per-annotator) constraint kept only one.
@@ -495,6 +506,34 @@ def annotation_submit(
 
 
 # --- labeling queue ----------------------------------------------------------
+
+
+def queue_keys_refresh(*, project: Project) -> None:
+    """Recompute Prediction.uncertainty if the active threshold has moved.
+
+    Every hand-out calls this first, so a threshold changed by any path (a
+    scorer activated, edited or deleted, the project edited in the admin)
+    reorders the queue without each of them having to remember to.
+    """
+    from . import selectors
+
+    threshold = selectors.active_threshold(project)
+    if project.uncertainty_threshold == threshold:
+        return
+    with transaction.atomic():
+        # Claimed by updating the project row: a concurrent hand-out blocks on
+        # it, then finds the threshold already current and skips the work.
+        claimed = (
+            Project.objects.filter(pk=project.pk)
+            .exclude(uncertainty_threshold=threshold)
+            .update(uncertainty_threshold=threshold)
+        )
+        if claimed:
+            # Waits for rows a running check holds, then recomputes them too.
+            Prediction.objects.filter(project=project).update(
+                uncertainty=Abs(F("score") - threshold)
+            )
+    project.uncertainty_threshold = threshold
 
 
 def labeling_next(
@@ -508,6 +547,7 @@ def labeling_next(
     """
     from . import selectors
 
+    queue_keys_refresh(project=project)
     now = timezone.now()
     exclude = set(exclude)
     with transaction.atomic():
@@ -765,6 +805,8 @@ def predictions_check(
     from pipeline.types import Document as PDocument
     from pipeline.types import Prediction as PPrediction
 
+    from . import selectors
+
     project = Project.objects.get(pk=project_id)
     schema = _project_schema(project)
     scorer, scorer_version = _project_scorer(project)
@@ -810,6 +852,10 @@ def predictions_check(
                 align_threshold=project.align_threshold,
             )
             now = timezone.now()
+            # Read after scoring (which takes seconds), so a threshold change
+            # that a hand-out has already applied is not undone with a stale
+            # one; a later change recomputes these rows (queue_keys_refresh).
+            threshold = selectors.active_threshold(project)
             rows, scores = [], []
             for c in report.checked:
                 row = by_id[c.prediction.id]
@@ -817,6 +863,9 @@ def predictions_check(
                 row.align_start, row.align_end = c.align.start, c.align.end
                 row.align_text, row.align_score = c.align.text, c.align.score
                 row.score = c.nli_score
+                row.uncertainty = (
+                    None if c.nli_score is None else abs(c.nli_score - threshold)
+                )
                 row.scored_by = summary.scorer if c.nli_score is not None else ""
                 row.verdict, row.reason = c.verdict, c.reason or Reason.NONE
                 row.checked_at, row.pipeline_version = now, version

@@ -272,7 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--silver-epochs", type=int, default=2)
     p.add_argument("--human-epochs", type=int, default=6)
-    p.add_argument("--silver-limit", type=int, default=8000)
+    p.add_argument("--silver-limit", type=int, default=6000)
     p.add_argument("--device")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--grader", help="add this LLM's grades as silver labels")

@@ -43,7 +43,7 @@ class TrainConfig:
     learning_rate: float = 8e-5
     max_length: int = 128
     validation_share: float = 0.2
-    silver_limit: int | None = 8000
+    silver_limit: int | None = 6000
     align_threshold: float = DEFAULT_THRESHOLD
     freeze_embeddings: bool = True
     device: str | None = None

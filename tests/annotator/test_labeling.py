@@ -212,6 +212,41 @@ def test_uncertainty_hands_out_scores_nearest_the_threshold_first(personas, api)
     assert ids == [near.pk, middle.pk, far.pk, unscored.pk]
 
 
+def test_a_changed_threshold_reorders_the_queue(personas, api):
+    project = personas.project
+    _no_overlap(project)
+    project.nli_threshold = 0.5
+    project.save()
+    high, near, low = _predictions(project, 3, scores=[0.9, 0.55, 0.2])
+    assert _next(api(personas.annotator), project, count=1) == [near.pk]
+    # Any path that moves the threshold (here a plain save, as the admin does).
+    project.nli_threshold = 0.85
+    project.save()
+    assert _next(api(personas.annotator2), project, count=2) == [high.pk, low.pk]
+
+
+def test_a_batch_of_items_costs_the_same_few_queries_as_one(personas):
+    from django.test.utils import CaptureQueriesContext
+
+    project = personas.project
+    predictions = [make_prediction(make_document(project)) for _ in range(6)]
+    sibling = make_prediction(make_document(project), hypothesis="")
+
+    def queries(ids):
+        with CaptureQueriesContext(connection) as captured:
+            items = selectors.labeling_items(
+                project=project, annotator=personas.annotator, ids=ids
+            )
+        assert [item["id"] for item in items] == ids
+        return len(captured.captured_queries), items
+
+    one, _ = queries([predictions[0].pk])
+    many, items = queries([p.pk for p in predictions[1:]] + [sibling.pk])
+    assert one == many == 3
+    # A hypothesis the check has not stored yet is rendered from the value.
+    assert items[-1]["siblings"][0]["hypothesis"] == "GPE: Toronto"
+
+
 def test_random_strategy_is_registered_and_stable_per_expert(personas, api):
     project = personas.project
     _no_overlap(project)

@@ -79,7 +79,10 @@ def new_page(browser, site):
 def log_in(page, username, password):
     """By keyboard alone, on the login page."""
     page.goto("/login/")
-    page.keyboard.type(username)  # the username field has autofocus
+    # The username field has autofocus, which Chromium applies a frame after
+    # "load": typing before that lost the first character.
+    page.wait_for_function("document.activeElement?.name === 'username'")
+    page.keyboard.type(username)
     page.keyboard.press("Tab")
     page.keyboard.type(password)
     page.keyboard.press("Enter")

@@ -117,7 +117,7 @@ class Command(BaseCommand):
         Returns the scorer row and whether it was trained just now.
         """
         from pipeline.score import read_metadata
-        from pipeline.train import ProgressBars, TrainConfig, train_scorer
+        from pipeline.train import ProgressBars, train_scorer
 
         out = settings.VAR_DIR / "scorers" / f"demo-{len(corpus.documents)}-v1"
         metadata = {} if retrain else read_metadata(out)
@@ -130,14 +130,12 @@ class Command(BaseCommand):
                 f"{len(expert)} expert labels (a few minutes on CPU, once)"
             )
             documents = {d.id: d for d in corpus.documents}
-            config = TrainConfig(silver_limit=3000, silver_epochs=1, human_epochs=4)
             bars = ProgressBars()
             metadata = train_scorer(
                 documents,
                 corpus.predictions,
                 expert,
                 out,
-                config=config,
                 on_progress=bars,
             )
             bars.close()

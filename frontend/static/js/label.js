@@ -10,6 +10,8 @@ const data = JSON.parse(document.getElementById("label-data").textContent);
 const urls = data.urls;
 const OUTBOX_KEY = `safepassage:outbox:${data.user.id}:${data.project.id}`;
 const FAILED_KEY = `safepassage:failed:${data.user.id}:${data.project.id}`;
+const DECIDED_KEY = `safepassage:decided:${data.user.id}:${data.project.id}`;
+const DECIDED_MS = 60 * 60 * 1000; // how long a decision is remembered here
 const DIFF_LIMIT = 400; // characters per side; beyond that the diff is skipped
 const RETRY_MS = [500, 1000, 2000, 5000, 10000, 30000];
 
@@ -56,7 +58,7 @@ const state = {
   detour: "", // why the current item is not the queue's (sibling, history)
   draft: { note: "", corrected_type: "", corrected_value: null },
   undo: [], // this session's decisions, newest last: {client_id, item}
-  labelled: new Set(), // prediction ids decided in this session, not undone
+  labelled: loadDecided(), // prediction ids decided here lately, not undone
   expanded: false,
   documents: new Map(), // document id -> full text (fetched on expand)
   progress: data.progress, // the server's count at the last batch
@@ -86,6 +88,22 @@ const outbox = {
     return ids;
   },
 };
+
+// Decisions are remembered across reloads for a while: a page rendered while
+// the outbox's last send was still in flight lists those predictions again,
+// since the server had not stored their labels yet.
+function loadDecided() {
+  const cutoff = Date.now() - DECIDED_MS;
+  const kept = Object.entries(loadJSON(DECIDED_KEY, {})).filter(([, at]) => at > cutoff);
+  return new Set(kept.map(([id]) => Number(id)));
+}
+
+function saveDecided(id, decided) {
+  const all = loadJSON(DECIDED_KEY, {});
+  if (decided) all[id] = Date.now();
+  else delete all[id];
+  localStorage.setItem(DECIDED_KEY, JSON.stringify(all));
+}
 
 function loadJSON(key, fallback) {
   try {
@@ -280,6 +298,7 @@ function decide(label) {
   state.undo.push({ client_id: op.client_id, item, wasDetour: state.detour });
   if (state.undo.length > 200) state.undo.shift();
   state.labelled.add(item.id);
+  saveDecided(item.id, true);
   next();
   // Persist and send after the next item is on screen.
   outbox.push(op);
@@ -298,6 +317,7 @@ function undo() {
     outbox.push({ kind: "undo", client_id: last.client_id });
   }
   state.labelled.delete(last.item.id);
+  saveDecided(last.item.id, false);
   last.item.my_label = null;
   if (state.current && !state.detour) state.queue.unshift(state.current);
   show(last.item, last.wasDetour);
@@ -799,7 +819,7 @@ window.addEventListener("storage", (event) => {
 // --- start -------------------------------------------------------------------
 
 {
-  const held = outbox.labelledPredictions();
+  const held = heldIds();
   state.queue = data.items.filter((item) => !held.has(item.id));
   next();
   if (outbox.ops.length) schedule(0);
