@@ -106,6 +106,18 @@ class Project(models.Model):
         validators=[MinValueValidator(2)],
         help_text="How many experts label each overlap prediction.",
     )
+    gold_share = models.FloatField(
+        default=0.1,
+        validators=_unit_interval,
+        help_text="Share of documents whose predictions form the gold test set: "
+        "handed out in random order, used to measure scorer versions, never "
+        "trained on. Changing it moves documents in or out of the set.",
+    )
+    retrain_min_labels = models.PositiveIntegerField(
+        default=50,
+        help_text="Retrain when this many new expert labels (outside the gold "
+        "set) have come in since the active scorer was trained.",
+    )
     show_machine_scores = models.BooleanField(
         default=False,
         help_text="Show scorer scores and verdicts on the labeling screen "
