@@ -43,6 +43,7 @@ class RunStatus(models.TextChoices):
     RUNNING = "running", "Running"
     SUCCEEDED = "succeeded", "Succeeded"
     FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
 
 
 class Verdict(models.TextChoices):
@@ -429,15 +430,38 @@ class Lease(models.Model):
 
 
 class TrainingRun(models.Model):
+    class Trigger(models.TextChoices):
+        MANUAL = "manual", "Started by an admin"
+        SCHEDULE = "schedule", "Enough new expert labels (beat)"
+        DEMO = "demo", "Demo set-up"
+
     project = models.ForeignKey(
         Project, on_delete=models.CASCADE, related_name="training_runs"
     )
     status = models.CharField(
         max_length=16, choices=RunStatus.choices, default=RunStatus.PENDING
     )
+    trigger = models.CharField(
+        max_length=16, choices=Trigger.choices, default=Trigger.MANUAL
+    )
     base_model = models.CharField(max_length=255, blank=True)
     params = models.JSONField(default=dict, blank=True)
+    expert_labels = models.PositiveIntegerField(
+        default=0, help_text="Expert labels (outside the gold set) trained on."
+    )
+    # Live progress, written by the worker as it trains.
     progress = models.FloatField(default=0.0, validators=_unit_interval)
+    stage = models.CharField(max_length=32, blank=True)
+    epoch = models.PositiveIntegerField(null=True, blank=True)
+    loss = models.FloatField(null=True, blank=True)
+    val_f1 = models.FloatField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="Last sign of life from the worker; a stale one marks the "
+        "run failed (the worker died).",
+    )
+    cancel_requested = models.BooleanField(default=False)
     log = models.TextField(blank=True)
     metrics = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True)
@@ -450,6 +474,7 @@ class TrainingRun(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        indexes = [models.Index(fields=["project", "status"])]
 
     def __str__(self) -> str:
         return f"training {self.pk} ({self.status})"
@@ -465,6 +490,15 @@ class ScorerModel(models.Model):
     label_counts = models.JSONField(default=dict, blank=True)
     threshold = models.FloatField(default=0.5, validators=_unit_interval)
     metrics = models.JSONField(default=dict, blank=True)
+    expert_labels = models.PositiveIntegerField(
+        default=0, help_text="Expert labels it was trained on (learning curve)."
+    )
+    gold_f1 = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="F1 flagging unsafe predictions on the gold test set, "
+        "measured when registered; decides promotion.",
+    )
     is_active = models.BooleanField(default=False)
     training_run = models.ForeignKey(
         TrainingRun,
@@ -490,3 +524,53 @@ class ScorerModel(models.Model):
 
     def __str__(self) -> str:
         return f"{self.project} scorer {self.version}"
+
+
+class GradingRun(models.Model):
+    """The LLM grader labelling unlabelled predictions as silver data, under a
+    budget fixed before it starts."""
+
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="grading_runs"
+    )
+    model = models.CharField(max_length=200, help_text="LLM model name.")
+    params = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Prices (price_per_mtok_prompt, price_per_mtok_completion) "
+        "and sampling parameters.",
+    )
+    status = models.CharField(
+        max_length=16, choices=RunStatus.choices, default=RunStatus.PENDING
+    )
+    cost_estimate = models.DecimalField(
+        max_digits=12,
+        decimal_places=6,
+        null=True,
+        blank=True,
+        help_text="Estimated before the start, from the prompts' length.",
+    )
+    budget = models.DecimalField(
+        max_digits=12,
+        decimal_places=6,
+        help_text="The run stops before its cost would pass this.",
+    )
+    cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
+    prompt_tokens = models.PositiveBigIntegerField(default=0)
+    completion_tokens = models.PositiveBigIntegerField(default=0)
+    cancel_requested = models.BooleanField(default=False)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"grading {self.pk} with {self.model} ({self.status})"
