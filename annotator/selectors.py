@@ -3,7 +3,6 @@ projects may this user see" is decided in one place."""
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime, timedelta
 from typing import Any
@@ -14,6 +13,7 @@ from django.db.models import (
     Count,
     Exists,
     F,
+    FloatField,
     OuterRef,
     Q,
     QuerySet,
@@ -29,6 +29,7 @@ from django.db.models.functions import (
     Substr,
 )
 
+from . import gold as gold_set
 from .models import (
     Annotation,
     Document,
@@ -213,6 +214,8 @@ _OVERLAP_MULTIPLIER = 7919
 _OVERLAP_MODULUS = 10007
 _DECISIVE = [Annotation.Label.SAFE, Annotation.Label.UNSAFE]
 WINDOW_CHARS = 400
+# PredictionScore.scorer of the LLM grader's verdicts ("llm-grader:<model>").
+GRADER_SCORER_PREFIX = "llm-grader"
 MAX_SIBLINGS = 50
 
 
@@ -220,7 +223,7 @@ def queue_strategy(name: str) -> Callable[[QueueOrder], QueueOrder]:
     """Register an order for the labeling queue under ``name``.
 
     The function takes the available predictions and ``project``, ``annotator``
-    keywords and returns them ordered, best first. TODO(#5): active learning.
+    keywords and returns them ordered, best first.
     """
 
     def register(order: QueueOrder) -> QueueOrder:
@@ -253,6 +256,66 @@ def _order_random(queryset, *, project, annotator):
     # One stored random order, stable across reloads; leases and SKIP LOCKED
     # split it between the experts. Matches the prediction_queue_random index.
     return queryset.order_by("random_key", "pk")
+
+
+# How close to the alignment threshold an alignment score counts as borderline.
+BORDERLINE_ALIGN = 0.1
+
+
+@queue_strategy("disagreement")
+def _order_disagreement(queryset, *, project, annotator):
+    # Where the machine judges disagree, one of them is wrong. First the NLI
+    # verdict against the LLM grader's, then alignments so close to their
+    # threshold that a few characters decide them; within each tier, and for
+    # the rest, the uncertainty order. Unlike the other orders this one sorts
+    # the available rows (no index serves it).
+    threshold = active_threshold(project)
+    grader = (
+        PredictionScore.objects.filter(
+            prediction=OuterRef("pk"), scorer__startswith=GRADER_SCORER_PREFIX
+        )
+        .order_by("-updated_at")
+        .values("score")[:1]
+    )
+    tier = Case(
+        When(
+            Q(score__gte=threshold, graded__lt=0.5)
+            | Q(score__lt=threshold, graded__gte=0.5),
+            then=Value(2),
+        ),
+        When(
+            align_score__gte=project.align_threshold - BORDERLINE_ALIGN,
+            align_score__lte=project.align_threshold + BORDERLINE_ALIGN,
+            then=Value(1),
+        ),
+        default=Value(0),
+    )
+    return (
+        queryset.alias(graded=Subquery(grader))
+        .alias(tier=tier)
+        .order_by(F("tier").desc(), F("uncertainty").asc(nulls_last=True), "pk")
+    )
+
+
+@queue_strategy("stratified")
+def _order_stratified(queryset, *, project, annotator):
+    # Equal allocation over (entity type, source LLM) strata, random within
+    # each: a prediction's key is its random key times the size of its
+    # stratum, so the i-th of every stratum has a key near i and the strata
+    # interleave, whatever their sizes. Rare types and weaker LLMs get as
+    # many labels as the common ones.
+    sizes = (
+        queryset.order_by()
+        .values_list("type", "model")
+        .annotate(n=Count("pk"))
+        .values_list("type", "model", "n")
+    )
+    size = Case(
+        *[When(type=t, model=m, then=Value(float(n))) for t, m, n in sizes],
+        default=Value(1.0),
+        output_field=FloatField(),
+    )
+    return queryset.order_by((F("random_key") * size).asc(), "pk")
 
 
 def _overlap_cutoff(project: Project) -> int:
@@ -306,48 +369,78 @@ def queue_available(
     return queryset.alias(taken=taken).filter(single | overlap)
 
 
-def queue_still_available(
-    *, project: Project, annotator, now: datetime, ids: list[int]
-) -> set[int]:
-    """Which of ``ids`` ``annotator`` may still be handed: queue_available for a
-    handful of rows, in two plain queries."""
-    decisive: Counter[int] = Counter()
-    mine = set()
-    for prediction_id, annotator_id, label in Annotation.objects.filter(
-        prediction_id__in=ids
-    ).values_list("prediction_id", "annotator_id", "label"):
-        if annotator_id == annotator.pk:
-            mine.add(prediction_id)
-        if label in _DECISIVE:
-            decisive[prediction_id] += 1
-    held = Counter(
-        Lease.objects.filter(prediction_id__in=ids, expires_at__gt=now)
-        .exclude(annotator=annotator)
-        .values_list("prediction_id", flat=True)
+# The availability rule again, for ids in hand: queue_available states it for
+# scanning a project, this for checking rows already locked, in the statement
+# that leases them (services.labeling_next). Keep the two in step.
+_LEASE = Lease._meta.db_table
+_ANNOTATION = Annotation._meta.db_table
+LEASE_AVAILABLE_SQL = f"""
+WITH wanted AS (
+    SELECT id FROM unnest(%(ids)s::bigint[]) AS t(id)
+)
+INSERT INTO {_LEASE} (prediction_id, annotator_id, expires_at, created_at)
+SELECT w.id, %(annotator)s, %(expires)s, %(now)s
+FROM wanted w
+WHERE NOT EXISTS (
+        SELECT 1 FROM {_ANNOTATION} a
+        WHERE a.prediction_id = w.id AND a.annotator_id = %(annotator)s
     )
+    AND (
+        SELECT count(*) FROM {_ANNOTATION} a
+        WHERE a.prediction_id = w.id AND a.label = ANY(%(decisive)s)
+    ) + (
+        SELECT count(*) FROM {_LEASE} l
+        WHERE l.prediction_id = w.id AND l.expires_at > %(now)s
+            AND l.annotator_id <> %(annotator)s
+    ) < CASE WHEN mod(w.id * %(multiplier)s, %(modulus)s) < %(cutoff)s
+        THEN %(overlap_labels)s ELSE 1 END
+ON CONFLICT (prediction_id, annotator_id)
+    DO UPDATE SET expires_at = EXCLUDED.expires_at
+RETURNING prediction_id
+"""
+
+
+def lease_params(*, project: Project, annotator, now: datetime) -> dict[str, Any]:
+    """The parameters of LEASE_AVAILABLE_SQL but the ids and expiry."""
     return {
-        pk
-        for pk in ids
-        if pk not in mine
-        and decisive[pk] + held[pk]
-        < (project.overlap_labels if is_overlap(project, pk) else 1)
+        "annotator": annotator.pk,
+        "now": now,
+        "decisive": [str(label) for label in _DECISIVE],
+        "multiplier": _OVERLAP_MULTIPLIER,
+        "modulus": _OVERLAP_MODULUS,
+        "cutoff": _overlap_cutoff(project),
+        "overlap_labels": project.overlap_labels,
     }
 
 
 def queue_candidates(
-    *, project: Project, annotator, now: datetime, exclude: Iterable[int] = ()
+    *,
+    project: Project,
+    annotator,
+    now: datetime,
+    exclude: Iterable[int] = (),
+    gold: bool = False,
 ) -> QuerySet[Prediction]:
     """Available predictions in the project's order, row-locked as they are read.
 
+    ``gold`` picks the gold documents' predictions, in random order (an
+    unbiased test set), or the others, in the project's strategy order.
     SKIP LOCKED lets concurrent hand-outs take different rows instead of
     queueing behind each other; NO KEY UPDATE does not block annotation
     inserts (their foreign key takes KEY SHARE on the prediction).
     """
-    order = QUEUE_STRATEGIES.get(project.queue_strategy, _order_uncertainty)
-    queryset = queue_available(project=project, annotator=annotator, now=now)
+    queryset = gold_set.only(
+        queue_available(project=project, annotator=annotator, now=now),
+        project,
+        gold=gold,
+    )
     exclude = list(exclude)
     if exclude:
         queryset = queryset.exclude(pk__in=exclude)
+    if gold:
+        order = _order_random
+    else:
+        order = QUEUE_STRATEGIES.get(project.queue_strategy, _order_uncertainty)
     return order(queryset, project=project, annotator=annotator).select_for_update(
         skip_locked=True, no_key=True, of=("self",)
     )

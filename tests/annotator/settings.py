@@ -14,3 +14,7 @@ from annotator.settings import *  # noqa: E402,F403
 
 # Creating the personas' users with the production hasher costs ~0.3 s each.
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+# One test database per pytest process: two runs on the same Postgres (a
+# developer's and an agent's, say) must not drop each other's database.
+DATABASES["default"]["TEST"] = {"NAME": f"test_safepassage_{os.getpid()}"}  # noqa: F405

@@ -7,8 +7,9 @@ from django.core.exceptions import ValidationError
 from django.db import connection
 from django.utils import timezone
 
+from annotator import gold as gold_set
 from annotator import selectors, services
-from annotator.models import Annotation, Lease
+from annotator.models import Annotation, Lease, Prediction, PredictionScore
 from tests.annotator.factories import make_document, make_prediction
 
 pytestmark = pytest.mark.django_db
@@ -47,8 +48,10 @@ def _label(client, project, prediction, label="safe", client_id=None, **extra):
 
 
 def _no_overlap(project):
+    """One expert per prediction, all in the strategy's order (no gold slice)."""
     project.overlap_share = 0.0
-    project.save(update_fields=["overlap_share"])
+    project.gold_share = 0.0
+    project.save(update_fields=["overlap_share", "gold_share"])
 
 
 def test_two_annotators_never_get_the_same_item(personas, api):
@@ -404,3 +407,97 @@ def test_concurrent_hand_outs_on_two_connections_do_not_overlap(personas):
     a, b = results["ann1"], results["ann2"]
     assert len(a) == 12 and len(b) == 12
     assert not set(a) & set(b)
+
+
+def _documents(project, n, *, gold):
+    """``n`` documents inside (or outside) the gold set."""
+    found = []
+    while len(found) < n:
+        document = make_document(project)
+        if gold_set.is_gold_document(project, document.pk) == gold:
+            found.append(document)
+    return found
+
+
+def test_gold_slice_comes_in_random_order_beside_the_strategy(personas, api):
+    project = personas.project
+    _no_overlap(project)
+    project.gold_share = 0.3
+    project.nli_threshold = 0.5
+    project.save()
+    # Gold predictions sit nearest the threshold: the uncertainty order would
+    # hand them out first if the gold slice were not drawn apart.
+    gold = [make_prediction(d, score=0.5) for d in _documents(project, 30, gold=True)]
+    rest = [
+        make_prediction(d, score=0.5 + i / 100)
+        for i, d in enumerate(_documents(project, 30, gold=False), start=1)
+    ]
+    first = _next(api(personas.annotator), project, count=20)
+    gold_ids = {p.pk for p in gold}
+    handed_gold = [pk for pk in first if pk in gold_ids]
+    handed_rest = [pk for pk in first if pk not in gold_ids]
+    # About 30% gold (binomial: 20 draws at 0.3; 0 or 20 is < 1e-3).
+    assert 0 < len(handed_gold) < 20
+    # The rest in uncertainty order, from the nearest.
+    assert handed_rest == [p.pk for p in rest[: len(handed_rest)]]
+    # Gold in the stored random order, not the score order.
+    keys = dict(Prediction.objects.values_list("pk", "random_key"))
+    assert [keys[pk] for pk in handed_gold] == sorted(keys[pk] for pk in handed_gold)
+
+
+def test_gold_slice_fills_in_when_the_rest_runs_dry(personas, api):
+    project = personas.project
+    _no_overlap(project)
+    project.gold_share = 0.1
+    project.save()
+    gold = [make_prediction(d) for d in _documents(project, 5, gold=True)]
+    assert sorted(_next(api(personas.annotator), project, count=10)) == sorted(
+        p.pk for p in gold
+    )
+
+
+def test_disagreement_strategy_hands_out_judges_in_conflict_first(personas, api):
+    project = personas.project
+    _no_overlap(project)
+    project.queue_strategy = "disagreement"
+    project.nli_threshold = 0.5
+    project.align_threshold = 0.6
+    project.full_clean()
+    project.save()
+    document = make_document(project)
+    agreed = make_prediction(document, score=0.95, align_score=0.95)
+    uncertain = make_prediction(document, score=0.55, align_score=0.95)
+    borderline = make_prediction(document, score=0.9, align_score=0.62)
+    conflict = make_prediction(document, score=0.9, align_score=0.95)
+    PredictionScore.objects.create(
+        prediction=conflict, scorer="llm-grader:judge", score=0.0
+    )
+    PredictionScore.objects.create(
+        prediction=agreed, scorer="llm-grader:judge", score=1.0
+    )
+    ids = _next(api(personas.annotator), project, count=4)
+    assert ids == [conflict.pk, borderline.pk, uncertain.pk, agreed.pk]
+
+
+def test_stratified_strategy_interleaves_types_and_models(personas, api):
+    project = personas.project
+    _no_overlap(project)
+    project.queue_strategy = "stratified"
+    project.full_clean()
+    project.save()
+    document = make_document(project)
+    strata = {("GPE", "gpt"): 12, ("GPE", "llama"): 3, ("JudgeName", "gpt"): 3}
+    for (type_, model), n in strata.items():
+        for i in range(n):
+            prediction = make_prediction(document, type=type_, model=model)
+            # Evenly spread random keys make the interleaving exact.
+            Prediction.objects.filter(pk=prediction.pk).update(random_key=(i + 0.5) / n)
+    ids = _next(api(personas.annotator), project, count=9)
+    rows = dict(
+        (pk, (t, m))
+        for pk, t, m in Prediction.objects.values_list("pk", "type", "model")
+    )
+    # Three rounds of one from each stratum: the two small strata are used
+    # up as fast as the big one, not at a quarter of its pace.
+    for start in range(0, 9, 3):
+        assert {rows[pk] for pk in ids[start : start + 3]} == set(strata)
