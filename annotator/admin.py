@@ -1,10 +1,11 @@
-from django.contrib import admin
+from django.contrib import admin, messages
 
 from .models import (
     Annotation,
     Document,
     ExtractionItem,
     ExtractionRun,
+    GradingRun,
     Prediction,
     PredictionScore,
     Project,
@@ -132,6 +133,8 @@ class ScorerModelAdmin(admin.ModelAdmin):
         "version",
         "project",
         "base_model",
+        "expert_labels",
+        "gold_f1",
         "threshold",
         "is_active",
         "created_at",
@@ -139,11 +142,109 @@ class ScorerModelAdmin(admin.ModelAdmin):
     list_filter = ["project", "is_active", "base_model"]
     search_fields = ["version", "base_model", "path"]
     raw_id_fields = ["training_run"]
+    readonly_fields = ["is_active", "gold_f1", "created_at"]
+    actions = ["activate"]
+
+    @admin.action(description="Make active (promote or roll back; rescores)")
+    def activate(self, request, queryset):
+        from .services import scorer_activate
+
+        scorers = list(queryset)
+        if len({s.project_id for s in scorers}) != len(scorers):
+            self.message_user(
+                request,
+                "Pick one version per project: a project has one active scorer.",
+                messages.ERROR,
+            )
+            return
+        for scorer in scorers:
+            scorer_activate(scorer=scorer)
+            self.message_user(
+                request,
+                f"{scorer.project}: {scorer.version} is active; its predictions "
+                "are being rescored.",
+            )
 
 
 @admin.register(TrainingRun)
 class TrainingRunAdmin(admin.ModelAdmin):
-    list_display = ["id", "project", "status", "base_model", "progress", "created_at"]
-    list_filter = ["status", "project"]
+    list_display = [
+        "id",
+        "project",
+        "status",
+        "trigger",
+        "stage",
+        "progress",
+        "val_f1",
+        "expert_labels",
+        "created_at",
+    ]
+    list_filter = ["status", "trigger", "project"]
     search_fields = ["base_model", "log", "error"]
-    readonly_fields = ["created_at", "started_at", "finished_at"]
+    readonly_fields = [
+        "status",
+        "progress",
+        "stage",
+        "epoch",
+        "loss",
+        "val_f1",
+        "heartbeat_at",
+        "cancel_requested",
+        "expert_labels",
+        "log",
+        "metrics",
+        "error",
+        "created_at",
+        "started_at",
+        "finished_at",
+    ]
+    actions = ["cancel"]
+
+    def has_add_permission(self, request) -> bool:
+        # Runs start through the API (or beat), which checks and enqueues.
+        return False
+
+    @admin.action(description="Cancel the selected runs")
+    def cancel(self, request, queryset):
+        from .services import ApplicationError
+        from .training import training_run_cancel
+
+        for run in queryset:
+            try:
+                training_run_cancel(run=run)
+            except ApplicationError as e:
+                self.message_user(request, str(e), messages.WARNING)
+            else:
+                self.message_user(request, f"training run {run.pk}: cancelling")
+
+
+@admin.register(GradingRun)
+class GradingRunAdmin(admin.ModelAdmin):
+    list_display = [
+        "id",
+        "project",
+        "model",
+        "status",
+        "progress_done",
+        "progress_total",
+        "cost",
+        "budget",
+        "created_at",
+    ]
+    list_filter = ["status", "project", "model"]
+    search_fields = ["model", "error"]
+    readonly_fields = [
+        "cost",
+        "cost_estimate",
+        "progress_done",
+        "progress_total",
+        "prompt_tokens",
+        "completion_tokens",
+        "created_at",
+        "started_at",
+        "finished_at",
+    ]
+
+    def has_add_permission(self, request) -> bool:
+        # Runs start through the API, which estimates, checks and enqueues.
+        return False

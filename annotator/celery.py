@@ -2,7 +2,7 @@
 
 - ``llm``: calls to the LLM provider (slow, rate limited, network bound)
 - ``pipeline``: alignment and NLI scoring (CPU, or a GPU when present)
-- ``training``: fine-tuning scorers (GPU workers only, see docker-compose)
+- ``training``: fine-tuning scorers (a GPU worker where there is one)
 """
 
 import os
@@ -22,9 +22,12 @@ app.conf.task_queues = tuple(
 )
 app.conf.task_routes = {
     "annotator.tasks.run_extraction": {"queue": "llm"},
+    "annotator.tasks.run_grading": {"queue": "llm"},
     "annotator.tasks.check_predictions": {"queue": "pipeline"},
     "annotator.tasks.sweep_unchecked": {"queue": "pipeline"},
-    # TODO(#5): the training task (train_scorer) goes to the GPU workers.
+    "annotator.tasks.retrain_due": {"queue": "pipeline"},
+    # GPU workers where there are any (docker-compose --profile gpu); the
+    # trainer uses CUDA when the worker has it, the CPU otherwise.
     "annotator.tasks.train_scorer": {"queue": "training"},
 }
 app.autodiscover_tasks()

@@ -73,10 +73,14 @@ def worker_start(
     name: str = "embedded@%h",
     pool: str = "solo",
     cwd: Path | None = None,
+    new_session: bool = False,
 ) -> subprocess.Popen:
     """Start ``celery -A annotator worker`` as a child process, its output to
     ``log_path``. Used by the tests and by commands that need a worker next to
-    them (``demo``); deployments run workers as their own services."""
+    them (``demo``); deployments run workers as their own services.
+
+    ``new_session`` puts the worker (and its pool children) in a process
+    group of its own, which a test can kill as a whole."""
     with open(log_path, "wb") as out:
         return subprocess.Popen(
             [
@@ -102,6 +106,7 @@ def worker_start(
             env={**os.environ, **(env or {})},
             stdout=out,
             stderr=subprocess.STDOUT,
+            start_new_session=new_session,
         )
 
 

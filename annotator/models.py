@@ -314,6 +314,10 @@ class Prediction(models.Model):
         return self.external_id
 
 
+#: PredictionScore.scorer of the LLM grader's verdicts: this plus the model name.
+GRADER_SCORER_PREFIX = "llm-grader:"
+
+
 class PredictionScore(models.Model):
     """One scorer's opinion of one prediction; a rescore updates it in place."""
 

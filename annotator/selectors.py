@@ -31,6 +31,7 @@ from django.db.models.functions import (
 
 from . import gold as gold_set
 from .models import (
+    GRADER_SCORER_PREFIX,
     Annotation,
     Document,
     ExtractionRun,
@@ -214,8 +215,6 @@ _OVERLAP_MULTIPLIER = 7919
 _OVERLAP_MODULUS = 10007
 _DECISIVE = [Annotation.Label.SAFE, Annotation.Label.UNSAFE]
 WINDOW_CHARS = 400
-# PredictionScore.scorer of the LLM grader's verdicts ("llm-grader:<model>").
-GRADER_SCORER_PREFIX = "llm-grader"
 MAX_SIBLINGS = 50
 
 

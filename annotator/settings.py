@@ -7,6 +7,7 @@ deployment shows up at start-up, not as a silent misconfiguration.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -65,6 +66,20 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if not raw:
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_json_object(name: str) -> dict:
+    """A JSON object, e.g. ``TRAINING_CONFIG={"human_epochs": 4}``."""
+    raw = os.environ.get(name)
+    if raw is None or not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError as e:
+        raise ImproperlyConfigured(f"{name} is not valid JSON: {e}") from None
+    if not isinstance(value, dict):
+        raise ImproperlyConfigured(f"{name} must be a JSON object, not {raw!r}")
+    return value
 
 
 def env_secret(name: str) -> str | None:
@@ -245,6 +260,14 @@ EXTRACTION_MAX_RETRIES = env_int("EXTRACTION_MAX_RETRIES", 3)
 LABEL_LEASE_SECONDS = env_int("LABEL_LEASE_SECONDS", 900)
 LABEL_BATCH_SIZE = env_int("LABEL_BATCH_SIZE", 20)
 
+# Retraining (issue 5). TrainConfig fields overriding its defaults for every
+# run (an admin's run may override them again), e.g. {"human_epochs": 4}.
+TRAINING_CONFIG = env_json_object("TRAINING_CONFIG")
+# A running training writes a heartbeat this often; one silent for
+# TRAINING_STALE_SECONDS is marked failed (its worker died).
+TRAINING_HEARTBEAT_SECONDS = env_float("TRAINING_HEARTBEAT_SECONDS", 10.0)
+TRAINING_STALE_SECONDS = env_int("TRAINING_STALE_SECONDS", 180)
+
 # --- Celery ------------------------------------------------------------------
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "")
 if not CELERY_BROKER_URL:
@@ -278,6 +301,12 @@ CELERY_BEAT_SCHEDULE = {
     "sweep-unchecked-predictions": {
         "task": "annotator.tasks.sweep_unchecked",
         "schedule": env_int("SWEEP_INTERVAL_SECONDS", 600),
+    },
+    # Starts training for projects with enough new expert labels, and fails
+    # runs whose worker stopped sending heartbeats.
+    "retrain-due": {
+        "task": "annotator.tasks.retrain_due",
+        "schedule": env_float("RETRAIN_CHECK_SECONDS", 300.0),
     },
 }
 

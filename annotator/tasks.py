@@ -7,10 +7,12 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
+from celery.exceptions import WorkerLostError
+from celery.signals import task_failure
 from django.conf import settings
 from django.db.models import Count, Q
 
-from . import services
+from . import services, training
 from .models import Project, RunStatus, Verdict
 
 logger = logging.getLogger(__name__)
@@ -85,3 +87,73 @@ def sweep_unchecked() -> list[int]:
     for project_id in projects:
         check_predictions.delay(project_id)
     return projects
+
+
+# --- LLM grading (issue 5) ----------------------------------------------------
+
+
+@shared_task(
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    autoretry_for=(services.TransientError,),
+    retry_backoff=10,
+    retry_backoff_max=600,
+    max_retries=settings.EXTRACTION_MAX_RETRIES,
+)
+def run_grading(self, run_id: int) -> dict:
+    from . import grading
+
+    try:
+        run = grading.grading_run_execute(run_id=run_id)
+    except services.ConfigurationError:
+        return {"run": run_id, "status": RunStatus.FAILED}  # recorded on the run
+    except services.TransientError as e:
+        if self.request.retries >= self.max_retries:
+            grading.grading_run_fail(
+                run_id=run_id,
+                error=f"gave up after {self.request.retries} retries: {e}",
+            )
+            return {"run": run_id, "status": RunStatus.FAILED}
+        raise
+    except Exception as e:
+        # A bug or an unexpected failure: record it where users look, then let
+        # Celery log the traceback.
+        grading.grading_run_fail(run_id=run_id, error=f"{type(e).__name__}: {e}")
+        raise
+    return {"run": run_id, "status": run.status, "done": run.progress_done}
+
+
+# Not acks_late: a training run cannot resume, so a redelivery after a crash
+# could only find its run claimed and do nothing. Instead a pool child that
+# dies is reported by the worker's main process (task_failure with
+# WorkerLostError, below), and a whole worker killed is noticed by the
+# heartbeat sweep in retrain_due. A second delivery (or a second call) finds
+# the run no longer pending and returns.
+@shared_task
+def train_scorer(run_id: int) -> dict:
+    run = training.training_run_execute(run_id=run_id)
+    return {"run": run_id, "status": run.status if run else None}
+
+
+@task_failure.connect
+def _training_worker_lost(sender=None, exception=None, args=None, **kwargs):
+    """The pool child running a training died (OOM killer, segfault): the
+    worker's main process says so, and the run is failed at once."""
+    if getattr(sender, "name", None) != train_scorer.name:
+        return
+    if isinstance(exception, WorkerLostError) and args:
+        training.training_run_fail(
+            run_id=int(args[0]),
+            error=f"the worker process died ({exception}); the active scorer is "
+            "unchanged",
+        )
+
+
+@shared_task
+def retrain_due() -> dict:
+    """Periodic (beat): fail runs whose worker went silent, then start a run
+    for each project with enough new expert labels."""
+    failed = training.training_runs_sweep_stale()
+    started = training.retrain_due()
+    return {"failed": failed, "started": started}

@@ -8,6 +8,7 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("projects/<int:pk>/predictions/", views.predictions_page, name="predictions"),
     path("projects/<int:pk>/label/", views.label_page, name="label"),
+    path("projects/<int:pk>/dashboard/", views.dashboard_page, name="dashboard"),
     path(
         "login/",
         auth_views.LoginView.as_view(template_name="login.html"),

@@ -3,15 +3,17 @@ shell and first batch are rendered here, everything after goes through the API."
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db.models import Count, Q
 from django.http import Http404
 from django.middleware.csrf import get_token
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.safestring import mark_safe
 
-from . import selectors, services
+from . import dashboard, selectors, services
 from .models import Project, Verdict
 
 
@@ -91,3 +93,48 @@ def label_page(request, pk: int):
         },
     }
     return render(request, "label.html", {"project": project, "data": data})
+
+
+@login_required
+def dashboard_page(request, pk: int):
+    # Admins only, like the scorer and training endpoints it drives; an
+    # annotator gets a 403 (they may know the project exists, not its metrics).
+    if not request.user.is_staff:
+        raise PermissionDenied("the dashboard is for admins")
+    project = get_object_or_404(Project, pk=pk)
+    stats = dashboard.dashboard(project)
+    # Safe to inline: pipeline.plots escapes every piece of text it is given
+    # (model names, usernames and versions come from users and imports).
+    charts = {name: mark_safe(svg) for name, svg in stats.pop("charts").items()}
+    live = stats["runs"]["live_training"]
+    grading = stats["runs"]["live_grading"]
+    active = stats["active"]
+    data = {
+        "project": {"id": project.pk, "name": project.name},
+        "csrf_token": get_token(request),
+        "live_training": live.pk if live else None,
+        "live_grading": grading.pk if grading else None,
+        "urls": {
+            "activate": "/api/scorer-models/{id}/activate/",
+            "training_runs": "/api/training-runs/",
+            "training_run": "/api/training-runs/{id}/",
+            "cancel": "/api/training-runs/{id}/cancel/",
+            "grading_estimate": "/api/grading-runs/estimate/",
+            "grading_runs": "/api/grading-runs/",
+            "grading_run": "/api/grading-runs/{id}/",
+            "grading_cancel": "/api/grading-runs/{id}/cancel/",
+        },
+    }
+    return render(
+        request,
+        "dashboard.html",
+        {
+            "project": project,
+            "charts": charts,
+            "data": data,
+            "download_url": (
+                f"/api/scorer-models/{active.pk}/download/" if active else None
+            ),
+            **stats,
+        },
+    )

@@ -35,7 +35,6 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from xml.sax.saxutils import escape
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -45,6 +44,7 @@ from bench_quality import evaluate_on, split_corpus  # noqa: E402
 
 from pipeline.demo_corpus import generate_corpus  # noqa: E402
 from pipeline.evaluate import best_threshold  # noqa: E402
+from pipeline.plots import Reference, Series, line_chart  # noqa: E402
 from pipeline.score import NLIScorer  # noqa: E402
 from pipeline.train import TrainConfig, build_dataset, train_scorer  # noqa: E402
 
@@ -82,84 +82,21 @@ def stage_summary(metadata: dict) -> dict:
 
 
 def render_svg(curve: dict, sizes: list[int], *, title: str) -> str:
-    """A small line chart: F1 (0..1) against expert labels, one line per scorer."""
-    width, height = 640, 420
-    left, right, top, bottom = 60, 170, 40, 50
-    plot_w, plot_h = width - left - right, height - top - bottom
-    x_max = max(sizes)
-
-    def x(n: float) -> float:
-        return left + plot_w * n / x_max
-
-    def y(f1: float) -> float:
-        return top + plot_h * (1 - f1)
-
-    styles = {
-        "base": ("#888888", "6 4"),
-        "silver": ("#e69f00", "3 3"),
-        "expert": ("#0072b2", ""),
-        "silver>expert": ("#d55e00", ""),
-    }
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
-        f'<rect width="{width}" height="{height}" fill="white"/>',
-        f'<text x="{left + plot_w / 2}" y="22" text-anchor="middle" '
-        f'font-size="14">{escape(title)}</text>',
+    """Figure 4: F1 against expert labels, one line per scorer; the untuned
+    base is a reference line (it saw no labels)."""
+    series = [
+        Series(name, [(n, curve[name][str(n)]) for n in sizes])
+        for name in ("silver", "expert", "silver>expert")
     ]
-    for i in range(6):
-        f1 = i / 5
-        out.append(
-            f'<line x1="{left}" x2="{left + plot_w}" y1="{y(f1):.1f}" '
-            f'y2="{y(f1):.1f}" stroke="#eeeeee"/>'
-            f'<text x="{left - 8}" y="{y(f1) + 4:.1f}" '
-            f'text-anchor="end">{f1:.1f}</text>'
-        )
-    for n in [0, *sizes]:
-        out.append(
-            f'<line x1="{x(n):.1f}" x2="{x(n):.1f}" y1="{top + plot_h}" '
-            f'y2="{top + plot_h + 5}" stroke="black"/>'
-            f'<text x="{x(n):.1f}" y="{top + plot_h + 18}" '
-            f'text-anchor="middle">{n}</text>'
-        )
-    out += [
-        f'<line x1="{left}" x2="{left}" y1="{top}" y2="{top + plot_h}" '
-        'stroke="black"/>',
-        f'<line x1="{left}" x2="{left + plot_w}" y1="{top + plot_h}" '
-        f'y2="{top + plot_h}" stroke="black"/>',
-        f'<text x="{left + plot_w / 2}" y="{height - 10}" text-anchor="middle">'
-        "expert labels (validation included)</text>",
-        f'<text transform="translate(16 {top + plot_h / 2}) rotate(-90)" '
-        'text-anchor="middle">F1 (flagging unsafe, held-out documents)</text>',
-    ]
-    # silver drawn last: where silver>expert kept the silver weights, they coincide.
-    for name in ("base", "expert", "silver>expert", "silver"):
-        row = SCORERS.index(name)
-        colour, dash = styles[name]
-        dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
-        if name == "base":
-            points = [(0, curve[name]), (x_max, curve[name])]
-        else:
-            points = [(n, curve[name][str(n)]) for n in sizes]
-        path = " ".join(f"{x(n):.1f},{y(f1):.1f}" for n, f1 in points)
-        out.append(
-            f'<polyline points="{path}" fill="none" stroke="{colour}" '
-            f'stroke-width="2"{dash_attr}/>'
-        )
-        if name != "base":
-            out += [
-                f'<circle cx="{x(n):.1f}" cy="{y(f1):.1f}" r="3" fill="{colour}"/>'
-                for n, f1 in points
-            ]
-        ly = top + 10 + 20 * row
-        lx = left + plot_w + 15
-        out.append(
-            f'<line x1="{lx}" x2="{lx + 24}" y1="{ly}" y2="{ly}" stroke="{colour}" '
-            f'stroke-width="2"{dash_attr}/>'
-            f'<text x="{lx + 30}" y="{ly + 4}">{escape(name)}</text>'
-        )
-    out.append("</svg>")
-    return "\n".join(out) + "\n"
+    return line_chart(
+        series,
+        title=title,
+        x_label="expert labels (validation included)",
+        y_label="F1 flagging unsafe (held-out documents)",
+        x_range=(0, max(sizes)),
+        y_range=(0, 1),
+        references=[Reference(curve["base"], "untuned base")],
+    )
 
 
 def format_table(rows: list[dict]) -> str:

@@ -7,7 +7,12 @@ time, and asks for more when fewer than half a batch is left. Latencies are
 measured client-side around each HTTP request to gunicorn on 127.0.0.1.
 Bounded: ``--labels`` per expert and ``--seconds`` overall.
 
-    python bench/bench_queue_load.py                 # ~1 minute
+The default think time, 3.6 s, is 1000 labels an hour per expert: four times
+the paper's experts (250 an hour), 20,000 labels an hour in all. ``--think 1``
+(3600 an hour each) is a stress test past any human pace.
+
+    python bench/bench_queue_load.py                 # ~3 minutes
+    python bench/bench_queue_load.py --think 1       # stress: 72,000 labels/hour
     python bench/bench_queue_load.py --think 0       # saturation, no think time
 """
 
@@ -141,15 +146,15 @@ def pct(values, q):
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--experts", type=int, default=20)
-    parser.add_argument("--labels", type=int, default=60, help="per expert")
+    parser.add_argument("--labels", type=int, default=40, help="per expert")
     parser.add_argument("--batch", type=int, default=20)
     parser.add_argument(
-        "--think", type=float, default=1.0, help="seconds between labels"
+        "--think", type=float, default=3.6, help="seconds between labels"
     )
     parser.add_argument(
         "--stagger", type=float, default=2.0, help="experts start within this"
     )
-    parser.add_argument("--seconds", type=float, default=120, help="overall cap")
+    parser.add_argument("--seconds", type=float, default=300, help="overall cap")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers")
     parser.add_argument("--threads", type=int, default=4, help="threads per worker")
     args = parser.parse_args()
@@ -180,7 +185,9 @@ def main() -> int:
             t.join()
         elapsed = time.perf_counter() - started
     print(
-        f"{args.experts} concurrent experts, think time {args.think}s, batch "
+        f"{args.experts} concurrent experts, think time {args.think}s "
+        f"({3600 / args.think if args.think else float('inf'):.0f} labels/hour "
+        f"each), batch "
         f"{args.batch}, gunicorn {args.workers}x{args.threads} gthread, "
         f"4000 predictions, {elapsed:.1f}s"
     )

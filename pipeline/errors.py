@@ -31,3 +31,11 @@ class ScorerError(PipelineError):
 
 class TrainingError(PipelineError):
     """Training cannot start or failed (e.g. too few labels of one class)."""
+
+
+class TrainingCancelled(PipelineError):
+    """Training was stopped on request (raised by an ``on_progress`` callback).
+
+    ``train_scorer`` lets it through before writing anything, so a cancelled
+    run leaves no output folder behind.
+    """

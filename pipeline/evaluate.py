@@ -112,3 +112,74 @@ def _by_model(
             ),
         }
     return out
+
+
+def cohen_kappa(pairs: Iterable[tuple[str, str]]) -> float | None:
+    """Cohen's kappa of two raters: agreement beyond what chance explains.
+
+    Args:
+        pairs: ``(first rater's label, second rater's label)`` per item, e.g.
+            the two decisive labels of an overlap prediction (earlier, later).
+
+    Returns:
+        ``(p_o - p_e) / (1 - p_e)`` rounded to 4 places, with ``p_o`` the
+        observed agreement and ``p_e`` the agreement expected from each
+        rater's label frequencies; ``None`` when it is undefined: no pairs,
+        or both raters used one and the same class only (``p_e == 1``).
+    """
+    first: dict[str, int] = defaultdict(int)
+    second: dict[str, int] = defaultdict(int)
+    agree = n = 0
+    for a, b in pairs:
+        first[a] += 1
+        second[b] += 1
+        agree += a == b
+        n += 1
+    if not n:
+        return None
+    p_o = agree / n
+    p_e = sum(first[k] * second.get(k, 0) for k in first) / (n * n)
+    if p_e >= 1.0:
+        return None
+    return round((p_o - p_e) / (1 - p_e), 4)
+
+
+def precision_recall_curve(
+    scores: Sequence[float], unsafe: Sequence[bool]
+) -> list[dict[str, float]]:
+    """Precision and recall of flagging unsafe at every cut of the scores.
+
+    A prediction is flagged when its score (p(supports)) is at or below the
+    cut, so the pipeline's ``score < threshold`` gives the same flags for any
+    threshold in ``(cut, next higher score]``. Tied scores move together.
+
+    Args:
+        scores: scorer outputs, one per labelled prediction.
+        unsafe: the gold answer for each.
+
+    Returns:
+        JSON-ready points ``{"threshold": cut, "precision", "recall"}`` with
+        the cut ascending (recall rising); empty when there is no unsafe
+        label (recall is undefined) or no score.
+    """
+    if len(scores) != len(unsafe):
+        raise ValueError("scores and unsafe differ in length")
+    positives = sum(bool(u) for u in unsafe)
+    if not positives:
+        return []
+    rows = sorted(zip(scores, unsafe, strict=True), key=lambda r: r[0])
+    points = []
+    tp = flagged = 0
+    for i, (score, is_unsafe) in enumerate(rows):
+        tp += bool(is_unsafe)
+        flagged += 1
+        if i + 1 < len(rows) and rows[i + 1][0] == score:
+            continue
+        points.append(
+            {
+                "threshold": score,
+                "precision": round(tp / flagged, 4),
+                "recall": round(tp / positives, 4),
+            }
+        )
+    return points

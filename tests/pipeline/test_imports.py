@@ -5,7 +5,7 @@ import sys
 def test_importing_pipeline_loads_no_django_torch_or_openai():
     code = (
         "import sys, pipeline, pipeline.cli, pipeline.check, pipeline.train, "
-        "pipeline.score, pipeline.evaluate\n"
+        "pipeline.score, pipeline.evaluate, pipeline.plots\n"
         "heavy = [m for m in ('django', 'torch', 'openai') if m in sys.modules]\n"
         "print(heavy)"
     )

@@ -149,3 +149,66 @@ def test_llm_grader_verdicts_join_the_silver_labels(fake_openai, corpus):
     # Only unlabelled predictions are graded: labels are the experts' job.
     assert len(fake_openai.bodies) == len(graded)
     assert not {e.document_id for e in graded} & {corpus.documents[0].id}
+
+
+TINY = TrainConfig(
+    silver_limit=48, silver_epochs=1, human_epochs=1, batch_size=8, max_length=64
+)
+
+
+@pytest.fixture(scope="module")
+def small(corpus, split):
+    """A quarter of the labelled documents: enough for a split, quick to train."""
+    train_docs, _, labels = split
+    documents = {d.id: d for d in corpus.documents}
+    keep = sorted(train_docs)[:20]
+    predictions = [p for p in corpus.predictions if p.document_id in keep]
+    labels = {k: v for k, v in labels.items() if k.rsplit("-p", 1)[0] in keep}
+    return documents, predictions, labels
+
+
+def test_cancelling_from_the_progress_callback_stops_and_writes_nothing(
+    small, tmp_path
+):
+    from pipeline.errors import TrainingCancelled
+
+    documents, predictions, labels = small
+    seen = []
+
+    def cancel_after_two_steps(progress):
+        seen.append(progress)
+        if progress.step >= 2:
+            raise TrainingCancelled("stop")
+
+    out = tmp_path / "scorer"
+    with pytest.raises(TrainingCancelled):
+        train_scorer(
+            documents,
+            predictions,
+            labels,
+            out,
+            config=TINY,
+            on_progress=cancel_after_two_steps,
+        )
+    assert not out.exists()
+    assert max(p.step for p in seen) == 2  # no step ran after the request
+
+
+def test_precomputed_silver_pairs_are_used_without_their_validation_documents(
+    small,
+):
+    from pipeline.train import build_dataset, silver_pool_examples
+
+    documents, predictions, labels = small
+    silver = silver_pool_examples(documents, predictions, config=TINY)
+    assert silver and {e.document_id for e in silver} <= set(documents)
+    config = TrainConfig(silver_limit=None)
+    data = build_dataset(documents, predictions, labels, config=config, silver=silver)
+    validation_docs = {e.document_id for e in data.validation}
+    assert validation_docs
+    assert data.silver and not {e.document_id for e in data.silver} & validation_docs
+    assert len(data.silver) == sum(e.document_id not in validation_docs for e in silver)
+    # The same pairs as made in place, for the same split.
+    fresh = build_dataset(documents, predictions, labels, config=config)
+    assert fresh.validation == data.validation
+    assert {e.hypothesis for e in fresh.silver} & {e.hypothesis for e in data.silver}

@@ -1,7 +1,8 @@
 """The quick-start demo: the whole product on the embedded Postgres and Redis.
 
 Loads the demo corpus, trains a first scorer on 500 of its expert labels
-(cached under var/), checks every prediction through a real Celery worker,
+outside the gold test set (once; later runs reuse it), measures it and the
+untuned base on the gold set, checks every prediction through a real Celery worker,
 creates an admin and an annotator and serves the app on 127.0.0.1.
 """
 
@@ -10,14 +11,22 @@ from __future__ import annotations
 import json
 import secrets
 import time
+from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from annotator import embedded, services, tasks
-from annotator.models import Prediction, Project, ScorerModel
+from annotator.models import (
+    Document,
+    Prediction,
+    Project,
+    RunStatus,
+    ScorerModel,
+    TrainingRun,
+)
 
 PROJECT_NAME = "Refugee decisions (demo)"
 EXPERT_LABELS = 500
@@ -52,7 +61,6 @@ class Command(BaseCommand):
                 "entity_schema": corpus.schema,
             },
         )
-        expert = self.expert_labels(corpus)
         self.step(f"importing {len(corpus.documents)} documents")
         services.documents_import(
             project=project,
@@ -65,15 +73,20 @@ class Command(BaseCommand):
             project=project,
             stream=jsonl(prediction_to_json(p) for p in corpus.predictions),
         )
-        self.step(f"importing {len(expert)} expert labels")
-        services.labels_import(
-            project=project, stream=jsonl(label_to_json(lab) for lab in expert.values())
+        expert, gold_labels = self.expert_labels(project, corpus)
+        self.step(
+            f"importing {len(expert)} expert labels and {len(gold_labels)} "
+            "labels of the gold test set"
         )
-        scorer, trained = self.first_scorer(project, corpus, expert, retrain=retrain)
-        if trained or not scorer.is_active:
-            # Resets verdicts and queues the check: the worker scores with it.
-            services.scorer_activate(scorer=scorer)
+        services.labels_import(
+            project=project,
+            stream=jsonl(
+                label_to_json(lab) for lab in [*expert.values(), *gold_labels.values()]
+            ),
+        )
+        scorer = self.first_scorer(project, retrain=retrain)
         admin_password, annotator_password = self.accounts(project)
+        self.simulated_overlap_labels(project, corpus)
 
         log = settings.VAR_DIR / "log" / "demo-worker.log"
         log.parent.mkdir(parents=True, exist_ok=True)
@@ -101,56 +114,92 @@ class Command(BaseCommand):
     def step(self, message: str) -> None:
         self.stdout.write(self.style.MIGRATE_HEADING(f"==> {message}"))
 
-    def expert_labels(self, corpus) -> dict:
-        """The gold labels of whole documents, up to 500: the experts' work."""
-        gold = {lab.prediction_id: lab for lab in corpus.labels}
-        chosen = {}
+    def expert_labels(self, project, corpus) -> tuple[dict, dict]:
+        """The experts' work: labels of whole documents outside the gold test
+        set, up to 500, for training; and every gold-set prediction's label,
+        which only measures scorer versions."""
+        from annotator import gold
+
+        gold_documents = set(
+            gold.only(
+                Document.objects.filter(project=project),
+                project,
+                gold=True,
+                document_field="id",
+            ).values_list("external_id", flat=True)
+        )
+        truth = {lab.prediction_id: lab for lab in corpus.labels}
+        chosen, gold_labels = {}, {}
         for p in corpus.predictions:
-            if len(chosen) >= EXPERT_LABELS:
-                break
-            chosen[p.id] = gold[p.id]
-        return chosen
+            if p.document_id in gold_documents:
+                gold_labels[p.id] = truth[p.id]
+            elif len(chosen) < EXPERT_LABELS:
+                chosen[p.id] = truth[p.id]
+        return chosen, gold_labels
 
-    def first_scorer(self, project, corpus, expert, *, retrain: bool):
-        """Train (or reuse the cached) first scorer and register it.
+    def first_scorer(self, project, *, retrain: bool) -> ScorerModel:
+        """The untuned base model and a first fine-tuned scorer, both measured
+        on the gold test set: the first two points of the learning curve.
 
-        Returns the scorer row and whether it was trained just now.
+        Training goes through the app's training service (the worker's path:
+        gold documents excluded, silver pairs cached under var/silver), in
+        this process with progress bars. A later demo reuses the registered
+        scorer, so only the first run trains.
         """
-        from pipeline.score import read_metadata
-        from pipeline.train import ProgressBars, train_scorer
+        from annotator import training
+        from pipeline.score import DEFAULT_BASE_MODEL
+        from pipeline.train import ProgressBars
 
-        out = settings.VAR_DIR / "scorers" / f"demo-{len(corpus.documents)}-v1"
-        metadata = {} if retrain else read_metadata(out)
-        trained = not metadata
-        if metadata:
-            self.step(f"first scorer: cached in {out}")
+        if not ScorerModel.objects.filter(project=project, version="base").exists():
+            self.step("base model: measuring the untuned scorer on the gold set")
+            data = training.labelled_data(project, gold_set=True, labelled_only=True)
+            metrics = training.gold_evaluate(
+                project=project,
+                data=data,
+                model=DEFAULT_BASE_MODEL,
+                threshold=project.nli_threshold,
+            )
+            ScorerModel.objects.create(
+                project=project,
+                version="base",
+                base_model=DEFAULT_BASE_MODEL,
+                path=DEFAULT_BASE_MODEL,
+                threshold=project.nli_threshold,
+                metrics={"gold": metrics},
+                gold_f1=None if metrics is None else metrics["f1"],
+                expert_labels=0,
+            )
+        done = (
+            ScorerModel.objects.filter(
+                project=project, training_run__trigger=TrainingRun.Trigger.DEMO
+            )
+            .order_by("-created_at")
+            .first()
+        )
+        if done is not None and not retrain and Path(done.path).is_dir():
+            self.step(f"first scorer: {done.version}, trained earlier ({done.path})")
         else:
             self.step(
-                "first scorer: training on silver pairs, then "
-                f"{len(expert)} expert labels (a few minutes on CPU, once)"
+                "first scorer: training on silver pairs, then the expert labels "
+                "(a few minutes on CPU, once)"
             )
-            documents = {d.id: d for d in corpus.documents}
+            run = training.training_run_start(
+                project=project, trigger=TrainingRun.Trigger.DEMO, enqueue=False
+            )
             bars = ProgressBars()
-            metadata = train_scorer(
-                documents,
-                corpus.predictions,
-                expert,
-                out,
-                on_progress=bars,
-            )
-            bars.close()
-        scorer, _ = ScorerModel.objects.update_or_create(
-            project=project,
-            version="v1",
-            defaults={
-                "base_model": metadata["base_model"],
-                "path": str(out),
-                "label_counts": metadata["label_counts"],
-                "threshold": metadata["threshold"],
-                "metrics": metadata["validation"],
-            },
-        )
-        return scorer, trained
+            try:
+                run = training.training_run_execute(run_id=run.pk, on_progress=bars)
+            finally:
+                bars.close()
+            if run.status != RunStatus.SUCCEEDED:
+                raise CommandError(f"training failed: {run.error}\n{run.log}")
+            self.stdout.write(run.log)
+            done = ScorerModel.objects.get(pk=run.metrics["scorer"])
+        active = ScorerModel.objects.filter(project=project, is_active=True).first()
+        if active is None:
+            # Resets verdicts and queues the check: the worker scores with it.
+            active = services.scorer_activate(scorer=done)
+        return active
 
     def accounts(self, project) -> tuple[str, str]:
         """An admin and an annotator with fresh passwords for this session."""
@@ -185,11 +234,18 @@ class Command(BaseCommand):
         predictions = Prediction.objects.filter(project=project)
         unsafe = predictions.filter(verdict="unsafe").count()
         base = f"http://127.0.0.1:{port}"
+        gold_f1 = "n/a" if scorer.gold_f1 is None else f"{scorer.gold_f1:.3f}"
+        base_f1 = (
+            ScorerModel.objects.filter(project=project, version="base")
+            .values_list("gold_f1", flat=True)
+            .first()
+        )
+        untuned = "" if base_f1 is None else f"; untuned base {base_f1:.3f}"
         self.stdout.write(
             self.style.SUCCESS(
                 f"\n{predictions.count()} predictions checked, {unsafe} judged unsafe "
-                f"(scorer {scorer.version}, validation F1 "
-                f"{scorer.metrics.get('f1', 0):.3f}, threshold {scorer.threshold:.3f})"
+                f"(scorer {scorer.version}, gold-set F1 {gold_f1}{untuned}, "
+                f"threshold {scorer.threshold:.3f})"
             )
         )
         self.stdout.write(
@@ -198,6 +254,78 @@ class Command(BaseCommand):
             f"  admin        {base}/admin/\n"
             f"  login as     admin / {admin_password}   (admin)\n"
             f"               annotator / {annotator_password}   (annotator)\n"
+        )
+
+    def simulated_overlap_labels(self, project, corpus, *, items: int = 120) -> None:
+        """SIMULATED labels by two made-up experts on overlap predictions, so
+        the dashboard's agreement (Cohen's kappa) and labels-per-hour charts
+        have something to show. Not real annotation work: expert 1 copies the
+        corpus's gold label, expert 2 disagrees with it now and then; their
+        timings are drawn around the paper's 250 labels an hour. Seeded, and
+        replaced (not duplicated) when the demo runs again.
+        """
+        import random
+        from datetime import timedelta
+
+        from django.utils import timezone
+
+        from annotator.models import Annotation
+        from annotator.selectors import is_overlap
+
+        users = get_user_model()
+        experts = []
+        for name in ("demo-expert-1", "demo-expert-2"):
+            user, created = users.objects.get_or_create(username=name)
+            if created:
+                user.set_unusable_password()
+                user.save()
+            project.members.add(user)
+            experts.append(user)
+        Annotation.objects.filter(
+            prediction__project=project, annotator__in=experts
+        ).delete()
+        truth = {lab.prediction_id: lab.label for lab in corpus.labels}
+        overlap = [
+            (pk, truth[external_id])
+            for pk, external_id in Prediction.objects.filter(project=project)
+            .order_by("pk")
+            .values_list("pk", "external_id")
+            if is_overlap(project, pk) and external_id in truth
+        ][:items]
+        rng = random.Random(0)
+        flip = {"safe": "unsafe", "unsafe": "safe"}
+        # (expert, session start, median seconds per label, disagreement rate)
+        sessions = [
+            (experts[0], timezone.now() - timedelta(days=2, hours=3), 13.0, 0.0),
+            (experts[1], timezone.now() - timedelta(days=1, hours=5), 17.0, 0.08),
+        ]
+        rows, stamps = [], []
+        for expert, clock, median, disagree in sessions:
+            for pk, label in overlap:
+                seconds = round(min(rng.lognormvariate(0, 0.45) * median, 600), 3)
+                if disagree and rng.random() < disagree:
+                    label = flip[label]
+                elif disagree and rng.random() < 0.03:
+                    label = Annotation.Label.UNSURE
+                clock += timedelta(seconds=seconds + rng.uniform(0.5, 3))
+                rows.append(
+                    Annotation(
+                        prediction_id=pk,
+                        annotator=expert,
+                        label=label,
+                        seconds_spent=seconds,
+                        extra={"simulated": True},
+                    )
+                )
+                stamps.append(clock)
+        created = Annotation.objects.bulk_create(rows)
+        for annotation, stamp in zip(created, stamps, strict=True):
+            annotation.created_at = annotation.updated_at = stamp
+        # bulk_update writes the values as given (no auto_now), unlike save().
+        Annotation.objects.bulk_update(created, ["created_at", "updated_at"])
+        self.step(
+            f"simulated a second expert's labels on {len(overlap)} overlap "
+            "predictions (for the dashboard's agreement and labels per hour)"
         )
 
 

@@ -1,0 +1,223 @@
+"""LLM grading runs: the estimate, start, follow and cancel.
+
+Members of a project follow its runs; only admins estimate, start and cancel
+them (they cost money).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.parsers import JSONParser
+from rest_framework.permissions import IsAdminUser
+from rest_framework.response import Response
+
+from annotator import grading, selectors
+from annotator.models import GradingRun, Project
+
+from .permissions import IsAdminOrReadOnly
+
+_PARAMS_HELP = (
+    "price_per_mtok_prompt and price_per_mtok_completion (price per million "
+    "tokens, in the budget's currency; 0 for a free local model), and optional "
+    "LLM settings: temperature, json_mode, timeout, max_retries; anything else "
+    "(max_tokens, seed...) goes into the request body as it is."
+)
+
+
+class GradingRunSerializer(serializers.ModelSerializer):
+    scorer = serializers.SerializerMethodField(
+        help_text='Scorer name its grades are stored under: "llm-grader:<model>".'
+    )
+
+    class Meta:
+        model = GradingRun
+        fields = [
+            "id",
+            "project",
+            "model",
+            "scorer",
+            "params",
+            "status",
+            "budget",
+            "cost_estimate",
+            "cost",
+            "progress_done",
+            "progress_total",
+            "prompt_tokens",
+            "completion_tokens",
+            "cancel_requested",
+            "error",
+            "created_by",
+            "created_at",
+            "started_at",
+            "finished_at",
+        ]
+        read_only_fields = fields
+        extra_kwargs = {
+            "id": {"help_text": "Run id."},
+            "project": {"help_text": "Project id."},
+            "model": {"help_text": "LLM model grading."},
+            "params": {"help_text": "Prices and LLM settings it was started with."},
+            "status": {
+                "help_text": "pending, running, succeeded (also when stopped "
+                "before the budget), failed or cancelled."
+            },
+            "budget": {
+                "help_text": "Cap (decimal string); the run stops before the "
+                "next batch would take its cost past it."
+            },
+            "cost_estimate": {
+                "help_text": "Estimated cost of grading every gradable "
+                "prediction, computed at the start (decimal string)."
+            },
+            "cost": {
+                "help_text": "Cost so far from the real token usage (decimal string)."
+            },
+            "progress_done": {
+                "help_text": "Predictions processed: graded, or with an unusable "
+                "answer (listed in error)."
+            },
+            "progress_total": {"help_text": "Predictions the run set out to grade."},
+            "prompt_tokens": {"help_text": "Prompt tokens used so far."},
+            "completion_tokens": {"help_text": "Completion tokens used so far."},
+            "cancel_requested": {
+                "help_text": "An admin asked it to stop; it does before its next batch."
+            },
+            "error": {
+                "help_text": "Why it stopped early or failed (first line), then "
+                "one line per prediction whose answer could not be used."
+            },
+            "created_by": {"help_text": "User id who started it."},
+            "created_at": {"help_text": "When it was requested."},
+            "started_at": {"help_text": "When a worker picked it up."},
+            "finished_at": {"help_text": "When it ended."},
+        }
+
+    def get_scorer(self, run) -> str:
+        return grading.scorer_name(run.model)
+
+
+class GradingEstimateRequestSerializer(serializers.Serializer):
+    project = serializers.IntegerField(help_text="Project id.")
+    model = serializers.CharField(
+        help_text="LLM model name (one of the project's llm_models, if it has any)."
+    )
+    params = serializers.DictField(
+        required=False, default=dict, help_text=f"Optional. {_PARAMS_HELP}"
+    )
+
+
+class GradingRunStartSerializer(GradingEstimateRequestSerializer):
+    budget = serializers.DecimalField(
+        max_digits=12,
+        decimal_places=6,
+        help_text="Most the run may spend, more than 0, in the prices' currency.",
+    )
+    params = serializers.DictField(
+        help_text=f"Required, with both prices. {_PARAMS_HELP}"
+    )
+
+
+class GradingEstimateSerializer(serializers.Serializer):
+    project = serializers.IntegerField(help_text="Project id.")
+    model = serializers.CharField(help_text="LLM model name.")
+    scorer = serializers.CharField(
+        help_text='Scorer name the grades would be stored under: "llm-grader:<model>".'
+    )
+    scorer_version = serializers.CharField(
+        help_text="Grader prompt version; a new prompt grades everything again."
+    )
+    predictions = serializers.IntegerField(
+        help_text="Predictions a run would grade: aligned, outside the gold set, "
+        "no expert label, not graded yet by this model and prompt."
+    )
+    prompt_tokens = serializers.IntegerField(
+        help_text="Estimated from the prompts' length (about 4 characters a token)."
+    )
+    completion_tokens = serializers.IntegerField(
+        help_text="Estimated at 100 tokens per prediction (the paper's average)."
+    )
+    cost = serializers.DecimalField(
+        max_digits=12,
+        decimal_places=6,
+        allow_null=True,
+        help_text="Estimated cost (decimal string); null without prices in params.",
+    )
+
+
+def _project_or_400(user, pk) -> Project:
+    try:
+        return selectors.project_get(user=user, pk=int(pk))
+    except (Project.DoesNotExist, TypeError, ValueError):
+        raise ValidationError({"project": "no such project"}) from None
+
+
+@extend_schema_view(
+    list=extend_schema(
+        parameters=[OpenApiParameter("project", int, description="Project id.")]
+    )
+)
+class GradingRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+    """LLM grading runs labelling unlabelled predictions as silver data."""
+
+    serializer_class = GradingRunSerializer
+    permission_classes = [IsAdminOrReadOnly]
+    parser_classes = [JSONParser]
+
+    def get_queryset(self):
+        queryset = GradingRun.objects.filter(
+            project__in=selectors.projects_for(self.request.user)
+        )
+        project = self.request.query_params.get("project")
+        if project:
+            try:
+                queryset = queryset.filter(project_id=int(project))
+            except ValueError:
+                raise ValidationError({"project": "must be an id"}) from None
+        return queryset
+
+    @extend_schema(
+        request=GradingRunStartSerializer, responses={201: GradingRunSerializer}
+    )
+    def create(self, request, *args, **kwargs):
+        """Start grading; refused without an LLM, prices or a positive budget,
+        or while the project has a run pending or running."""
+        payload = GradingRunStartSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        data = payload.validated_data
+        run = grading.grading_run_start(
+            project=_project_or_400(request.user, data["project"]),
+            model=data["model"],
+            budget=data["budget"],
+            params=data["params"],
+            created_by=request.user,
+        )
+        return Response(GradingRunSerializer(run).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        request=GradingEstimateRequestSerializer,
+        responses={200: GradingEstimateSerializer},
+    )
+    @action(detail=False, methods=["post"], permission_classes=[IsAdminUser])
+    def estimate(self, request):
+        """What a run would grade and roughly cost; starts nothing."""
+        payload = GradingEstimateRequestSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        data = payload.validated_data
+        project = _project_or_400(request.user, data["project"])
+        estimate = grading.grading_estimate(project, data["model"], data["params"])
+        return Response(
+            GradingEstimateSerializer({"project": project.pk, **asdict(estimate)}).data
+        )
+
+    @extend_schema(request=None, responses={200: GradingRunSerializer})
+    @action(detail=True, methods=["post"], permission_classes=[IsAdminUser])
+    def cancel(self, request, pk=None):
+        """Stop the run before its next batch (at once if no worker has it)."""
+        run = grading.grading_run_cancel(run=self.get_object())
+        return Response(GradingRunSerializer(run).data)

@@ -1,0 +1,495 @@
+"""Read-only queries behind the admin dashboard.
+
+Everything is aggregated in SQL (counts, group-bys, a self-join for the
+agreement pairs, buckets for the histogram), so a project of 100k predictions
+costs a dozen small queries; only aggregates and the gold set's (score, label)
+pairs reach Python. The charts are drawn by :mod:`pipeline.plots`.
+"""
+
+from __future__ import annotations
+
+from itertools import repeat
+from typing import Any
+
+from django.db.models import Count, F, IntegerField, Max, Min, Q, Sum
+from django.db.models.functions import Cast, Floor, Least
+
+from pipeline import plots
+from pipeline.evaluate import cohen_kappa, flag_metrics, precision_recall_curve
+
+from . import gold
+from .models import (
+    Annotation,
+    GradingRun,
+    Prediction,
+    Project,
+    RunStatus,
+    ScorerModel,
+    TrainingRun,
+    Verdict,
+)
+
+DECISIVE = [Annotation.Label.SAFE, Annotation.Label.UNSAFE]
+# A label that took longer than this counts as this long: the expert left the
+# item on screen and walked away (the labeling page caps it at an hour).
+LABEL_SECONDS_CAP = 300
+# Paper section 4.2.2: "annotators were able to generate 250 labels an hour".
+PAPER_LABELS_PER_HOUR = 250
+# Paper Table 1, NLI synth>human: the scorer this loop reproduces.
+PAPER_TABLE1 = {"precision": 0.928, "recall": 0.857, "f1": 0.891}
+HISTOGRAM_BINS = 20
+ACTIVE_RUN_STATUSES = [RunStatus.PENDING, RunStatus.RUNNING]
+
+
+def overview(project: Project) -> dict[str, Any]:
+    """Counts, the labelled share and the unsafe rate.
+
+    The unsafe rate is over checked predictions (verdict given), so a check
+    in progress does not dilute it; the labelled share counts predictions
+    with at least one decisive (safe/unsafe) expert or imported label.
+    """
+    counts = Prediction.objects.filter(project=project).aggregate(
+        predictions=Count("pk"),
+        safe=Count("pk", filter=Q(verdict=Verdict.SAFE)),
+        unsafe=Count("pk", filter=Q(verdict=Verdict.UNSAFE)),
+    )
+    labels = Annotation.objects.filter(prediction__project=project).aggregate(
+        labels=Count("pk", filter=Q(label__in=DECISIVE)),
+        labelled=Count("prediction", filter=Q(label__in=DECISIVE), distinct=True),
+        unsure=Count("pk", filter=Q(label=Annotation.Label.UNSURE)),
+    )
+    checked = counts["safe"] + counts["unsafe"]
+    total = counts["predictions"]
+    return {
+        "documents": project.documents.count(),
+        **counts,
+        **labels,
+        "checked": checked,
+        "unchecked": total - checked,
+        "labelled_share": labels["labelled"] / total if total else None,
+        "unsafe_rate": counts["unsafe"] / checked if checked else None,
+    }
+
+
+def labels_per_hour(project: Project) -> list[dict[str, Any]]:
+    """Per expert: labels, labelling hours and labels per hour.
+
+    Labelling time is the sum of ``seconds_spent`` (the labeling page's time
+    from showing an item to the decision), each capped at LABEL_SECONDS_CAP,
+    so idle gaps between sessions and items left on screen do not count.
+    Labels without a duration (imported, or from API clients that send none)
+    are left out of both the count and the time. ``created_at`` gives each
+    expert's first and last label, the window the rate was measured over.
+    Unsure labels count: passing on an item is work too.
+    """
+    rows = (
+        Annotation.objects.filter(
+            prediction__project=project,
+            annotator__isnull=False,
+            seconds_spent__isnull=False,
+        )
+        .values("annotator__username")
+        .annotate(
+            labels=Count("pk"),
+            seconds=Sum(Least(F("seconds_spent"), float(LABEL_SECONDS_CAP))),
+            first=Min("created_at"),
+            last=Max("created_at"),
+        )
+        .order_by("annotator__username")
+    )
+    out = []
+    for row in rows:
+        hours = (row["seconds"] or 0.0) / 3600
+        out.append(
+            {
+                "annotator": row["annotator__username"],
+                "labels": row["labels"],
+                "hours": hours,
+                "per_hour": row["labels"] / hours if hours else None,
+                "first": row["first"],
+                "last": row["last"],
+            }
+        )
+    return out
+
+
+def agreement(project: Project) -> dict[str, Any]:
+    """Cohen's kappa between experts on the predictions several labelled.
+
+    Pairs are two decisive labels on one prediction by two different experts
+    (one label per expert per prediction is a constraint, so a self-join on
+    the prediction with ``a.pk < b.pk`` gives each pair once, earlier label
+    first). The queue hands only overlap predictions to several experts, so
+    these are the overlap items; with more than two experts on an item every
+    pair counts (pooled pairwise kappa). Unsure and imported labels are left
+    out: they are not an expert's decision.
+    """
+    pair = dict(
+        prediction__project=project,
+        annotator__isnull=False,
+        label__in=DECISIVE,
+        prediction__annotations__annotator__isnull=False,
+        prediction__annotations__label__in=DECISIVE,
+        prediction__annotations__pk__gt=F("pk"),
+    )
+    cells = (
+        Annotation.objects.filter(**pair)
+        .values("label", "prediction__annotations__label")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    matrix = {a: {b: 0 for b in DECISIVE} for a in DECISIVE}
+    for cell in cells:
+        matrix[cell["label"]][cell["prediction__annotations__label"]] = cell["n"]
+    n = sum(sum(row.values()) for row in matrix.values())
+    items = (
+        Annotation.objects.filter(**pair)
+        .aggregate(n=Count("prediction", distinct=True))
+        .get("n")
+    )
+    # Four cells expanded back into pairs: as many tuples as overlap pairs.
+    pairs = [
+        (a, b)
+        for a, row in matrix.items()
+        for b, count in row.items()
+        for _ in repeat(None, count)
+    ]
+    agree = matrix["safe"]["safe"] + matrix["unsafe"]["unsafe"]
+    kappa = cohen_kappa(pairs)
+    return {
+        "kappa": kappa,
+        "strength": _kappa_strength(kappa),
+        "pairs": n,
+        "items": items,
+        "observed": agree / n if n else None,
+        "matrix": matrix,
+    }
+
+
+def _kappa_strength(kappa: float | None) -> str:
+    # Landis & Koch (1977), the usual reading of kappa.
+    if kappa is None:
+        return "undefined"
+    for bound, word in (
+        (0.0, "poor"),
+        (0.2, "slight"),
+        (0.4, "fair"),
+        (0.6, "moderate"),
+        (0.8, "substantial"),
+    ):
+        if kappa <= bound:
+            return word
+    return "almost perfect"
+
+
+def scorer_versions(project: Project) -> list[ScorerModel]:
+    return list(
+        ScorerModel.objects.filter(project=project)
+        .select_related("training_run")
+        .order_by("-created_at", "-pk")
+    )
+
+
+def learning_curve(versions: list[ScorerModel]) -> dict[str, Any]:
+    """Gold-set F1 against the expert labels each version was trained on
+    (paper Figure 4); versions never measured on the gold set are left out."""
+    measured = sorted(
+        (v for v in versions if v.gold_f1 is not None),
+        key=lambda v: (v.expert_labels, v.created_at),
+    )
+    return {
+        "points": [
+            {
+                "version": v.version,
+                "expert_labels": v.expert_labels,
+                "gold_f1": v.gold_f1,
+                "active": v.is_active,
+            }
+            for v in measured
+        ],
+        "unmeasured": [v.version for v in versions if v.gold_f1 is None],
+    }
+
+
+def llm_scores(project: Project) -> list[dict[str, Any]]:
+    """Per source LLM: the SafePassage score (share of its checked predictions
+    judged safe) beside the human score (share of its decisive labels that
+    say safe), as in paper Figure 5.
+
+    The human score counts labels, not predictions: an overlap item two
+    experts disagree on counts half safe, which is what it is.
+    """
+    judged = (
+        Prediction.objects.filter(project=project)
+        .values("model")
+        .annotate(
+            n=Count("pk"),
+            checked=Count("pk", filter=~Q(verdict=Verdict.UNCHECKED)),
+            safe=Count("pk", filter=Q(verdict=Verdict.SAFE)),
+        )
+        .order_by("model")
+    )
+    labelled = {
+        row["prediction__model"]: row
+        for row in Annotation.objects.filter(
+            prediction__project=project, label__in=DECISIVE
+        )
+        .values("prediction__model")
+        .annotate(labels=Count("pk"), safe=Count("pk", filter=Q(label="safe")))
+        .order_by()
+    }
+    out = []
+    for row in judged:
+        human = labelled.get(row["model"])
+        out.append(
+            {
+                "model": row["model"] or "unknown",
+                "predictions": row["n"],
+                "checked": row["checked"],
+                "safepassage_score": (
+                    row["safe"] / row["checked"] if row["checked"] else None
+                ),
+                "labels": human["labels"] if human else 0,
+                "human_score": human["safe"] / human["labels"] if human else None,
+            }
+        )
+    return out
+
+
+def gold_pr_curve(project: Project, active: ScorerModel | None) -> dict[str, Any]:
+    """Precision-recall of the active scorer flagging unsafe, on the decisive
+    labels of the gold documents (never trained on).
+
+    ``Prediction.score`` is the active scorer's: activating a scorer resets
+    every verdict and the check rescores with it. Predictions without a score
+    (not aligned: unsafe whatever a scorer says) are left out, so this is the
+    scorer's curve, not the whole pipeline's. The gold set is a tenth of the
+    labelled predictions, thousands of pairs at most, so the pairs are fetched.
+    """
+    labels = gold.only(
+        Annotation.objects.filter(
+            prediction__project=project,
+            label__in=DECISIVE,
+            prediction__score__isnull=False,
+        ),
+        project,
+        gold=True,
+        document_field="prediction__document_id",
+    ).values_list("prediction__score", "label")
+    scores, unsafe = [], []
+    for score, label in labels.iterator(chunk_size=5000):
+        scores.append(score)
+        unsafe.append(label == Annotation.Label.UNSAFE)
+    threshold = active.threshold if active else project.nli_threshold
+    operating = (
+        flag_metrics([s < threshold for s in scores], unsafe) if scores else None
+    )
+    return {
+        "labels": len(scores),
+        "unsafe": sum(unsafe),
+        "threshold": threshold,
+        "points": precision_recall_curve(scores, unsafe),
+        "operating": operating,
+    }
+
+
+def alignment_histogram(project: Project, *, bins: int = HISTOGRAM_BINS) -> list[int]:
+    """Counts of alignment scores in ``bins`` equal bins over [0, 1]."""
+    bucket = Least(
+        Cast(Floor(F("align_score") * bins), IntegerField()),
+        bins - 1,
+        output_field=IntegerField(),
+    )
+    rows = (
+        Prediction.objects.filter(project=project, align_score__isnull=False)
+        .annotate(bucket=bucket)
+        .values("bucket")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    counts = [0] * bins
+    for row in rows:
+        counts[min(bins - 1, max(0, row["bucket"]))] += row["n"]
+    return counts
+
+
+def recent_runs(project: Project, *, limit: int = 8) -> dict[str, Any]:
+    # One run of each kind is pending or running at a time (the services
+    # refuse a second), and it is the newest: the first of the recent ones.
+    training = list(TrainingRun.objects.filter(project=project)[:limit])
+    grading = list(GradingRun.objects.filter(project=project)[:limit])
+    return {
+        "training": training,
+        "grading": grading,
+        "live_training": next(
+            (r for r in training if r.status in ACTIVE_RUN_STATUSES), None
+        ),
+        "live_grading": next(
+            (r for r in grading if r.status in ACTIVE_RUN_STATUSES), None
+        ),
+    }
+
+
+def dashboard(project: Project) -> dict[str, Any]:
+    """Everything the dashboard page shows, charts as SVG strings."""
+    versions = scorer_versions(project)
+    active = next((v for v in versions if v.is_active), None)
+    stats = {
+        "overview": overview(project),
+        "rates": labels_per_hour(project),
+        "agreement": agreement(project),
+        "curve": learning_curve(versions),
+        "llms": llm_scores(project),
+        "pr": gold_pr_curve(project, active),
+        "histogram": alignment_histogram(project),
+        "versions": versions,
+        "active": active,
+        "runs": recent_runs(project),
+    }
+    stats["charts"] = charts(project, stats)
+    return stats
+
+
+def charts(project: Project, stats: dict[str, Any]) -> dict[str, str]:
+    curve = stats["curve"]["points"]
+    learning = [
+        plots.Series(
+            "Scorer versions",
+            [(p["expert_labels"], p["gold_f1"]) for p in curve],
+            notes=[_version_note(p) for p in curve],
+        )
+    ]
+    active_points = [p for p in curve if p["active"]]
+    if active_points:
+        learning.append(
+            plots.Series(
+                "Active version",
+                [(p["expert_labels"], p["gold_f1"]) for p in active_points],
+                notes=[_version_note(p) for p in active_points],
+                line=False,
+            )
+        )
+    llms = stats["llms"]
+    rates = [r for r in stats["rates"] if r["per_hour"] is not None]
+    pr = stats["pr"]
+    operating = []
+    if pr["operating"]:
+        op = pr["operating"]
+        operating.append(
+            plots.Series(
+                f"Active threshold {pr['threshold']:.2f}",
+                [(op["recall"], op["precision"])],
+                notes=[
+                    f"threshold {pr['threshold']:.3f}: precision {op['precision']}, "
+                    f"recall {op['recall']}, F1 {op['f1']}"
+                ],
+            )
+        )
+    operating.append(
+        plots.Series(
+            "Paper Table 1",
+            [(PAPER_TABLE1["recall"], PAPER_TABLE1["precision"])],
+            notes=["Paper Table 1, NLI synth>human: precision 0.928, recall 0.857"],
+        )
+    )
+    return {
+        "learning_curve": plots.line_chart(
+            learning,
+            title="Learning curve: gold-set F1 by expert labels",
+            x_label="Expert labels trained on",
+            y_label="F1 flagging unsafe (gold set)",
+            y_range=(0.0, 1.0),
+            references=[plots.Reference(PAPER_TABLE1["f1"], "paper Table 1 F1 0.891")],
+            empty_message="No scorer version measured on the gold set yet",
+        ),
+        "llms": plots.bar_chart(
+            [r["model"] for r in llms],
+            [
+                plots.BarSeries(
+                    "SafePassage score",
+                    [r["safepassage_score"] for r in llms],
+                    notes=[
+                        f"{r['model']}: SafePassage score "
+                        + _share(r["safepassage_score"])
+                        + f" of {r['checked']} checked"
+                        for r in llms
+                    ],
+                ),
+                plots.BarSeries(
+                    "Human score",
+                    [r["human_score"] for r in llms],
+                    notes=[
+                        f"{r['model']}: human score {_share(r['human_score'])} "
+                        f"of {r['labels']} labels"
+                        for r in llms
+                    ],
+                ),
+            ],
+            title="Per source LLM: share safe",
+            value_label="Share of predictions safe",
+            value_range=(0.0, 1.0),
+            empty_message="No predictions yet",
+        ),
+        "rates": plots.bar_chart(
+            [r["annotator"] for r in rates],
+            [
+                plots.BarSeries(
+                    "Labels per hour",
+                    [r["per_hour"] for r in rates],
+                    notes=[
+                        f"{r['annotator']}: {r['per_hour']:.0f} labels/hour "
+                        f"({r['labels']} labels in {r['hours']:.1f} h)"
+                        for r in rates
+                    ],
+                )
+            ],
+            title="Labels per hour per expert",
+            value_label="Labels per hour of labelling time",
+            references=[
+                plots.Reference(PAPER_LABELS_PER_HOUR, "paper: 250/h"),
+            ],
+            empty_message="No timed labels yet",
+        ),
+        "pr_curve": plots.pr_curve(
+            [
+                plots.Series(
+                    f"Active scorer {stats['active'].version}"
+                    if stats["active"]
+                    else "Current scores",
+                    [(p["recall"], p["precision"]) for p in pr["points"]],
+                    notes=[
+                        f"score <= {p['threshold']:.3f}: precision {p['precision']}, "
+                        f"recall {p['recall']}"
+                        for p in pr["points"]
+                    ],
+                )
+            ],
+            title="Precision-recall on the gold set",
+            operating_points=operating,
+            empty_message="No unsafe gold labels with scores yet",
+        ),
+        "histogram": plots.histogram(
+            stats["histogram"],
+            title="Alignment scores",
+            x_label="Alignment score (matches / alignment length)",
+            y_label="Predictions",
+            markers=[
+                plots.Reference(
+                    project.align_threshold, f"keep >= {project.align_threshold:g}"
+                )
+            ],
+            empty_message="No aligned predictions yet",
+        ),
+    }
+
+
+def _version_note(point: dict[str, Any]) -> str:
+    active = ", active" if point["active"] else ""
+    return (
+        f"{point['version']}{active}: F1 {point['gold_f1']:.3f} "
+        f"after {point['expert_labels']} expert labels"
+    )
+
+
+def _share(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1%}"

@@ -1,0 +1,559 @@
+"""The LLM grader as silver labeller (paper 3.3.2 and 4.2.2).
+
+When a project has an LLM, admins can have it grade the aligned predictions
+no expert has labelled, with the Appendix B prompt, to pre-train the scorer
+on. It costs money per prediction, so a run shows an estimate before it
+starts, and stops before the next batch would take it past its budget.
+
+Gold-set predictions are never graded and never come back as silver labels:
+gold labels measure scorers and must not feed training, even indirectly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import math
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from django.db import connection, transaction
+from django.db.models import (
+    Count,
+    DateTimeField,
+    Exists,
+    F,
+    OuterRef,
+    QuerySet,
+    Sum,
+    Value,
+)
+from django.db.models.functions import Coalesce, Length
+from django.utils import timezone
+
+from . import gold
+from .models import (
+    GRADER_SCORER_PREFIX,
+    Annotation,
+    GradingRun,
+    Prediction,
+    PredictionScore,
+    Project,
+    Reason,
+    RunStatus,
+    Verdict,
+)
+from .services import (
+    ApplicationError,
+    ConfigurationError,
+    TransientError,
+    _batched,
+    _llm_config,
+)
+
+logger = logging.getLogger(__name__)
+
+PRICE_KEYS = ("price_per_mtok_prompt", "price_per_mtok_completion")
+
+#: Predictions graded per batch: the budget is checked before each one, so a
+#: run passes its cap by at most one batch's error of estimate.
+BATCH_SIZE = 8
+
+# Deliberate approximations, for the estimate only (runs count real usage):
+# ~4 characters per token is OpenAI's rule of thumb for English; each chat
+# message adds ~3 tokens of framing plus ~3 to prime the reply (OpenAI
+# cookbook, "counting tokens"); the paper's grader averaged ~100 output
+# tokens per prediction (section 4.3).
+CHARS_PER_TOKEN = 4
+TOKENS_PER_MESSAGE = 3
+TOKENS_PER_REPLY = 3
+COMPLETION_TOKENS_PER_PREDICTION = 100
+
+_MICRO = Decimal("0.000001")  # the money fields' precision
+_MAX_BUDGET = Decimal(1_000_000)  # max_digits=12, 6 of them decimals
+_FINISHED = (RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED)
+_ACTIVE = (RunStatus.PENDING, RunStatus.RUNNING)
+_DECISIVE = (Annotation.Label.SAFE, Annotation.Label.UNSAFE)
+# High bits of the Postgres advisory lock key held by whoever executes a run.
+_LOCK_CLASS = 0x5AFE
+# Failures listed on a run; more are logged by the worker.
+_MAX_ERROR_LINES = 50
+
+
+def scorer_name(model: str) -> str:
+    return f"{GRADER_SCORER_PREFIX}{model}"
+
+
+def _grader_module():
+    # pipeline.grader imports openai: the web process pays for that import only
+    # when an admin asks for an estimate, which needs the prompt's exact text.
+    from pipeline import grader
+
+    return grader
+
+
+def _grader(project: Project, model: str):
+    """A pipeline LLMGrader without credentials: its prompt and version."""
+    from pipeline.llm import LLMConfig
+
+    config = LLMConfig(base_url=project.llm_base_url, model=model)
+    return _grader_module().LLMGrader(config)
+
+
+# --- reads -------------------------------------------------------------------
+
+
+def _aligned(project: Project) -> QuerySet[Prediction]:
+    """Checked predictions whose context aligned: the grader needs a span.
+
+    On the training side of the gold split only."""
+    queryset = (
+        Prediction.objects.filter(project=project)
+        .exclude(verdict=Verdict.UNCHECKED)
+        .exclude(reason=Reason.NOT_IN_DOCUMENT)
+        .exclude(align_text="")
+        .exclude(hypothesis="")
+    )
+    return gold.only(queryset, project, gold=False)
+
+
+def _expertly_labelled():
+    # "unsure" is a pass, not a label (as in the labeling queue).
+    return Exists(
+        Annotation.objects.filter(prediction=OuterRef("pk"), label__in=_DECISIVE)
+    )
+
+
+def gradable(project: Project, *, model: str, version: str) -> QuerySet[Prediction]:
+    """Predictions a grading run with ``model`` would grade: aligned, outside
+    the gold set, no expert label, not graded yet by this model and prompt."""
+    graded = PredictionScore.objects.filter(
+        prediction=OuterRef("pk"), scorer=scorer_name(model), scorer_version=version
+    )
+    return _aligned(project).filter(~_expertly_labelled(), ~Exists(graded))
+
+
+def grader_silver_labels(project: Project) -> dict[int, str]:
+    """The LLM grader's labels: prediction id -> "safe" / "unsafe".
+
+    Gold documents and expertly labelled predictions are left out as they are
+    now (a label or a gold share set after the grading still counts), so are
+    predictions no longer aligned. When several models or prompt versions
+    graded a prediction, the latest grade wins.
+    """
+    predictions = _aligned(project).filter(~_expertly_labelled())
+    rows = (
+        PredictionScore.objects.filter(
+            scorer__startswith=GRADER_SCORER_PREFIX, prediction__in=predictions
+        )
+        .order_by("prediction_id", "-updated_at", "-pk")
+        .distinct("prediction_id")
+        .values_list("prediction_id", "score")
+    )
+    return {pk: "safe" if score >= 0.5 else "unsafe" for pk, score in rows}
+
+
+# --- estimate ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GradingEstimate:
+    model: str
+    scorer: str
+    scorer_version: str
+    predictions: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost: Decimal | None
+
+
+def _prices(params: Any, *, required: bool) -> tuple[Decimal, Decimal] | None:
+    if not isinstance(params, dict):
+        raise ApplicationError("params must be an object")
+    given = [key for key in PRICE_KEYS if params.get(key) is not None]
+    if not given:
+        if required:
+            raise ApplicationError(
+                "a budget needs prices: set params.price_per_mtok_prompt and "
+                "params.price_per_mtok_completion (0 for a free local model)"
+            )
+        return None
+    prices = []
+    for key in PRICE_KEYS:
+        value = params.get(key, 0)
+        try:
+            if isinstance(value, bool):
+                raise TypeError
+            price = Decimal(str(value))
+        except (InvalidOperation, TypeError, ValueError):
+            raise ApplicationError(
+                f"params.{key} must be a number, got {value!r}"
+            ) from None
+        if not price.is_finite() or price < 0:
+            raise ApplicationError(f"params.{key} must be 0 or more, got {value!r}")
+        prices.append(price)
+    return prices[0], prices[1]
+
+
+def _price(prices: tuple[Decimal, Decimal], prompt: int, completion: int) -> Decimal:
+    cost = (prices[0] * prompt + prices[1] * completion) / Decimal(1_000_000)
+    return cost.quantize(_MICRO)
+
+
+def _fixed_chars() -> int:
+    """Characters every grading request carries whatever the prediction: the
+    system prompt, the user message's markup and the answer's schema."""
+    grader = _grader_module()
+    schema = json.dumps(grader.GRADE_SCHEMA, ensure_ascii=False)
+    return len(grader.GRADER_PROMPT) + len(grader.grader_message("", "")) + len(schema)
+
+
+def _prompt_tokens(*, chars: int, predictions: int) -> int:
+    framing = predictions * (2 * TOKENS_PER_MESSAGE + TOKENS_PER_REPLY)
+    return math.ceil(chars / CHARS_PER_TOKEN) + framing
+
+
+def _check_llm(project: Project, model: str) -> None:
+    if not project.llm_base_url:
+        raise ApplicationError(
+            f"project {project.name!r} has no LLM configured (llm_base_url)"
+        )
+    if not model:
+        raise ApplicationError("model is required")
+    if project.llm_models and model not in project.llm_models:
+        raise ApplicationError(
+            f"model {model!r} is not one of the project's models {project.llm_models}"
+        )
+
+
+def grading_estimate(
+    project: Project, model: str, params: dict[str, Any] | None = None
+) -> GradingEstimate:
+    """What a grading run with ``model`` would grade and roughly cost.
+
+    Token counts come from the length of the prompts the run would send (see
+    CHARS_PER_TOKEN); the cost is ``None`` without prices in ``params``.
+    """
+    _check_llm(project, model)
+    prices = _prices(params or {}, required=False)
+    version = _grader(project, model).version
+    totals = gradable(project, model=model, version=version).aggregate(
+        n=Count("pk"),
+        chars=Coalesce(Sum(Length("align_text") + Length("hypothesis")), 0),
+    )
+    n = totals["n"]
+    prompt = _prompt_tokens(chars=n * _fixed_chars() + totals["chars"], predictions=n)
+    completion = n * COMPLETION_TOKENS_PER_PREDICTION
+    return GradingEstimate(
+        model=model,
+        scorer=scorer_name(model),
+        scorer_version=version,
+        predictions=n,
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        cost=_price(prices, prompt, completion) if prices else None,
+    )
+
+
+# --- runs --------------------------------------------------------------------
+
+
+def grading_run_start(
+    *,
+    project: Project,
+    model: str,
+    budget: Decimal | float | str,
+    params: dict[str, Any] | None = None,
+    created_by=None,
+) -> GradingRun:
+    """Create a run and enqueue it on commit.
+
+    Refused without an LLM, without prices (the budget is money), with a
+    budget that is not positive, or while the project has a run pending or
+    running: two runs would grade the same predictions.
+    """
+    try:
+        budget = Decimal(str(budget))
+    except (InvalidOperation, ValueError):
+        raise ApplicationError(f"budget must be a number, got {budget!r}") from None
+    if not budget.is_finite() or budget.quantize(_MICRO) <= 0:
+        raise ApplicationError(f"budget must be more than 0, got {budget}")
+    if budget >= _MAX_BUDGET:
+        raise ApplicationError(f"budget must be less than {_MAX_BUDGET}")
+    budget = budget.quantize(_MICRO)
+    params = dict(params or {})
+    _prices(params, required=True)
+    estimate = grading_estimate(project, model, params)
+    with transaction.atomic():
+        # Serialises concurrent starts on the project: one run at a time.
+        Project.objects.select_for_update().filter(pk=project.pk).first()
+        active = GradingRun.objects.filter(project=project, status__in=_ACTIVE).first()
+        if active is not None:
+            raise ApplicationError(
+                f"grading run {active.pk} is already {active.status} on project "
+                f"{project.name!r}; wait for it or cancel it"
+            )
+        run = GradingRun.objects.create(
+            project=project,
+            model=model,
+            params=params,
+            budget=budget,
+            cost_estimate=estimate.cost,
+            progress_total=estimate.predictions,
+            created_by=created_by,
+        )
+        from . import tasks
+
+        transaction.on_commit(lambda: tasks.run_grading.delay(run.pk))
+    return run
+
+
+@contextlib.contextmanager
+def _run_lock(run_id: int) -> Iterator[bool]:
+    """A session advisory lock, held by whoever executes the run: it ends with
+    the connection, so a run whose worker died can be picked up again."""
+    key = (_LOCK_CLASS << 40) + run_id
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s::bigint)", [key])
+        held = cursor.fetchone()[0]
+    try:
+        yield held
+    finally:
+        if held:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(%s::bigint)", [key])
+
+
+def grading_run_cancel(*, run: GradingRun) -> GradingRun:
+    """Ask a run to stop before its next batch; one no worker holds stops now."""
+    if run.status in _FINISHED:
+        raise ApplicationError(f"grading run {run.pk} already {run.status}")
+    GradingRun.objects.filter(pk=run.pk).update(cancel_requested=True)
+    with _run_lock(run.pk) as free:
+        if free:
+            # Pending, or between retries: the task will find it cancelled.
+            GradingRun.objects.filter(pk=run.pk, status__in=_ACTIVE).update(
+                status=RunStatus.CANCELLED, finished_at=timezone.now()
+            )
+    run.refresh_from_db()
+    return run
+
+
+def grading_run_fail(*, run_id: int, error: str) -> None:
+    """Record a permanent failure on the run (its task will not retry)."""
+    with transaction.atomic():
+        run = GradingRun.objects.select_for_update().get(pk=run_id)
+        if run.status not in _ACTIVE:
+            return
+        run.status, run.finished_at = RunStatus.FAILED, timezone.now()
+        # First, above the predictions that failed before it.
+        run.error = f"{error}\n{run.error}" if run.error else error
+        run.save(update_fields=["status", "finished_at", "error"])
+
+
+def _finish(run_id: int, status: str, note: str = "") -> None:
+    with transaction.atomic():
+        run = GradingRun.objects.select_for_update().get(pk=run_id)
+        run.status, run.finished_at = status, timezone.now()
+        if note:
+            run.error = f"{note}\n{run.error}" if run.error else note
+        run.save(update_fields=["status", "finished_at", "error"])
+
+
+ANSWER, TRANSIENT, RUN = "answer", "transient", "run"
+
+
+def _failure_kind(error: Exception) -> str:
+    """Whose failure a ScorerError from the grader is: this prediction's
+    (ANSWER), the moment's (TRANSIENT, retry later) or the run's (RUN)."""
+    # pipeline.llm.LLMError is raised *from* the SDK's exception when the call
+    # failed at the HTTP level, and on its own for an unusable answer.
+    llm_error = error.__cause__
+    if llm_error is None or llm_error.__cause__ is None:
+        return ANSWER
+    status = getattr(llm_error, "status_code", None)
+    if status is None or status in (408, 409, 429) or status >= 500:
+        return TRANSIENT
+    if status in (401, 403, 404):
+        return RUN  # wrong key, unknown model: every prediction would fail
+    return ANSWER  # e.g. a 400 for a context too long: this prediction's
+
+
+def grading_run_execute(*, run_id: int) -> GradingRun:
+    """Grade a run's predictions in batches until done, budget, or cancel.
+
+    Safe to run twice or after a crash: a run is executed by one worker at a
+    time (an advisory lock), and only predictions without a grade from this
+    model and prompt are sent. An unusable answer is recorded on the run and
+    the prediction stays ungraded; a transient failure (network, 429, 5xx
+    after the SDK's retries) saves the batch's grades and raises
+    TransientError for the task to retry; a configuration problem, a wrong
+    key or an unknown model fails the run.
+    """
+    run = GradingRun.objects.select_related("project").get(pk=run_id)
+    if run.status in _FINISHED:
+        return run
+    with _run_lock(run_id) as held:
+        if not held:
+            return run  # another worker is executing it
+        # PENDING -> RUNNING, or RUNNING again after a retry or a lost worker:
+        # the lock, not the status, says that nobody else is on it.
+        now = Value(timezone.now(), output_field=DateTimeField())
+        claimed = GradingRun.objects.filter(pk=run_id, status__in=_ACTIVE).update(
+            status=RunStatus.RUNNING, started_at=Coalesce(F("started_at"), now)
+        )
+        if claimed:
+            _execute(run)
+    run.refresh_from_db()
+    return run
+
+
+def _execute(run: GradingRun) -> None:
+    try:
+        config = _llm_config(run)
+        prices = _prices(run.params, required=True)
+    except (ConfigurationError, ApplicationError) as e:
+        grading_run_fail(run_id=run.pk, error=str(e))
+        raise ConfigurationError(str(e)) from e
+    llm = _grader_module().LLMGrader(config)
+    project, model = run.project, run.model
+
+    def todo() -> QuerySet[Prediction]:
+        return gradable(project, model=model, version=llm.version).order_by("pk")
+
+    ids = list(todo().values_list("pk", flat=True))
+    run.refresh_from_db()
+    run.progress_total = run.progress_done + len(ids)
+    run.save(update_fields=["progress_total"])
+    for chunk in _batched(ids, BATCH_SIZE):
+        run.refresh_from_db(fields=["cancel_requested", "cost", "progress_done"])
+        if run.cancel_requested:
+            _finish(run.pk, RunStatus.CANCELLED)
+            return
+        # Labelled or graded since the list was made: skipped.
+        batch = list(
+            todo()
+            .filter(pk__in=chunk)
+            .only("pk", "external_id", "align_text", "hypothesis")
+        )
+        if not batch:
+            continue
+        projected = run.cost + _batch_estimate(run, batch, prices)
+        if projected > run.budget:
+            _finish(
+                run.pk,
+                RunStatus.SUCCEEDED,
+                f"Stopped before the budget: the next {len(batch)} predictions "
+                f"would bring the cost to about {projected} of {run.budget}; "
+                f"{todo().count()} predictions left ungraded.",
+            )
+            return
+        spent_before = llm.usage
+        with ThreadPoolExecutor(max_workers=BATCH_SIZE) as pool:
+            outcomes = list(pool.map(lambda p: _grade(llm, p), batch))
+        failures = [
+            (p, o, _failure_kind(o))
+            for p, o in zip(batch, outcomes, strict=True)
+            if isinstance(o, Exception)
+        ]
+        _batch_save(
+            run_id=run.pk,
+            scorer=scorer_name(model),
+            version=llm.version,
+            prices=prices,
+            spent=(
+                llm.usage.prompt_tokens - spent_before.prompt_tokens,
+                llm.usage.completion_tokens - spent_before.completion_tokens,
+            ),
+            grades=[
+                (p, o)
+                for p, o in zip(batch, outcomes, strict=True)
+                if not isinstance(o, Exception)
+            ],
+            failed=[(p, e) for p, e, kind in failures if kind == ANSWER],
+        )
+        for kind, raise_as in ((RUN, ConfigurationError), (TRANSIENT, TransientError)):
+            error = next((e for _, e, k in failures if k == kind), None)
+            if error is not None:
+                if kind == RUN:
+                    grading_run_fail(run_id=run.pk, error=str(error))
+                raise raise_as(str(error)) from error
+    left = todo().count()
+    _finish(
+        run.pk,
+        RunStatus.SUCCEEDED,
+        f"{left} predictions left ungraded; a later run tries them again."
+        if left
+        else "",
+    )
+
+
+def _grade(llm, prediction: Prediction):
+    """The pipeline's Grade, or the ScorerError it raised (others are bugs)."""
+    from pipeline.errors import ScorerError
+
+    try:
+        return llm.grade(prediction.align_text, prediction.hypothesis)
+    except ScorerError as e:
+        return e
+
+
+def _batch_estimate(
+    run: GradingRun, batch: list[Prediction], prices: tuple[Decimal, Decimal]
+) -> Decimal:
+    """The batch's cost from its prompts' length, or from what the run has
+    paid per prediction so far when that is more (repairs, long reasoning)."""
+    chars = sum(len(p.align_text) + len(p.hypothesis) for p in batch)
+    n = len(batch)
+    estimate = _price(
+        prices,
+        _prompt_tokens(chars=n * _fixed_chars() + chars, predictions=n),
+        n * COMPLETION_TOKENS_PER_PREDICTION,
+    )
+    if run.progress_done:
+        estimate = max(estimate, run.cost / run.progress_done * n)
+    return estimate
+
+
+def _batch_save(*, run_id, scorer, version, prices, spent, grades, failed) -> None:
+    """One batch's grades, usage and unusable answers, in one transaction."""
+    for p, error in failed:
+        logger.warning("grading run %s: prediction %s: %s", run_id, p.pk, error)
+    with transaction.atomic():
+        PredictionScore.objects.bulk_create(
+            [
+                PredictionScore(
+                    prediction=p, scorer=scorer, scorer_version=version, score=g.score
+                )
+                for p, g in grades
+            ],
+            update_conflicts=True,
+            unique_fields=["prediction", "scorer", "scorer_version"],
+            update_fields=["score", "updated_at"],
+        )
+        run = GradingRun.objects.select_for_update().get(pk=run_id)
+        run.progress_done += len(grades) + len(failed)
+        run.prompt_tokens += spent[0]
+        run.completion_tokens += spent[1]
+        run.cost = _price(prices, run.prompt_tokens, run.completion_tokens)
+        # The prediction stays ungraded, for a later run; the run says why.
+        lines = run.error.splitlines()
+        for p, error in failed:
+            if len(lines) < _MAX_ERROR_LINES:
+                lines.append(f"prediction {p.pk} ({p.external_id}): {error}")
+            elif len(lines) == _MAX_ERROR_LINES:
+                lines.append("more failures in the worker log")
+        run.error = "\n".join(lines)
+        run.save(
+            update_fields=[
+                "progress_done",
+                "prompt_tokens",
+                "completion_tokens",
+                "cost",
+                "error",
+            ]
+        )

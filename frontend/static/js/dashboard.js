@@ -1,0 +1,309 @@
+// The admin dashboard: charts are server-rendered SVG; this module drives the
+// buttons (promote / roll back a scorer version, retrain now, cancel) and the
+// live training panel, which polls the running training run. Everything from
+// the server reaches the page through textContent, never as HTML.
+
+const data = JSON.parse(document.getElementById("dashboard-data").textContent);
+const POLL_MS = 2000;
+const LOG_LINES = 20;
+const TERMINAL = new Set(["succeeded", "failed", "cancelled"]);
+
+const $ = (id) => document.getElementById(id);
+const el = {
+  message: $("dash-message"),
+  retrain: $("retrain-btn"),
+  panel: $("training"),
+  id: $("tr-id"),
+  status: $("tr-status"),
+  progress: $("tr-progress"),
+  percent: $("tr-percent"),
+  stage: $("tr-stage"),
+  epoch: $("tr-epoch"),
+  loss: $("tr-loss"),
+  valF1: $("tr-val-f1"),
+  log: $("tr-log"),
+  cancel: $("tr-cancel"),
+  reload: $("tr-reload"),
+};
+
+const url = (template, id) => template.replace("{id}", encodeURIComponent(id));
+
+let runId = data.live_training;
+let pollTimer = 0;
+
+async function api(path, { method = "GET", body } = {}) {
+  const response = await fetch(path, {
+    method,
+    credentials: "same-origin",
+    headers: {
+      Accept: "application/json",
+      ...(method === "GET" ? {} : { "X-CSRFToken": data.csrf_token }),
+      ...(body === undefined ? {} : { "Content-Type": "application/json" }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  let payload = null;
+  try {
+    payload = await response.json();
+  } catch {
+    payload = null;
+  }
+  if (!response.ok) {
+    const detail = payload && (payload.detail || payload.error || JSON.stringify(payload));
+    throw new Error(`${response.status}: ${detail || response.statusText}`);
+  }
+  return payload;
+}
+
+function say(text, kind = "") {
+  el.message.textContent = text;
+  el.message.className = `dash-message ${kind}`;
+}
+
+// --- scorer versions ---------------------------------------------------------
+
+async function activate(button) {
+  const { id, version } = button.dataset;
+  const verb = button.textContent.trim();
+  if (!window.confirm(`${verb} to scorer ${version}? Every prediction is checked again with it.`)) {
+    return;
+  }
+  button.disabled = true;
+  say(`${verb}: activating ${version}…`);
+  try {
+    await api(url(data.urls.activate, id), { method: "POST" });
+    say(`${version} is now the active scorer; predictions are being checked again.`, "ok");
+    window.location.reload();
+  } catch (error) {
+    button.disabled = false;
+    say(`Could not activate ${version}: ${error.message}`, "warn");
+  }
+}
+
+// --- training ----------------------------------------------------------------
+
+function fmt(value, digits) {
+  return value === null || value === undefined ? "–" : Number(value).toFixed(digits);
+}
+
+function show(run) {
+  el.panel.hidden = false;
+  el.id.textContent = `#${run.id}`;
+  el.status.textContent = run.status;
+  el.status.className = `badge run-${run.status}`;
+  const progress = Math.max(0, Math.min(1, Number(run.progress) || 0));
+  el.progress.value = progress;
+  el.percent.textContent = `${Math.round(progress * 100)}%`;
+  el.stage.textContent = run.stage || "–";
+  el.epoch.textContent = run.epoch ?? "–";
+  el.loss.textContent = fmt(run.loss, 4);
+  el.valF1.textContent = fmt(run.val_f1, 3);
+  const lines = (run.log || "").trimEnd().split("\n");
+  el.log.textContent = lines.slice(-LOG_LINES).join("\n");
+  el.log.scrollTop = el.log.scrollHeight;
+  const done = TERMINAL.has(run.status);
+  el.cancel.hidden = done;
+  el.cancel.disabled = done || Boolean(run.cancel_requested);
+  el.reload.hidden = !done;
+  el.retrain.disabled = !done;
+  if (done && run.error) {
+    say(`Training ${run.status}: ${run.error}`, "warn");
+  } else if (done) {
+    // The training service records whether the new version was promoted, and why.
+    const promotion = run.metrics && run.metrics.promotion;
+    const why = promotion && promotion.reason ? ` ${promotion.reason}` : "";
+    if (run.status === "succeeded") say(`Training succeeded.${why} Reload to see the new version.`, "ok");
+    else say(`Training ${run.status}.`);
+  }
+}
+
+async function poll() {
+  window.clearTimeout(pollTimer);
+  if (runId === null) return;
+  try {
+    const run = await api(url(data.urls.training_run, runId));
+    show(run);
+    if (TERMINAL.has(run.status)) return;
+  } catch (error) {
+    say(`Training run ${runId}: ${error.message}`, "warn");
+  }
+  pollTimer = window.setTimeout(poll, POLL_MS);
+}
+
+async function retrain() {
+  el.retrain.disabled = true;
+  say("Starting a training run…");
+  try {
+    const run = await api(data.urls.training_runs, {
+      method: "POST",
+      body: { project: data.project.id },
+    });
+    runId = run.id;
+    say(`Training run ${run.id} queued.`);
+    show(run);
+    poll();
+  } catch (error) {
+    el.retrain.disabled = false;
+    say(`Could not start training: ${error.message}`, "warn");
+  }
+}
+
+async function cancel() {
+  if (runId === null) return;
+  el.cancel.disabled = true;
+  try {
+    await api(url(data.urls.cancel, runId), { method: "POST" });
+    say(`Cancel requested for training run ${runId}; the worker stops at the next step.`);
+    poll();
+  } catch (error) {
+    el.cancel.disabled = false;
+    say(`Could not cancel: ${error.message}`, "warn");
+  }
+}
+
+// --- grading with an LLM -------------------------------------------------------
+
+const grade = {
+  form: $("grade-form"),
+  model: $("grade-model"),
+  pricePrompt: $("grade-price-prompt"),
+  priceCompletion: $("grade-price-completion"),
+  budget: $("grade-budget"),
+  estimate: $("grade-estimate"),
+  start: $("grade-start"),
+  panel: $("grade-run"),
+  id: $("gr-id"),
+  runModel: $("gr-model"),
+  status: $("gr-status"),
+  progress: $("gr-progress"),
+  count: $("gr-count"),
+  cost: $("gr-cost"),
+  runBudget: $("gr-budget"),
+  error: $("gr-error"),
+  cancel: $("gr-cancel"),
+};
+let gradingId = data.live_grading;
+let gradingTimer = 0;
+
+function gradingParams() {
+  const params = {};
+  if (grade.pricePrompt.value !== "") params.price_per_mtok_prompt = Number(grade.pricePrompt.value);
+  if (grade.priceCompletion.value !== "") {
+    params.price_per_mtok_completion = Number(grade.priceCompletion.value);
+  }
+  return params;
+}
+
+async function gradingEstimate() {
+  grade.estimate.textContent = "Estimating…";
+  try {
+    const e = await api(data.urls.grading_estimate, {
+      method: "POST",
+      body: { project: data.project.id, model: grade.model.value.trim(), params: gradingParams() },
+    });
+    const cost = e.cost === null ? "set both prices for a cost" : `about ${Number(e.cost).toFixed(2)}`;
+    grade.estimate.textContent =
+      `${e.predictions} predictions to grade with ${e.model}: ` +
+      `~${e.prompt_tokens.toLocaleString()} prompt and ${e.completion_tokens.toLocaleString()} ` +
+      `completion tokens, ${cost}.`;
+    if (e.cost !== null && grade.budget.value === "") grade.budget.value = Number(e.cost).toFixed(2);
+  } catch (error) {
+    grade.estimate.textContent = `Could not estimate: ${error.message}`;
+  }
+}
+
+async function gradingStart(event) {
+  event.preventDefault();
+  if (grade.budget.value === "") {
+    grade.estimate.textContent = "Set a budget: the run stops before its cost would pass it.";
+    grade.budget.focus();
+    return;
+  }
+  grade.start.disabled = true;
+  try {
+    const run = await api(data.urls.grading_runs, {
+      method: "POST",
+      body: {
+        project: data.project.id,
+        model: grade.model.value.trim(),
+        budget: grade.budget.value,
+        params: gradingParams(),
+      },
+    });
+    gradingId = run.id;
+    grade.estimate.textContent = `Grading run ${run.id} queued.`;
+    showGrading(run);
+    pollGrading();
+  } catch (error) {
+    grade.start.disabled = false;
+    grade.estimate.textContent = `Could not start grading: ${error.message}`;
+  }
+}
+
+function showGrading(run) {
+  grade.panel.hidden = false;
+  grade.id.textContent = `#${run.id}`;
+  grade.runModel.textContent = run.model;
+  grade.status.textContent = run.status;
+  grade.status.className = `badge run-${run.status}`;
+  const total = run.progress_total || 0;
+  grade.progress.value = total ? run.progress_done / total : 0;
+  grade.count.textContent = `${run.progress_done} / ${total} predictions`;
+  grade.cost.textContent = Number(run.cost).toFixed(4);
+  grade.runBudget.textContent = Number(run.budget).toFixed(2);
+  grade.error.hidden = !run.error;
+  grade.error.textContent = run.error || "";
+  const done = TERMINAL.has(run.status);
+  grade.cancel.hidden = done;
+  grade.cancel.disabled = done || Boolean(run.cancel_requested);
+  grade.start.disabled = !done;
+}
+
+async function pollGrading() {
+  window.clearTimeout(gradingTimer);
+  if (gradingId === null) return;
+  try {
+    const run = await api(url(data.urls.grading_run, gradingId));
+    showGrading(run);
+    if (TERMINAL.has(run.status)) return;
+  } catch (error) {
+    grade.estimate.textContent = `Grading run ${gradingId}: ${error.message}`;
+  }
+  gradingTimer = window.setTimeout(pollGrading, POLL_MS);
+}
+
+async function gradingCancel() {
+  if (gradingId === null) return;
+  grade.cancel.disabled = true;
+  try {
+    showGrading(await api(url(data.urls.grading_cancel, gradingId), { method: "POST" }));
+    pollGrading();
+  } catch (error) {
+    grade.cancel.disabled = false;
+    grade.estimate.textContent = `Could not cancel: ${error.message}`;
+  }
+}
+
+// --- wiring ------------------------------------------------------------------
+
+document.addEventListener("click", (event) => {
+  const button = event.target.closest("button[data-action]");
+  if (!button || !$("dashboard").contains(button)) return;
+  const action = button.dataset.action;
+  if (action === "activate") activate(button);
+  else if (action === "retrain") retrain();
+  else if (action === "cancel") cancel();
+  else if (action === "reload") window.location.reload();
+  else if (action === "grade-estimate") gradingEstimate();
+  else if (action === "grade-cancel") gradingCancel();
+});
+
+if (grade.form) {
+  grade.form.addEventListener("submit", gradingStart);
+  if (gradingId !== null) pollGrading();
+}
+
+if (runId !== null) {
+  el.retrain.disabled = true;
+  poll();
+}

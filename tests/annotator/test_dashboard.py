@@ -1,0 +1,329 @@
+import xml.etree.ElementTree as ET
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from annotator import dashboard, gold
+from annotator.models import Annotation, ScorerModel
+from tests.annotator.factories import make_document, make_prediction
+
+pytestmark = pytest.mark.django_db
+
+HOSTILE = '<script>alert("x")</script>'
+
+
+def label(prediction, user, value, *, seconds=None, **fields):
+    return Annotation.objects.create(
+        prediction=prediction,
+        annotator=user,
+        label=value,
+        seconds_spent=seconds,
+        **fields,
+    )
+
+
+@pytest.fixture
+def project(personas):
+    """Two source LLMs, verdicts, alignment scores and two experts' labels."""
+    project = personas.project
+    document = make_document(project, external_id="decision-1")
+    # gpt-x: 4 safe, 2 unsafe, 1 unchecked; llama: 1 safe, 1 unsafe.
+    verdicts = {
+        "gpt-x": ["safe"] * 4 + ["unsafe"] * 2 + [""],
+        "llama": ["safe", "unsafe"],
+    }
+    align = iter([0.1, 0.62, 0.65, 1.0, 0.99, 0.97, None, 0.8, 0.3])
+    rows = []
+    for model, vs in verdicts.items():
+        for v in vs:
+            rows.append(
+                make_prediction(
+                    document, model=model, verdict=v, align_score=next(align)
+                )
+            )
+    project.rows = rows
+    return project
+
+
+def test_annotators_and_outsiders_get_403_anonymous_a_login_redirect(personas, client):
+    url = f"/projects/{personas.project.pk}/dashboard/"
+    assert client.get(url).status_code == 302
+    assert "/login/" in client.get(url)["Location"]
+    for user in (personas.annotator, personas.outsider):
+        client.force_login(user)
+        assert client.get(url).status_code == 403
+    client.force_login(personas.admin)
+    assert client.get(url).status_code == 200
+    assert client.get("/projects/999999/dashboard/").status_code == 404
+
+
+def test_dashboard_is_linked_for_admins_only(personas, client):
+    link = f"/projects/{personas.project.pk}/dashboard/"
+    client.force_login(personas.annotator)
+    assert link not in client.get("/").content.decode()
+    client.force_login(personas.admin)
+    assert link in client.get("/").content.decode()
+    page = client.get(f"/projects/{personas.project.pk}/predictions/")
+    assert link in page.content.decode()
+
+
+def test_overview_counts_labelled_share_and_unsafe_rate(project, personas):
+    a = project.rows
+    label(a[0], personas.annotator, "safe")
+    label(a[0], personas.annotator2, "unsafe")
+    label(a[1], personas.annotator, "unsure")  # not decisive: not labelled
+    Annotation.objects.create(prediction=a[2], label="unsafe", source="import")
+    o = dashboard.overview(project)
+    assert (o["documents"], o["predictions"], o["checked"], o["unchecked"]) == (
+        1,
+        9,
+        8,
+        1,
+    )
+    assert o["unsafe_rate"] == 3 / 8
+    assert (o["labelled"], o["labels"], o["unsure"]) == (2, 3, 1)
+    assert o["labelled_share"] == 2 / 9
+
+
+def test_kappa_on_pairs_of_decisive_labels_from_two_experts(project, personas):
+    # 10 overlap items: both safe 4, both unsafe 3, safe/unsafe 2, unsafe/safe 1:
+    # p_o 0.7, p_e (6*5 + 4*5) / 100 = 0.5, kappa 0.4.
+    document = make_document(project)
+    cells = [("safe", "safe")] * 4 + [("unsafe", "unsafe")] * 3
+    cells += [("safe", "unsafe")] * 2 + [("unsafe", "safe")]
+    for first, second in cells:
+        p = make_prediction(document)
+        label(p, personas.annotator, first)
+        label(p, personas.annotator2, second)
+    # Not pairs: one expert only, an unsure, and an imported label.
+    single = make_prediction(document)
+    label(single, personas.annotator, "unsafe")
+    unsure = make_prediction(document)
+    label(unsure, personas.annotator, "safe")
+    label(unsure, personas.annotator2, "unsure")
+    label(single, None, "safe", source="import")
+    result = dashboard.agreement(project)
+    assert result["kappa"] == 0.4
+    assert result["strength"] == "fair"
+    assert (result["pairs"], result["items"], result["observed"]) == (10, 10, 0.7)
+    assert result["matrix"] == {
+        "safe": {"safe": 4, "unsafe": 2},
+        "unsafe": {"safe": 1, "unsafe": 3},
+    }
+
+
+def test_kappa_without_overlap_is_undefined(project, personas):
+    label(project.rows[0], personas.annotator, "safe")
+    result = dashboard.agreement(project)
+    assert (result["kappa"], result["pairs"], result["observed"]) == (None, 0, None)
+    assert result["strength"] == "undefined"
+
+
+def test_labels_per_hour_caps_idle_time_and_skips_untimed_labels(project, personas):
+    now = timezone.now()
+    for i, p in enumerate(project.rows[:5]):
+        seconds = 10_000 if i == 4 else 30  # the last one: left on screen
+        a = label(p, personas.annotator, "safe", seconds=seconds)
+        Annotation.objects.filter(pk=a.pk).update(
+            created_at=now - timedelta(minutes=10 - i)
+        )
+    label(project.rows[5], personas.annotator2, "unsafe", seconds=20)
+    label(project.rows[6], personas.annotator2, "unsafe")  # untimed: not counted
+    rates = {r["annotator"]: r for r in dashboard.labels_per_hour(project)}
+    ann1 = rates["ann1"]
+    assert ann1["labels"] == 5
+    assert ann1["hours"] == pytest.approx((4 * 30 + 300) / 3600)
+    assert ann1["per_hour"] == pytest.approx(5 / ((4 * 30 + 300) / 3600))
+    assert ann1["first"] < ann1["last"]
+    assert rates["ann2"]["labels"] == 1
+    assert rates["ann2"]["per_hour"] == pytest.approx(180)
+
+
+def test_per_llm_safepassage_score_beside_human_score(project, personas):
+    gpt = [p for p in project.rows if p.model == "gpt-x"]
+    label(gpt[0], personas.annotator, "safe")
+    label(gpt[0], personas.annotator2, "unsafe")  # disagreement counts half
+    label(gpt[4], personas.annotator, "unsafe")
+    label(gpt[5], personas.annotator, "unsure")  # not decisive
+    rows = {r["model"]: r for r in dashboard.llm_scores(project)}
+    assert rows["gpt-x"]["predictions"] == 7
+    assert rows["gpt-x"]["safepassage_score"] == 4 / 6  # of the checked ones
+    assert rows["gpt-x"]["labels"] == 3
+    assert rows["gpt-x"]["human_score"] == 1 / 3
+    assert rows["llama"]["safepassage_score"] == 0.5
+    assert (rows["llama"]["labels"], rows["llama"]["human_score"]) == (0, None)
+
+
+def test_learning_curve_points_come_from_measured_versions(project):
+    def scorer(version, labels, f1, active=False):
+        return ScorerModel.objects.create(
+            project=project,
+            version=version,
+            base_model="base",
+            path="/tmp/x",
+            expert_labels=labels,
+            gold_f1=f1,
+            is_active=active,
+        )
+
+    scorer("v2", 200, 0.81, active=True)
+    scorer("v1", 0, 0.42)
+    scorer("v3", 400, None)
+    curve = dashboard.learning_curve(dashboard.scorer_versions(project))
+    assert curve["points"] == [
+        {"version": "v1", "expert_labels": 0, "gold_f1": 0.42, "active": False},
+        {"version": "v2", "expert_labels": 200, "gold_f1": 0.81, "active": True},
+    ]
+    assert curve["unmeasured"] == ["v3"]
+
+
+def test_pr_curve_uses_only_gold_document_labels(personas):
+    project = personas.project
+    project.gold_share = 0.5
+    project.save()
+    documents = [make_document(project) for _ in range(12)]
+    gold_doc = next(d for d in documents if gold.is_gold_document(project, d.pk))
+    train_doc = next(d for d in documents if not gold.is_gold_document(project, d.pk))
+    for score, value in [
+        (0.1, "unsafe"),
+        (0.3, "unsafe"),
+        (0.4, "safe"),
+        (0.9, "safe"),
+    ]:
+        p = make_prediction(gold_doc, score=score, verdict="safe")
+        label(p, personas.annotator, value)
+    # Training side: would spoil the curve if counted.
+    p = make_prediction(train_doc, score=0.95, verdict="safe")
+    label(p, personas.annotator, "unsafe")
+    ScorerModel.objects.create(
+        project=project, version="v1", base_model="b", path="/x", threshold=0.35
+    )
+    active = ScorerModel.objects.get()
+    pr = dashboard.gold_pr_curve(project, active)
+    assert (pr["labels"], pr["unsafe"]) == (4, 2)
+    assert [(p["precision"], p["recall"]) for p in pr["points"]] == [
+        (1.0, 0.5),
+        (1.0, 1.0),
+        (0.6667, 1.0),
+        (0.5, 1.0),
+    ]
+    assert pr["operating"]["f1"] == 1.0  # score < 0.35 flags exactly the unsafe
+
+
+def test_alignment_histogram_is_binned_in_sql(project):
+    counts = dashboard.alignment_histogram(project, bins=10)
+    assert sum(counts) == 8  # one prediction is not aligned
+    assert counts[1] == 1 and counts[3] == 1 and counts[6] == 2
+    assert counts[8] == 1 and counts[9] == 3  # 1.0 falls in the last bin
+
+
+def test_page_shows_charts_numbers_and_version_buttons(project, personas, client):
+    ScorerModel.objects.create(
+        project=project, version="v1", base_model="b", path="/x", gold_f1=0.6
+    )
+    ScorerModel.objects.create(
+        project=project,
+        version="v2",
+        base_model="b",
+        path="/x",
+        gold_f1=0.8,
+        expert_labels=100,
+        is_active=True,
+    )
+    ScorerModel.objects.create(project=project, version="v3", base_model="b", path="/x")
+    client.force_login(personas.admin)
+    html = client.get(f"/projects/{project.pk}/dashboard/").content.decode()
+    assert html.count('<svg xmlns="http://www.w3.org/2000/svg"') == 5
+    for title in (
+        "Learning curve: gold-set F1 by expert labels",
+        "Per source LLM: share safe",
+        "Precision-recall on the gold set",
+        "Alignment scores",
+        "Labels per hour per expert",
+    ):
+        assert f"<title>{title}</title>" in html
+    assert "38%" in html  # unsafe rate 3 / 8
+    # v1 is older than the active v2: a rollback; v3 is newer: a promotion.
+    assert ">Roll back</button>" in html and ">Promote</button>" in html
+    active = ScorerModel.objects.get(version="v2")
+    assert f'href="/api/scorer-models/{active.pk}/download/"' in html
+    assert 'data-action="retrain"' in html and "onclick" not in html
+
+
+def test_hostile_model_names_and_usernames_are_escaped(project, personas, client):
+    from django.contrib.auth import get_user_model
+
+    expert = get_user_model().objects.create_user(HOSTILE, password="x")
+    p = make_prediction(project.rows[0].document, model=HOSTILE, verdict="unsafe")
+    label(p, expert, "unsafe", seconds=12)
+    ScorerModel.objects.create(
+        project=project,
+        version=HOSTILE,
+        base_model=HOSTILE,
+        path="/x",
+        gold_f1=0.5,
+        is_active=True,
+    )
+    client.force_login(personas.admin)
+    html = client.get(f"/projects/{project.pk}/dashboard/").content.decode()
+    assert "<script>alert" not in html
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in html
+    # Every inlined chart is still a well-formed SVG document.
+    start = 0
+    while (start := html.find("<svg ", start)) != -1:
+        end = html.index("</svg>", start) + len("</svg>")
+        ET.fromstring(html[start:end])
+        start = end
+
+
+def test_query_count_does_not_grow_with_rows(project, personas, client):
+    client.force_login(personas.admin)
+    url = f"/projects/{project.pk}/dashboard/"
+    with CaptureQueriesContext(connection) as few:
+        client.get(url)
+    document = make_document(project)
+    for i in range(40):
+        p = make_prediction(document, model=f"m{i % 4}", verdict="safe", score=0.5)
+        label(p, personas.annotator, "safe", seconds=5)
+        label(p, personas.annotator2, "unsafe", seconds=5)
+    with CaptureQueriesContext(connection) as many:
+        assert client.get(url).status_code == 200
+    assert len(many.captured_queries) == len(few.captured_queries)
+
+
+def test_demo_simulates_two_experts_on_overlap_items_only(personas):
+    from types import SimpleNamespace
+
+    from annotator.management.commands.demo import Command
+    from annotator.selectors import is_overlap
+    from pipeline.types import Label
+
+    project = personas.project
+    project.overlap_share = 0.5
+    project.save()
+    document = make_document(project)
+    predictions = [make_prediction(document) for _ in range(80)]
+    corpus = SimpleNamespace(
+        labels=[
+            Label(p.external_id, "unsafe" if i % 4 == 0 else "safe")
+            for i, p in enumerate(predictions)
+        ]
+    )
+    command = Command()
+    command.simulated_overlap_labels(project, corpus, items=30)
+    command.simulated_overlap_labels(project, corpus, items=30)  # replaces
+    simulated = Annotation.objects.filter(extra__simulated=True)
+    assert simulated.count() == 60
+    labelled = set(simulated.values_list("prediction_id", flat=True))
+    assert len(labelled) == 30
+    assert all(is_overlap(project, pk) for pk in labelled)
+    result = dashboard.agreement(project)
+    assert result["items"] >= 25 and 0.5 < result["kappa"] <= 1.0
+    rates = {r["annotator"]: r for r in dashboard.labels_per_hour(project)}
+    assert set(rates) == {"demo-expert-1", "demo-expert-2"}
+    for r in rates.values():
+        assert 100 < r["per_hour"] < 400
+        assert r["last"] - r["first"] > timedelta(minutes=5)
