@@ -479,6 +479,10 @@ def _execute(run: GradingRun) -> None:
         for kind, raise_as in ((RUN, ConfigurationError), (TRANSIENT, TransientError)):
             error = next((e for _, e, k in failures if k == kind), None)
             if error is not None:
+                if kind == TRANSIENT and _cancel_requested(run.pk):
+                    # Asked to stop while the SDK retried: no task retry.
+                    _finish(run.pk, RunStatus.CANCELLED)
+                    return
                 if kind == RUN:
                     grading_run_fail(run_id=run.pk, error=str(error))
                 raise raise_as(str(error)) from error
@@ -490,6 +494,10 @@ def _execute(run: GradingRun) -> None:
         if left
         else "",
     )
+
+
+def _cancel_requested(run_id: int) -> bool:
+    return GradingRun.objects.filter(pk=run_id, cancel_requested=True).exists()
 
 
 def _grade(llm, prediction: Prediction):
