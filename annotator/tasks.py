@@ -18,7 +18,9 @@ from .models import Project, RunStatus, Verdict
 logger = logging.getLogger(__name__)
 
 
-@shared_task(
+# LLM runs (extraction, grading): retried with backoff on transient failures
+# (429, 5xx, timeouts), every other failure recorded on the run.
+_LLM_RUN = dict(
     bind=True,
     acks_late=True,
     reject_on_worker_lost=True,
@@ -27,25 +29,37 @@ logger = logging.getLogger(__name__)
     retry_backoff_max=600,
     max_retries=settings.EXTRACTION_MAX_RETRIES,
 )
-def run_extraction(self, run_id: int) -> dict:
+
+
+def _llm_run(task, run_id: int, *, execute, fail) -> dict:
     try:
-        run = services.extraction_run_execute(run_id=run_id)
+        run = execute(run_id=run_id)
     except services.ConfigurationError:
         return {"run": run_id, "status": RunStatus.FAILED}  # recorded on the run
     except services.TransientError as e:
-        if self.request.retries >= self.max_retries:
-            services.extraction_run_fail(
+        if task.request.retries >= task.max_retries:
+            fail(
                 run_id=run_id,
-                error=f"gave up after {self.request.retries} retries: {e}",
+                error=f"gave up after {task.request.retries} retries: {e}",
             )
             return {"run": run_id, "status": RunStatus.FAILED}
         raise
     except Exception as e:
         # A bug or an unexpected failure: record it where users look, then let
         # Celery log the traceback.
-        services.extraction_run_fail(run_id=run_id, error=f"{type(e).__name__}: {e}")
+        fail(run_id=run_id, error=f"{type(e).__name__}: {e}")
         raise
     return {"run": run_id, "status": run.status, "done": run.progress_done}
+
+
+@shared_task(**_LLM_RUN)
+def run_extraction(self, run_id: int) -> dict:
+    return _llm_run(
+        self,
+        run_id,
+        execute=services.extraction_run_execute,
+        fail=services.extraction_run_fail,
+    )
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
@@ -92,36 +106,16 @@ def sweep_unchecked() -> list[int]:
 # --- LLM grading (issue 5) ----------------------------------------------------
 
 
-@shared_task(
-    bind=True,
-    acks_late=True,
-    reject_on_worker_lost=True,
-    autoretry_for=(services.TransientError,),
-    retry_backoff=10,
-    retry_backoff_max=600,
-    max_retries=settings.EXTRACTION_MAX_RETRIES,
-)
+@shared_task(**_LLM_RUN)
 def run_grading(self, run_id: int) -> dict:
     from . import grading
 
-    try:
-        run = grading.grading_run_execute(run_id=run_id)
-    except services.ConfigurationError:
-        return {"run": run_id, "status": RunStatus.FAILED}  # recorded on the run
-    except services.TransientError as e:
-        if self.request.retries >= self.max_retries:
-            grading.grading_run_fail(
-                run_id=run_id,
-                error=f"gave up after {self.request.retries} retries: {e}",
-            )
-            return {"run": run_id, "status": RunStatus.FAILED}
-        raise
-    except Exception as e:
-        # A bug or an unexpected failure: record it where users look, then let
-        # Celery log the traceback.
-        grading.grading_run_fail(run_id=run_id, error=f"{type(e).__name__}: {e}")
-        raise
-    return {"run": run_id, "status": run.status, "done": run.progress_done}
+    return _llm_run(
+        self,
+        run_id,
+        execute=grading.grading_run_execute,
+        fail=grading.grading_run_fail,
+    )
 
 
 # Not acks_late: a training run cannot resume, so a redelivery after a crash
