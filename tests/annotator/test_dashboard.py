@@ -231,6 +231,7 @@ def test_page_shows_charts_numbers_and_version_buttons(project, personas, client
         path="/x",
         gold_f1=0.8,
         expert_labels=100,
+        metrics={"validation": {"f1": 0.7771}},
         is_active=True,
     )
     ScorerModel.objects.create(project=project, version="v3", base_model="b", path="/x")
@@ -246,6 +247,7 @@ def test_page_shows_charts_numbers_and_version_buttons(project, personas, client
     ):
         assert f"<title>{title}</title>" in html
     assert "38%" in html  # unsafe rate 3 / 8
+    assert "<td>0.777</td>" in html  # v2's validation F1, as training stores it
     # v1 is older than the active v2: a rollback; v3 is newer: a promotion.
     assert ">Roll back</button>" in html and ">Promote</button>" in html
     active = ScorerModel.objects.get(version="v2")
