@@ -162,17 +162,11 @@ class Document(models.Model):
         return self.external_id
 
 
-class ExtractionRun(models.Model):
-    project = models.ForeignKey(
-        Project, on_delete=models.CASCADE, related_name="extraction_runs"
-    )
+class LLMRun(models.Model):
+    """What every run of LLM calls tracks: status, progress, token usage and
+    who started it when. Extraction and grading runs add their own fields."""
+
     model = models.CharField(max_length=200, help_text="LLM model name.")
-    params = models.JSONField(
-        default=dict,
-        blank=True,
-        help_text="Sampling parameters and optional prices "
-        "(price_per_mtok_prompt, price_per_mtok_completion).",
-    )
     status = models.CharField(
         max_length=16, choices=RunStatus.choices, default=RunStatus.PENDING
     )
@@ -180,10 +174,6 @@ class ExtractionRun(models.Model):
     progress_total = models.PositiveIntegerField(default=0)
     prompt_tokens = models.PositiveBigIntegerField(default=0)
     completion_tokens = models.PositiveBigIntegerField(default=0)
-    cost_estimate = models.DecimalField(
-        max_digits=12, decimal_places=6, null=True, blank=True
-    )
-    error = models.TextField(blank=True, help_text="Why the whole run failed.")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
     )
@@ -192,7 +182,26 @@ class ExtractionRun(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        abstract = True
         ordering = ["-created_at"]
+
+
+class ExtractionRun(LLMRun):
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="extraction_runs"
+    )
+    params = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Sampling parameters and optional prices "
+        "(price_per_mtok_prompt, price_per_mtok_completion).",
+    )
+    cost_estimate = models.DecimalField(
+        max_digits=12, decimal_places=6, null=True, blank=True
+    )
+    error = models.TextField(blank=True, help_text="Why the whole run failed.")
+
+    class Meta(LLMRun.Meta):
         indexes = [models.Index(fields=["project", "status"])]
 
     def __str__(self) -> str:
@@ -530,22 +539,18 @@ class ScorerModel(models.Model):
         return f"{self.project} scorer {self.version}"
 
 
-class GradingRun(models.Model):
+class GradingRun(LLMRun):
     """The LLM grader labelling unlabelled predictions as silver data, under a
     budget fixed before it starts."""
 
     project = models.ForeignKey(
         Project, on_delete=models.CASCADE, related_name="grading_runs"
     )
-    model = models.CharField(max_length=200, help_text="LLM model name.")
     params = models.JSONField(
         default=dict,
         blank=True,
         help_text="Prices (price_per_mtok_prompt, price_per_mtok_completion) "
         "and sampling parameters.",
-    )
-    status = models.CharField(
-        max_length=16, choices=RunStatus.choices, default=RunStatus.PENDING
     )
     cost_estimate = models.DecimalField(
         max_digits=12,
@@ -560,21 +565,8 @@ class GradingRun(models.Model):
         help_text="The run stops before its cost would pass this.",
     )
     cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
-    progress_done = models.PositiveIntegerField(default=0)
-    progress_total = models.PositiveIntegerField(default=0)
-    prompt_tokens = models.PositiveBigIntegerField(default=0)
-    completion_tokens = models.PositiveBigIntegerField(default=0)
     cancel_requested = models.BooleanField(default=False)
     error = models.TextField(blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created_at"]
 
     def __str__(self) -> str:
         return f"grading {self.pk} with {self.model} ({self.status})"
