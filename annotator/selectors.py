@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db.models import (
-    BigIntegerField,
+    BooleanField,
     Case,
     Count,
     Exists,
@@ -21,13 +21,8 @@ from django.db.models import (
     Value,
     When,
 )
-from django.db.models.functions import (
-    Coalesce,
-    Greatest,
-    Length,
-    Mod,
-    Substr,
-)
+from django.db.models.expressions import RawSQL
+from django.db.models.functions import Coalesce, Greatest, Length, Substr
 
 from . import gold as gold_set
 from .models import (
@@ -326,90 +321,82 @@ def is_overlap(project: Project, prediction_id: int) -> bool:
     return bucket < _overlap_cutoff(project)
 
 
-def _count(queryset: QuerySet) -> Coalesce:
-    counted = (
-        queryset.order_by().values("prediction").annotate(n=Count("pk")).values("n")[:1]
-    )
-    return Coalesce(Subquery(counted), 0)
+# The availability rule, stated once in SQL for both statements that need it:
+# scanning a project for candidates (queue_available) and re-checking rows
+# already locked in the statement that leases them (services.labeling_next).
+# Written out rather than composed in the ORM: compiling the ORM form took
+# three times as long as running it, twice per hand-out.
+_PREDICTION = Prediction._meta.db_table
+_LEASE = Lease._meta.db_table
+_ANNOTATION = Annotation._meta.db_table
+
+
+def available_sql(
+    id_sql: str, *, project: Project, annotator, now: datetime | None
+) -> tuple[str, list[Any]]:
+    """A condition true where the prediction ``id_sql`` may go to ``annotator``.
+
+    Not labelled by them, and fewer takers than it needs: one, or the
+    project's ``overlap_labels`` for its overlap share. Takers are decisive
+    labels, plus, when ``now`` is given, other experts' live leases; with
+    ``now=None`` leases are ignored (the work left, whoever holds it).
+    Returns SQL with ``%s`` placeholders and their parameters.
+    """
+    sql = f"""
+        NOT EXISTS (
+            SELECT 1 FROM {_ANNOTATION} a
+            WHERE a.prediction_id = {id_sql} AND a.annotator_id = %s
+        )
+        AND (
+            SELECT count(*) FROM {_ANNOTATION} a
+            WHERE a.prediction_id = {id_sql} AND a.label = ANY(%s)
+        )"""
+    params: list[Any] = [annotator.pk, [str(label) for label in _DECISIVE]]
+    if now is not None:
+        sql += f""" + (
+            SELECT count(*) FROM {_LEASE} l
+            WHERE l.prediction_id = {id_sql} AND l.expires_at > %s
+                AND l.annotator_id <> %s
+        )"""
+        params += [now, annotator.pk]
+    sql += f"""
+        < CASE WHEN mod({id_sql} * {_OVERLAP_MULTIPLIER}, {_OVERLAP_MODULUS}) < %s
+            THEN %s ELSE 1 END"""
+    params += [_overlap_cutoff(project), project.overlap_labels]
+    return sql, params
 
 
 def queue_available(
     *, project: Project, annotator, now: datetime | None
 ) -> QuerySet[Prediction]:
-    """Predictions ``annotator`` may be handed now (unordered).
-
-    With ``now=None`` leases are ignored: the work left, whoever holds it.
-    """
-    decisive = Annotation.objects.filter(prediction=OuterRef("pk"), label__in=_DECISIVE)
-    mine = Annotation.objects.filter(prediction=OuterRef("pk"), annotator=annotator)
-    cutoff = _overlap_cutoff(project)
-    queryset = (
-        Prediction.objects.filter(project=project)
-        .alias(
-            overlap_bucket=Mod(
-                F("id") * _OVERLAP_MULTIPLIER,
-                _OVERLAP_MODULUS,
-                output_field=BigIntegerField(),
-            )
-        )
-        .exclude(Exists(mine))
+    """Predictions ``annotator`` may be handed now (unordered); see
+    available_sql. The condition names the prediction table itself, so use
+    this queryset at the top level of a query, not as a subquery."""
+    sql, params = available_sql(
+        f"{_PREDICTION}.id", project=project, annotator=annotator, now=now
     )
-    single = Q(overlap_bucket__gte=cutoff) & ~Exists(decisive)
-    taken = _count(decisive)
-    if now is not None:
-        others_leases = Lease.objects.filter(
-            prediction=OuterRef("pk"), expires_at__gt=now
-        ).exclude(annotator=annotator)
-        single &= ~Exists(others_leases)
-        taken = taken + _count(others_leases)
-    if cutoff == 0:
-        return queryset.filter(single)
-    overlap = Q(overlap_bucket__lt=cutoff) & Q(taken__lt=project.overlap_labels)
-    return queryset.alias(taken=taken).filter(single | overlap)
-
-
-# The availability rule again, for ids in hand: queue_available states it for
-# scanning a project, this for checking rows already locked, in the statement
-# that leases them (services.labeling_next). Keep the two in step.
-_LEASE = Lease._meta.db_table
-_ANNOTATION = Annotation._meta.db_table
-LEASE_AVAILABLE_SQL = f"""
-WITH wanted AS (
-    SELECT id FROM unnest(%(ids)s::bigint[]) AS t(id)
-)
-INSERT INTO {_LEASE} (prediction_id, annotator_id, expires_at, created_at)
-SELECT w.id, %(annotator)s, %(expires)s, %(now)s
-FROM wanted w
-WHERE NOT EXISTS (
-        SELECT 1 FROM {_ANNOTATION} a
-        WHERE a.prediction_id = w.id AND a.annotator_id = %(annotator)s
+    return Prediction.objects.filter(project=project).filter(
+        RawSQL(sql, params, output_field=BooleanField())
     )
-    AND (
-        SELECT count(*) FROM {_ANNOTATION} a
-        WHERE a.prediction_id = w.id AND a.label = ANY(%(decisive)s)
-    ) + (
-        SELECT count(*) FROM {_LEASE} l
-        WHERE l.prediction_id = w.id AND l.expires_at > %(now)s
-            AND l.annotator_id <> %(annotator)s
-    ) < CASE WHEN mod(w.id * %(multiplier)s, %(modulus)s) < %(cutoff)s
-        THEN %(overlap_labels)s ELSE 1 END
-ON CONFLICT (prediction_id, annotator_id)
-    DO UPDATE SET expires_at = EXCLUDED.expires_at
-RETURNING prediction_id
-"""
 
 
-def lease_params(*, project: Project, annotator, now: datetime) -> dict[str, Any]:
-    """The parameters of LEASE_AVAILABLE_SQL but the ids and expiry."""
-    return {
-        "annotator": annotator.pk,
-        "now": now,
-        "decisive": [str(label) for label in _DECISIVE],
-        "multiplier": _OVERLAP_MULTIPLIER,
-        "modulus": _OVERLAP_MODULUS,
-        "cutoff": _overlap_cutoff(project),
-        "overlap_labels": project.overlap_labels,
-    }
+def lease_available_sql(
+    *, project: Project, annotator, ids: list[int], now: datetime, expires: datetime
+) -> tuple[str, list[Any]]:
+    """Lease those of ``ids`` available to ``annotator``, renewing their own
+    leases; the statement returns the prediction ids it leased."""
+    condition, params = available_sql(
+        "w.id", project=project, annotator=annotator, now=now
+    )
+    sql = f"""
+        INSERT INTO {_LEASE} (prediction_id, annotator_id, expires_at, created_at)
+        SELECT w.id, %s, %s, %s
+        FROM unnest(%s::bigint[]) AS w(id)
+        WHERE {condition}
+        ON CONFLICT (prediction_id, annotator_id)
+            DO UPDATE SET expires_at = EXCLUDED.expires_at
+        RETURNING prediction_id"""
+    return sql, [annotator.pk, expires, now, ids, *params]
 
 
 def queue_candidates(

@@ -586,16 +586,26 @@ def labeling_next(
     queue_keys_refresh(project=project)
     now = timezone.now()
     expires = now + timedelta(seconds=settings.LABEL_LEASE_SECONDS)
-    params = selectors.lease_params(project=project, annotator=annotator, now=now)
     exclude = set(exclude)
     with transaction.atomic(), connection.cursor() as cursor:
         _commit_without_waiting_for_disk(cursor)
+
+        def lease(ids: list[int]) -> list[int]:
+            return _leases_take(
+                cursor,
+                ids,
+                project=project,
+                annotator=annotator,
+                now=now,
+                expires=expires,
+            )
+
         held = list(
             selectors.queue_held(
                 project=project, annotator=annotator, now=now, exclude=exclude
             ).values_list("prediction_id", flat=True)[:count]
         )
-        leased = _leases_take(cursor, held, params=params, expires=expires)
+        leased = lease(held)
         seen = exclude | set(held)
         # A second round only when a concurrent hand-out took rows between
         # our snapshot and our lock.
@@ -609,11 +619,13 @@ def labeling_next(
             if not locked:
                 break
             seen.update(locked)
-            leased += _leases_take(cursor, locked, params=params, expires=expires)
+            leased += lease(locked)
     return leased
 
 
-def _leases_take(cursor, ids: list[int], *, params, expires) -> list[int]:
+def _leases_take(
+    cursor, ids: list[int], *, project: Project, annotator, now, expires
+) -> list[int]:
     """Lease those of ``ids`` still available, in order.
 
     The candidates' snapshot predates their locks: a row a competitor leased
@@ -626,7 +638,9 @@ def _leases_take(cursor, ids: list[int], *, params, expires) -> list[int]:
     if not ids:
         return []
     cursor.execute(
-        selectors.LEASE_AVAILABLE_SQL, {**params, "ids": ids, "expires": expires}
+        *selectors.lease_available_sql(
+            project=project, annotator=annotator, ids=ids, now=now, expires=expires
+        )
     )
     leased = {row[0] for row in cursor.fetchall()}
     return [pk for pk in ids if pk in leased]
