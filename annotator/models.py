@@ -280,6 +280,22 @@ class Prediction(models.Model):
         help_text="|score - active threshold|; empty until scored.",
     )
     random_key = models.FloatField(db_default=Random(), editable=False)
+    # Queue state kept by database triggers (migration 0006), whichever path a
+    # label takes (the page, imports, the API, the admin, a cascade): the
+    # queue indexes hold open predictions only, so a hand-out does not walk
+    # past every prediction already labelled at the front of its order.
+    decisive_labels = models.PositiveSmallIntegerField(
+        db_default=0,
+        editable=False,
+        help_text="Safe and unsafe labels; kept by the database.",
+    )
+    queue_open = models.BooleanField(
+        db_default=True,
+        editable=False,
+        help_text="Needs more labels: fewer decisive labels than the project "
+        "asks of it (overlap_labels for its overlap share, else one); kept by "
+        "the database.",
+    )
     source_run = models.ForeignKey(
         ExtractionRun,
         on_delete=models.SET_NULL,
@@ -302,14 +318,17 @@ class Prediction(models.Model):
             models.Index(fields=["project", "type"]),
             models.Index(fields=["project", "model"]),
             models.Index(fields=["project", "score"]),
-            # The queue strategies' orders (ASC sorts NULLs last, like
-            # the uncertainty order: unscored predictions come last).
+            # The queue strategies' orders over open predictions (ASC sorts
+            # NULLs last, like the uncertainty order: unscored come last).
             models.Index(
                 fields=["project", "uncertainty", "id"],
+                condition=Q(queue_open=True),
                 name="prediction_queue_uncertainty",
             ),
             models.Index(
-                fields=["project", "random_key", "id"], name="prediction_queue_random"
+                fields=["project", "random_key", "id"],
+                condition=Q(queue_open=True),
+                name="prediction_queue_random",
             ),
             # The check task's work queue: predictions not checked yet.
             models.Index(

@@ -205,10 +205,10 @@ QUEUE_STRATEGIES: dict[str, QueueOrder] = {}
 
 # Overlap predictions are a fixed pseudo-random share of ids: (id * A) mod P
 # is a permutation of the residues for prime P, so any run of ids spreads
-# evenly over [0, P). Python and SQL compute the same thing.
+# evenly over [0, P). The SQL function annotator_labels_needed (migration
+# 0006) computes the same; a test holds the two together.
 _OVERLAP_MULTIPLIER = 7919
 _OVERLAP_MODULUS = 10007
-_DECISIVE = [Annotation.Label.SAFE, Annotation.Label.UNSAFE]
 WINDOW_CHARS = 400
 MAX_SIBLINGS = 50
 
@@ -325,44 +325,39 @@ def is_overlap(project: Project, prediction_id: int) -> bool:
 # scanning a project for candidates (queue_available) and re-checking rows
 # already locked in the statement that leases them (services.labeling_next).
 # Written out rather than composed in the ORM: compiling the ORM form took
-# three times as long as running it, twice per hand-out.
+# three times as long as running it, twice per hand-out. The label counts it
+# reads are kept on the prediction by triggers (migration 0006).
 _PREDICTION = Prediction._meta.db_table
 _LEASE = Lease._meta.db_table
 _ANNOTATION = Annotation._meta.db_table
 
 
 def available_sql(
-    id_sql: str, *, project: Project, annotator, now: datetime | None
+    table: str, *, project: Project, annotator, now: datetime | None
 ) -> tuple[str, list[Any]]:
-    """A condition true where the prediction ``id_sql`` may go to ``annotator``.
+    """A condition true where the prediction row ``table`` may go to ``annotator``.
 
-    Not labelled by them, and fewer takers than it needs: one, or the
-    project's ``overlap_labels`` for its overlap share. Takers are decisive
-    labels, plus, when ``now`` is given, other experts' live leases; with
+    Open (fewer decisive labels than it needs: one, or the project's
+    ``overlap_labels`` for its overlap share), not labelled by them, and, when
+    ``now`` is given, not taken by enough other experts' live leases; with
     ``now=None`` leases are ignored (the work left, whoever holds it).
     Returns SQL with ``%s`` placeholders and their parameters.
     """
     sql = f"""
-        NOT EXISTS (
+        {table}.queue_open
+        AND NOT EXISTS (
             SELECT 1 FROM {_ANNOTATION} a
-            WHERE a.prediction_id = {id_sql} AND a.annotator_id = %s
-        )
-        AND (
-            SELECT count(*) FROM {_ANNOTATION} a
-            WHERE a.prediction_id = {id_sql} AND a.label = ANY(%s)
+            WHERE a.prediction_id = {table}.id AND a.annotator_id = %s
         )"""
-    params: list[Any] = [annotator.pk, [str(label) for label in _DECISIVE]]
+    params: list[Any] = [annotator.pk]
     if now is not None:
-        sql += f""" + (
+        sql += f"""
+        AND {table}.decisive_labels + (
             SELECT count(*) FROM {_LEASE} l
-            WHERE l.prediction_id = {id_sql} AND l.expires_at > %s
+            WHERE l.prediction_id = {table}.id AND l.expires_at > %s
                 AND l.annotator_id <> %s
-        )"""
-        params += [now, annotator.pk]
-    sql += f"""
-        < CASE WHEN mod({id_sql} * {_OVERLAP_MULTIPLIER}, {_OVERLAP_MODULUS}) < %s
-            THEN %s ELSE 1 END"""
-    params += [_overlap_cutoff(project), project.overlap_labels]
+        ) < annotator_labels_needed({table}.id, %s, %s)"""
+        params += [now, annotator.pk, project.overlap_share, project.overlap_labels]
     return sql, params
 
 
@@ -373,7 +368,7 @@ def queue_available(
     available_sql. The condition names the prediction table itself, so use
     this queryset at the top level of a query, not as a subquery."""
     sql, params = available_sql(
-        f"{_PREDICTION}.id", project=project, annotator=annotator, now=now
+        _PREDICTION, project=project, annotator=annotator, now=now
     )
     return Prediction.objects.filter(project=project).filter(
         RawSQL(sql, params, output_field=BooleanField())
@@ -386,12 +381,12 @@ def lease_available_sql(
     """Lease those of ``ids`` available to ``annotator``, renewing their own
     leases; the statement returns the prediction ids it leased."""
     condition, params = available_sql(
-        "w.id", project=project, annotator=annotator, now=now
+        "p", project=project, annotator=annotator, now=now
     )
     sql = f"""
         INSERT INTO {_LEASE} (prediction_id, annotator_id, expires_at, created_at)
-        SELECT w.id, %s, %s, %s
-        FROM unnest(%s::bigint[]) AS w(id)
+        SELECT p.id, %s, %s, %s
+        FROM unnest(%s::bigint[]) AS w(id) JOIN {_PREDICTION} p ON p.id = w.id
         WHERE {condition}
         ON CONFLICT (prediction_id, annotator_id)
             DO UPDATE SET expires_at = EXCLUDED.expires_at
