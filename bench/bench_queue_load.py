@@ -7,12 +7,18 @@ time, and asks for more when fewer than half a batch is left. Latencies are
 measured client-side around each HTTP request to gunicorn on 127.0.0.1.
 Bounded: ``--labels`` per expert and ``--seconds`` overall.
 
-The default think time, 3.6 s, is 1000 labels an hour per expert: four times
-the paper's experts (250 an hour), 20,000 labels an hour in all. ``--think 1``
-(3600 an hour each) is a stress test past any human pace.
+The default think time, 3.6 s on average, is 1000 labels an hour per expert:
+four times the paper's experts (250 an hour), 20,000 labels an hour in all.
+``--think 1`` (3600 an hour each) is a stress test past any human pace. Each
+think time is drawn uniformly within ``--jitter`` of the mean, as people vary
+from item to item; ``--jitter 0`` keeps all experts in lockstep, so their
+batch requests arrive together every batch, not only at the start of the
+shift (a worst case). Every run starts the shift with all experts asking for
+their first batch within ``--stagger`` seconds.
 
-    python bench/bench_queue_load.py                 # ~3 minutes
+    python bench/bench_queue_load.py                 # ~4 minutes
     python bench/bench_queue_load.py --think 1       # stress: 72,000 labels/hour
+    python bench/bench_queue_load.py --jitter 0      # experts in lockstep
     python bench/bench_queue_load.py --think 0       # saturation, no think time
 """
 
@@ -122,13 +128,14 @@ def expert(site, username, args, stop, samples, errors, ready):
         if not queue:
             break
         prediction = queue.pop(0)
-        if args.think:
-            stop.wait(args.think)
+        think = args.think * random.uniform(1 - args.jitter, 1 + args.jitter)
+        if think:
+            stop.wait(think)
         label = {
             "client_id": str(uuid.uuid4()),
             "prediction": prediction,
             "label": ("safe", "unsafe", "unsure")[done % 3],
-            "seconds_spent": args.think,
+            "seconds_spent": think,
         }
         t = time.perf_counter()
         status, _ = session.request("POST", f"{prefix}/labels/", {"labels": [label]})
@@ -146,10 +153,16 @@ def pct(values, q):
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--experts", type=int, default=20)
-    parser.add_argument("--labels", type=int, default=40, help="per expert")
+    parser.add_argument("--labels", type=int, default=60, help="per expert")
     parser.add_argument("--batch", type=int, default=20)
     parser.add_argument(
-        "--think", type=float, default=3.6, help="seconds between labels"
+        "--think", type=float, default=3.6, help="mean seconds between labels"
+    )
+    parser.add_argument(
+        "--jitter",
+        type=float,
+        default=0.5,
+        help="think times vary uniformly within this share of the mean",
     )
     parser.add_argument(
         "--stagger", type=float, default=2.0, help="experts start within this"
@@ -186,6 +199,7 @@ def main() -> int:
         elapsed = time.perf_counter() - started
     print(
         f"{args.experts} concurrent experts, think time {args.think}s "
+        f"±{args.jitter:.0%} "
         f"({3600 / args.think if args.think else float('inf'):.0f} labels/hour "
         f"each), batch "
         f"{args.batch}, gunicorn {args.workers}x{args.threads} gthread, "
