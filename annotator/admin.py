@@ -96,8 +96,17 @@ class PredictionAdmin(admin.ModelAdmin):
         "reason",
         "align_score",
         "score",
+        "decisive_labels",
     ]
-    list_filter = ["project", "verdict", "reason", "kind", "model", "type"]
+    list_filter = [
+        "project",
+        "verdict",
+        "reason",
+        "queue_open",
+        "kind",
+        "model",
+        "type",
+    ]
     search_fields = ["external_id", "document__external_id", "context", "hypothesis"]
     raw_id_fields = ["document", "source_run"]
     list_select_related = ["project"]
