@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import secrets
+import signal
+import sys
 import time
 from pathlib import Path
 
@@ -50,6 +52,10 @@ class Command(BaseCommand):
         from pipeline.jsonl import document_to_json, label_to_json, prediction_to_json
 
         started = time.monotonic()
+        # `kill` and process managers stop with SIGTERM, which by default ends
+        # Python without unwinding: the Celery worker and the embedded
+        # Postgres would outlive the demo. Exit as Ctrl-C does instead.
+        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
         self.step("database: migrating")
         call_command("migrate", verbosity=0)
         corpus = generate_corpus(docs=docs, seed=0)
