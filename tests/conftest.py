@@ -36,6 +36,9 @@ def _celery_test_broker():
     # Messages left by an interrupted earlier run would hit this run's database.
     app.control.purge()
     yield app
+    # The embedded Redis stops at exit only if it is then the last client;
+    # pooled broker connections would keep it running after the tests.
+    app.pool.force_close_all()
 
 
 def _database_url(db: dict) -> str:
