@@ -163,8 +163,9 @@ class Document(models.Model):
 
 
 class LLMRun(models.Model):
-    """What every run of LLM calls tracks: status, progress, token usage and
-    who started it when. Extraction and grading runs add their own fields."""
+    """What every run of LLM calls tracks: status, progress, parameters, token
+    usage and cost, failure, and who started it when. Extraction and grading
+    runs add their own fields."""
 
     model = models.CharField(max_length=200, help_text="LLM model name.")
     status = models.CharField(
@@ -172,8 +173,22 @@ class LLMRun(models.Model):
     )
     progress_done = models.PositiveIntegerField(default=0)
     progress_total = models.PositiveIntegerField(default=0)
+    params = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Sampling parameters and optional prices "
+        "(price_per_mtok_prompt, price_per_mtok_completion).",
+    )
     prompt_tokens = models.PositiveBigIntegerField(default=0)
     completion_tokens = models.PositiveBigIntegerField(default=0)
+    cost_estimate = models.DecimalField(
+        max_digits=12,
+        decimal_places=6,
+        null=True,
+        blank=True,
+        help_text="From the prices in params.",
+    )
+    error = models.TextField(blank=True, help_text="Why the whole run failed.")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
     )
@@ -190,16 +205,6 @@ class ExtractionRun(LLMRun):
     project = models.ForeignKey(
         Project, on_delete=models.CASCADE, related_name="extraction_runs"
     )
-    params = models.JSONField(
-        default=dict,
-        blank=True,
-        help_text="Sampling parameters and optional prices "
-        "(price_per_mtok_prompt, price_per_mtok_completion).",
-    )
-    cost_estimate = models.DecimalField(
-        max_digits=12, decimal_places=6, null=True, blank=True
-    )
-    error = models.TextField(blank=True, help_text="Why the whole run failed.")
 
     class Meta(LLMRun.Meta):
         indexes = [models.Index(fields=["project", "status"])]
@@ -565,19 +570,6 @@ class GradingRun(LLMRun):
     project = models.ForeignKey(
         Project, on_delete=models.CASCADE, related_name="grading_runs"
     )
-    params = models.JSONField(
-        default=dict,
-        blank=True,
-        help_text="Prices (price_per_mtok_prompt, price_per_mtok_completion) "
-        "and sampling parameters.",
-    )
-    cost_estimate = models.DecimalField(
-        max_digits=12,
-        decimal_places=6,
-        null=True,
-        blank=True,
-        help_text="Estimated before the start, from the prompts' length.",
-    )
     budget = models.DecimalField(
         max_digits=12,
         decimal_places=6,
@@ -585,7 +577,6 @@ class GradingRun(LLMRun):
     )
     cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
     cancel_requested = models.BooleanField(default=False)
-    error = models.TextField(blank=True)
 
     def __str__(self) -> str:
         return f"grading {self.pk} with {self.model} ({self.status})"
