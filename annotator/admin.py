@@ -6,12 +6,20 @@ from .models import (
     ExtractionItem,
     ExtractionRun,
     GradingRun,
+    Membership,
     Prediction,
     PredictionScore,
     Project,
     ScorerModel,
     TrainingRun,
 )
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    fields = ["user", "role"]
+    raw_id_fields = ["user"]
+    extra = 0
 
 
 @admin.register(Project)
@@ -24,7 +32,7 @@ class ProjectAdmin(admin.ModelAdmin):
         "created_at",
     ]
     search_fields = ["name", "description"]
-    filter_horizontal = ["members"]
+    inlines = [MembershipInline]
     list_filter = ["created_at"]
 
 

@@ -5,3 +5,6 @@ class AnnotatorConfig(AppConfig):
     name = "annotator"
     verbose_name = "SafePassage"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from . import accounts  # noqa: F401  (connects the failed-login counter)

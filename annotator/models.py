@@ -86,7 +86,10 @@ class Project(models.Model):
         default=_default_nli_threshold, validators=_unit_interval
     )
     members = models.ManyToManyField(
-        settings.AUTH_USER_MODEL, related_name="projects", blank=True
+        settings.AUTH_USER_MODEL,
+        through="Membership",
+        related_name="projects",
+        blank=True,
     )
     # Labeling queue.
     queue_strategy = models.CharField(
@@ -138,6 +141,37 @@ class Project(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class Role(models.TextChoices):
+    """What a member may do on one project. Superusers may do everything on
+    every project; ``is_staff`` alone grants only the Django admin, where model
+    permissions apply."""
+
+    ADMIN = "admin", "Project admin"
+    EXPERT = "expert", "Expert"
+    VIEWER = "viewer", "Viewer"
+
+
+class Membership(models.Model):
+    """A user's role on a project. Its table is the one the plain
+    ``Project.members`` many-to-many used before roles (migration 0008)."""
+
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="memberships"
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    role = models.CharField(max_length=8, choices=Role.choices, default=Role.EXPERT)
+
+    class Meta:
+        db_table = "annotator_project_members"
+        # The auto-created table's own constraint, under the name Django gave it.
+        unique_together = [("project", "user")]
+
+    def __str__(self) -> str:
+        return f"{self.user} ({self.role}) on {self.project}"
 
 
 class Document(models.Model):
@@ -194,6 +228,12 @@ class LLMRun(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="Last progress of a worker; a running run silent for "
+        "LLM_RUN_STALE_SECONDS is handed to another worker by the sweep.",
+    )
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -435,6 +475,49 @@ class Annotation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.label} on {self.prediction_id}"
+
+
+class LabelReceipt(models.Model):
+    """Every client_id a label was ever saved under. A relabel moves
+    ``Annotation.client_id`` to the new label; the receipt keeps the old id, so
+    a late retry of the first label is recognised as a duplicate instead of
+    overwriting the newer decision."""
+
+    client_id = models.UUIDField(primary_key=True)
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    prediction = models.ForeignKey(
+        Prediction, on_delete=models.CASCADE, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.client_id} by {self.annotator_id}"
+
+
+class ApiToken(models.Model):
+    """An API token. Only its SHA-256 digest is stored (the key is shown once,
+    when issued), and it expires."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    digest = models.CharField(max_length=64, unique=True)
+    prefix = models.CharField(
+        max_length=8, help_text="First characters of the key, to tell tokens apart."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["user", "expires_at"], name="api_token_user_expiry")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… of {self.user}"
 
 
 class Lease(models.Model):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -132,7 +133,6 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
     "annotator",
 ]
@@ -222,7 +222,7 @@ STORAGES = {
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # Token first: anonymous API calls get 401 + WWW-Authenticate.
-        "rest_framework.authentication.TokenAuthentication",
+        "annotator.api.authentication.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -231,6 +231,11 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": env_int("API_PAGE_SIZE", 50),
     "EXCEPTION_HANDLER": "annotator.api.errors.exception_handler",
 }
+# API tokens are stored as digests and expire after this long.
+API_TOKEN_TTL_SECONDS = env_int("API_TOKEN_TTL_SECONDS", 30 * 24 * 3600)
+# Failed logins (page and API) allowed per user name; an address gets five
+# times as many, since a proxy may put many users behind one.
+LOGIN_THROTTLE_RATE = env_str("LOGIN_THROTTLE_RATE", "10/min")
 SPECTACULAR_SETTINGS = {
     "TITLE": "SafePassage API",
     "DESCRIPTION": (
@@ -242,6 +247,19 @@ SPECTACULAR_SETTINGS = {
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     "COMPONENT_SPLIT_REQUEST": True,
 }
+
+# --- what a project may point the server at -----------------------------------
+# Settings that reach the server's files or secrets are chosen from lists the
+# deployment fixes; a project (and so a web user) only picks among them.
+# Base URLs of OpenAI-compatible endpoints projects may call.
+LLM_BASE_URLS = env_list("LLM_BASE_URLS", [])
+# Names of environment variables holding LLM API keys projects may use.
+LLM_API_KEY_ENVS = env_list("LLM_API_KEY_ENVS", [])
+# Folders scorer models may live in (registered versions are trained into
+# the first); a scorer path outside them is never loaded or served.
+SCORER_ROOTS = [
+    Path(p).resolve() for p in env_list("SCORER_ROOTS", [str(VAR_DIR / "scorers")])
+]
 
 # --- application limits and defaults -----------------------------------------
 # Larger documents are rejected at import: alignment is quadratic in length.
@@ -267,6 +285,10 @@ TRAINING_CONFIG = env_json_object("TRAINING_CONFIG")
 # TRAINING_STALE_SECONDS is marked failed (its worker died).
 TRAINING_HEARTBEAT_SECONDS = env_float("TRAINING_HEARTBEAT_SECONDS", 10.0)
 TRAINING_STALE_SECONDS = env_int("TRAINING_STALE_SECONDS", 180)
+# An extraction or grading run still pending, or running with no progress, for
+# this long is handed to a worker again by the sweep (its worker or its
+# message was lost); its tasks are safe to run twice.
+LLM_RUN_STALE_SECONDS = env_int("LLM_RUN_STALE_SECONDS", 600)
 
 # --- Celery ------------------------------------------------------------------
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "")
@@ -274,6 +296,25 @@ if not CELERY_BROKER_URL:
     from annotator import embedded
 
     CELERY_BROKER_URL = embedded.redis_url(VAR_DIR)
+# Login throttling counts attempts across processes, so the cache is shared.
+CACHE_URL = env_str("CACHE_URL", "")
+if not CACHE_URL:
+    from annotator import embedded
+
+    if CELERY_BROKER_URL.startswith("redis+socket://"):
+        CACHE_URL = f"unix://{embedded.redis_socket(VAR_DIR)}?db=1"
+    elif CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+        # The broker's Redis, database 1.
+        CACHE_URL = urlsplit(CELERY_BROKER_URL)._replace(path="/1").geturl()
+    else:
+        raise ImproperlyConfigured("set CACHE_URL (a Redis URL) for this broker")
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": CACHE_URL,
+        "KEY_PREFIX": env_str("CACHE_KEY_PREFIX", ""),
+    }
+}
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
@@ -291,7 +332,16 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # a task running longer than this is redelivered too, so keep it above the
 # longest idempotent task.
 CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 6 * 3600)
+    "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 6 * 3600),
+    # Several deployments (or test runs) on one Redis keep apart.
+    "global_keyprefix": env_str("CELERY_BROKER_KEY_PREFIX", ""),
+}
+# A web request that enqueues with the broker down gives up after ~3 s (the
+# row it wrote waits for a sweep) instead of hanging for the default ~3 min.
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 2,
+    "interval_start": 0.5,
+    "interval_step": 1,
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False

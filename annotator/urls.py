@@ -9,11 +9,7 @@ urlpatterns = [
     path("projects/<int:pk>/predictions/", views.predictions_page, name="predictions"),
     path("projects/<int:pk>/label/", views.label_page, name="label"),
     path("projects/<int:pk>/dashboard/", views.dashboard_page, name="dashboard"),
-    path(
-        "login/",
-        auth_views.LoginView.as_view(template_name="login.html"),
-        name="login",
-    ),
+    path("login/", views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/", include("annotator.api.urls")),
     path("admin/", admin.site.urls),

@@ -2,6 +2,7 @@
 shell and first batch are rendered here, everything after goes through the API."""
 
 from django.conf import settings
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
@@ -13,7 +14,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.safestring import mark_safe
 
-from . import dashboard, selectors, services
+from . import accounts, dashboard, selectors, services
 from .models import Project, Verdict
 
 
@@ -138,3 +139,24 @@ def dashboard_page(request, pk: int):
             **stats,
         },
     )
+
+
+class LoginView(auth_views.LoginView):
+    """Django's login page with the failed-login brake of the token endpoint."""
+
+    template_name = "login.html"
+
+    def post(self, request, *args, **kwargs):
+        wait = accounts.login_blocked(
+            request=request, username=request.POST.get("username", "")
+        )
+        if wait:
+            # Unbound: validating the form would try the password.
+            form = self.get_form_class()(request)
+            response = self.render_to_response(
+                self.get_context_data(form=form, throttled=wait)
+            )
+            response.status_code = 429
+            response["Retry-After"] = str(wait)
+            return response
+        return super().post(request, *args, **kwargs)

@@ -144,14 +144,29 @@ def personas(db):
 @pytest.fixture
 def api():
     """``api(user)`` -> a DRF client authenticated with that user's token."""
-    from rest_framework.authtoken.models import Token
     from rest_framework.test import APIClient
+
+    from annotator.accounts import api_token_issue
 
     def make(user=None):
         client = APIClient()
         if user is not None:
-            token, _ = Token.objects.get_or_create(user=user)
-            client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+            key, _ = api_token_issue(user=user)
+            client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
         return client
 
     return make
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The hardening figures: how many bad inputs and faults were tried, and
+    how many were handled."""
+    for marker, what in (("bad_input", "bad inputs"), ("fault", "faults injected")):
+        tried = handled = 0
+        for outcome in ("passed", "failed", "error"):
+            for report in terminalreporter.stats.get(outcome, []):
+                if report.when == "call" and marker in report.keywords:
+                    tried += 1
+                    handled += outcome == "passed"
+        if tried:
+            terminalreporter.write_line(f"{what}: {tried} tried, {handled} handled")

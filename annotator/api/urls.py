@@ -1,9 +1,8 @@
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
-from rest_framework.authtoken.views import obtain_auth_token
 from rest_framework.routers import DefaultRouter
 
-from . import grading, views
+from . import grading, tokens, views
 
 router = DefaultRouter()
 router.register("projects", views.ProjectViewSet, basename="project")
@@ -33,7 +32,7 @@ labeling = [
 urlpatterns = [
     path("projects/<int:pk>/", include(labeling)),
     path("", include(router.urls)),
-    path("auth/token/", obtain_auth_token, name="api-token"),
+    path("auth/token/", tokens.TokenView.as_view(), name="api-token"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path(
         "docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"

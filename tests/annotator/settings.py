@@ -9,6 +9,10 @@ import os
 os.environ.setdefault(
     "SECRET_KEY", "tests-only-secret-key-not-for-deployment-0123456789"
 )
+# Test runs side by side on one Redis (and their workers, which inherit the
+# environment) keep their queues and cache keys apart.
+os.environ["CELERY_BROKER_KEY_PREFIX"] = f"tests-{os.getpid()}:"
+os.environ["CACHE_KEY_PREFIX"] = f"tests-{os.getpid()}"
 
 from annotator.settings import *  # noqa: E402,F403
 
