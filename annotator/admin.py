@@ -2,6 +2,7 @@ from django.contrib import admin, messages
 
 from .models import (
     Annotation,
+    ApiToken,
     Document,
     ExtractionItem,
     ExtractionRun,
@@ -264,4 +265,22 @@ class GradingRunAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request) -> bool:
         # Runs start through the API, which estimates, checks and enqueues.
+        return False
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """Tokens are issued through the API (the key is shown once); here they
+    are listed and revoked (deleted). The digest is never shown."""
+
+    list_display = ["prefix", "user", "created_at", "expires_at", "last_used_at"]
+    list_filter = ["expires_at"]
+    search_fields = ["prefix", "user__username"]
+    fields = ["prefix", "user", "created_at", "expires_at", "last_used_at"]
+    readonly_fields = fields
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
         return False

@@ -10,10 +10,16 @@ constraints, so re-running an import or a check updates instead of duplicating.
 from __future__ import annotations
 
 from django.conf import settings
-from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Random
+
+from .allowlists import (
+    validate_llm_api_key_env,
+    validate_llm_base_url,
+    validate_scorer_source,
+)
 
 
 def _default_align_threshold() -> float:
@@ -68,16 +74,21 @@ class Project(models.Model):
         "(the pipeline's schema JSON).",
     )
     extraction_prompt = models.TextField(blank=True)
-    llm_base_url = models.URLField(blank=True, help_text="OpenAI-compatible endpoint.")
+    llm_base_url = models.URLField(
+        blank=True,
+        validators=[validate_llm_base_url],
+        help_text="OpenAI-compatible endpoint, one of the deployment's LLM_BASE_URLS.",
+    )
     llm_models = models.JSONField(
         default=list, blank=True, help_text="Model names extraction runs may use."
     )
     llm_api_key_env = models.CharField(
         max_length=100,
         blank=True,
-        validators=[RegexValidator(r"^[A-Z_][A-Z0-9_]*$")],
+        validators=[validate_llm_api_key_env],
         help_text="NAME of the environment variable holding the API key on the "
-        "workers; the key itself is never stored.",
+        "workers, one of the deployment's LLM_API_KEY_ENVS; the key itself is "
+        "never stored.",
     )
     align_threshold = models.FloatField(
         default=_default_align_threshold, validators=_unit_interval
@@ -606,7 +617,12 @@ class ScorerModel(models.Model):
     )
     version = models.CharField(max_length=64)
     base_model = models.CharField(max_length=255)
-    path = models.CharField(max_length=1000, help_text="Model folder on the workers.")
+    path = models.CharField(
+        max_length=1000,
+        validators=[validate_scorer_source],
+        help_text="Model folder on the workers (inside SCORER_ROOTS) or a model "
+        "name in SCORER_MODELS.",
+    )
     label_counts = models.JSONField(default=dict, blank=True)
     threshold = models.FloatField(default=0.5, validators=_unit_interval)
     metrics = models.JSONField(default=dict, blank=True)

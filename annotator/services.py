@@ -26,6 +26,7 @@ from django.db.models import F
 from django.db.models.functions import Abs
 from django.utils import timezone
 
+from . import allowlists
 from .models import (
     Annotation,
     Document,
@@ -1001,6 +1002,13 @@ def _llm_config(run: ExtractionRun):
     from pipeline.llm import LLMConfig
 
     project = run.project
+    # Rows written before the allow-lists, or the lists narrowed since: no
+    # request leaves the server for an endpoint or key the deployment refuses.
+    problem = allowlists.llm_base_url_problem(
+        project.llm_base_url
+    ) or allowlists.llm_api_key_env_problem(project.llm_api_key_env)
+    if problem:
+        raise ConfigurationError(f"project {project.name!r}: {problem}")
     api_key = None
     if project.llm_api_key_env:
         api_key = os.environ.get(project.llm_api_key_env)

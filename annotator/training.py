@@ -34,6 +34,7 @@ from django.db.models.functions import Concat
 from django.utils import timezone
 
 from . import gold
+from .allowlists import scorer_source_problem
 from .models import (
     Annotation,
     Document,
@@ -235,6 +236,11 @@ def train_config(params: dict[str, Any] | None = None):
             low, high = _LIMITS[name]
             raise ApplicationError(f"{name}: {value!r} is not in [{low}, {high}]")
         values[name] = value
+    # The base model is loaded from disk or a hub by name: a web user picks
+    # among the deployment's models only (settings.TRAINING_CONFIG is trusted).
+    problem = "base" in (params or {}) and scorer_source_problem(values["base"])
+    if problem:
+        raise ApplicationError(f"base: {problem}")
     return TrainConfig(**values)
 
 
@@ -956,6 +962,9 @@ def scorer_archive(scorer: ScorerModel, out) -> None:
         ApplicationError: the folder is not on this machine (e.g. the packaged
             base model, or a worker-only volume).
     """
+    problem = scorer_source_problem(scorer.path)
+    if problem:
+        raise ApplicationError(problem)
     folder = Path(scorer.path)
     if not folder.is_dir():
         raise ApplicationError(
@@ -965,7 +974,11 @@ def scorer_archive(scorer: ScorerModel, out) -> None:
         )
     root = f"{scorer.project.name}-{scorer.version}".replace("/", "-").replace(" ", "_")
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        inside = folder.resolve()
         for path in sorted(folder.rglob("*")):
+            # A link could point anywhere on the server: never follow one out.
+            if not path.resolve().is_relative_to(inside):
+                continue
             if path.is_file() and path.name != "README.md":
                 # Weights barely compress: store them, deflate the text files.
                 kind = (

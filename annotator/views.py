@@ -9,7 +9,7 @@ from django.core.paginator import Paginator
 from django.db.models import Count, Q
 from django.http import Http404
 from django.middleware.csrf import get_token
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.safestring import mark_safe
@@ -20,20 +20,43 @@ from .models import Project, Verdict
 
 @login_required
 def home(request):
-    projects = selectors.projects_for(request.user).annotate(
-        n_predictions=Count("predictions"),
-        n_unsafe=Count("predictions", filter=Q(predictions__verdict=Verdict.UNSAFE)),
+    projects = list(
+        selectors.projects_for(request.user).annotate(
+            n_predictions=Count("predictions"),
+            n_unsafe=Count(
+                "predictions", filter=Q(predictions__verdict=Verdict.UNSAFE)
+            ),
+        )
     )
+    roles = selectors.project_roles(request.user)
+    for project in projects:
+        role = roles.get(project.pk)
+        project.can_label = role in selectors.LABEL
+        project.can_manage = role in selectors.MANAGE
+        project.machine = project.show_machine_scores or project.can_manage
     return render(request, "home.html", {"projects": projects})
 
 
-@login_required
-def predictions_page(request, pk: int):
+def _project_page(request, pk: int, roles=None) -> Project:
+    """The project for one of its pages: 404 for outsiders, 403 for members
+    without one of ``roles``."""
     try:
         project = selectors.project_get(user=request.user, pk=pk)
     except Project.DoesNotExist:
         raise Http404("no such project") from None
-    verdict = request.GET.get("verdict") or None
+    if roles is not None and selectors.project_role(request.user, project) not in roles:
+        raise PermissionDenied(f"this page needs the role {' or '.join(roles)}")
+    return project
+
+
+@login_required
+def predictions_page(request, pk: int):
+    project = _project_page(request, pk)
+    role = selectors.project_role(request.user, project)
+    # Experts on a project that hides machine scores see neither scores nor
+    # verdicts, here as on the labeling screen.
+    machine = selectors.machine_scores_visible(request.user, project)
+    verdict = (request.GET.get("verdict") or None) if machine else None
     if verdict not in (None, "safe", "unsafe", "unchecked"):
         verdict = None
     predictions = selectors.predictions_filter(
@@ -48,16 +71,21 @@ def predictions_page(request, pk: int):
     return render(
         request,
         "predictions.html",
-        {"project": project, "page": page, "counts": counts, "verdict": verdict},
+        {
+            "project": project,
+            "page": page,
+            "counts": counts,
+            "verdict": verdict,
+            "machine": machine,
+            "can_label": role in selectors.LABEL,
+            "can_manage": role in selectors.MANAGE,
+        },
     )
 
 
 @login_required
 def label_page(request, pk: int):
-    try:
-        project = selectors.project_get(user=request.user, pk=pk)
-    except Project.DoesNotExist:
-        raise Http404("no such project") from None
+    project = _project_page(request, pk, selectors.LABEL)
     # The first batch comes with the page, so the first item needs no round trip.
     ids = services.labeling_next(
         project=project, annotator=request.user, count=settings.LABEL_BATCH_SIZE
@@ -98,11 +126,9 @@ def label_page(request, pk: int):
 
 @login_required
 def dashboard_page(request, pk: int):
-    # Admins only, like the scorer and training endpoints it drives; an
-    # annotator gets a 403 (they may know the project exists, not its metrics).
-    if not request.user.is_staff:
-        raise PermissionDenied("the dashboard is for admins")
-    project = get_object_or_404(Project, pk=pk)
+    # Project admins only, like the scorer and training endpoints it drives;
+    # an expert gets a 403 (they may know the project exists, not its metrics).
+    project = _project_page(request, pk, selectors.MANAGE)
     stats = dashboard.dashboard(project)
     # Safe to inline: pipeline.plots escapes every piece of text it is given
     # (model names, usernames and versions come from users and imports).

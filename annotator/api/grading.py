@@ -13,13 +13,12 @@ from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import JSONParser
-from rest_framework.permissions import IsAdminUser
 from rest_framework.response import Response
 
 from annotator import grading, selectors
-from annotator.models import GradingRun, Project
+from annotator.models import GradingRun
 
-from .permissions import IsAdminOrReadOnly
+from .permissions import ProjectAdminWrites, managed_project
 
 _PARAMS_HELP = (
     "price_per_mtok_prompt and price_per_mtok_completion (price per million "
@@ -150,13 +149,6 @@ class GradingEstimateSerializer(serializers.Serializer):
     )
 
 
-def _project_or_400(user, pk) -> Project:
-    try:
-        return selectors.project_get(user=user, pk=int(pk))
-    except (Project.DoesNotExist, TypeError, ValueError):
-        raise ValidationError({"project": "no such project"}) from None
-
-
 @extend_schema_view(
     list=extend_schema(
         parameters=[OpenApiParameter("project", int, description="Project id.")]
@@ -166,13 +158,11 @@ class GradingRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     """LLM grading runs labelling unlabelled predictions as silver data."""
 
     serializer_class = GradingRunSerializer
-    permission_classes = [IsAdminOrReadOnly]
+    permission_classes = [ProjectAdminWrites]
     parser_classes = [JSONParser]
 
     def get_queryset(self):
-        queryset = GradingRun.objects.filter(
-            project__in=selectors.projects_for(self.request.user)
-        )
+        queryset = selectors.grading_runs_for(self.request.user)
         project = self.request.query_params.get("project")
         if project:
             try:
@@ -191,7 +181,9 @@ class GradingRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         payload.is_valid(raise_exception=True)
         data = payload.validated_data
         run = grading.grading_run_start(
-            project=_project_or_400(request.user, data["project"]),
+            project=managed_project(
+                request.user, data["project"], action="LLM grading"
+            ),
             model=data["model"],
             budget=data["budget"],
             params=data["params"],
@@ -203,20 +195,20 @@ class GradingRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         request=GradingEstimateRequestSerializer,
         responses={200: GradingEstimateSerializer},
     )
-    @action(detail=False, methods=["post"], permission_classes=[IsAdminUser])
+    @action(detail=False, methods=["post"])
     def estimate(self, request):
         """What a run would grade and roughly cost; starts nothing."""
         payload = GradingEstimateRequestSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         data = payload.validated_data
-        project = _project_or_400(request.user, data["project"])
+        project = managed_project(request.user, data["project"], action="LLM grading")
         estimate = grading.grading_estimate(project, data["model"], data["params"])
         return Response(
             GradingEstimateSerializer({"project": project.pk, **asdict(estimate)}).data
         )
 
     @extend_schema(request=None, responses={200: GradingRunSerializer})
-    @action(detail=True, methods=["post"], permission_classes=[IsAdminUser])
+    @action(detail=True, methods=["post"])
     def cancel(self, request, pk=None):
         """Stop the run before its next batch (at once if no worker has it)."""
         run = grading.grading_run_cancel(run=self.get_object())

@@ -1,14 +1,61 @@
-from rest_framework.permissions import SAFE_METHODS, BasePermission, IsAdminUser
+"""Who may do what, per project role (annotator.selectors.MANAGE, LABEL).
 
-# Admin-only endpoints (imports, extraction runs, scorers, training) use
-# IsAdminUser: Django's is_staff. Annotators are plain members of projects.
-__all__ = ["IsAdminOrReadOnly", "IsAdminUser"]
+Visibility comes from the querysets (``selectors.*_for(user)``: a row of a
+project you are not on is a 404); these classes decide what a member who can
+see a row may do with it."""
+
+from __future__ import annotations
+
+from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.permissions import SAFE_METHODS, BasePermission
+
+from annotator import selectors
+from annotator.models import Project
 
 
-class IsAdminOrReadOnly(BasePermission):
-    """Members read; only admins write. Visibility comes from the queryset."""
+def project_of(obj) -> Project:
+    return obj if isinstance(obj, Project) else obj.project
+
+
+def require_role(user, project: Project, roles, *, action: str) -> None:
+    """PermissionDenied unless ``user`` holds one of ``roles`` on ``project``."""
+    if selectors.project_role(user, project) not in roles:
+        raise PermissionDenied(
+            f"{action} needs the role {' or '.join(roles)} on project {project.name!r}"
+        )
+
+
+def managed_project(user, pk, *, action: str) -> Project:
+    """The project named in a request body, for one of its admins' actions:
+    a 400 when the user cannot see it, a 403 when they may not manage it."""
+    try:
+        project = selectors.project_get(user=user, pk=int(pk))
+    except (Project.DoesNotExist, TypeError, ValueError):
+        raise ValidationError({"project": "no such project"}) from None
+    require_role(user, project, selectors.MANAGE, action=action)
+    return project
+
+
+class ProjectAdminWrites(BasePermission):
+    """Members read; a project's admins change its rows."""
+
+    message = "changing this needs the project admin role"
 
     def has_permission(self, request, view) -> bool:
-        if not (request.user and request.user.is_authenticated):
-            return False
-        return request.method in SAFE_METHODS or request.user.is_staff
+        return bool(request.user and request.user.is_authenticated)
+
+    def has_object_permission(self, request, view, obj) -> bool:
+        if request.method in SAFE_METHODS:
+            return True
+        role = selectors.project_role(request.user, project_of(obj))
+        return role in selectors.MANAGE
+
+
+class IsProjectAdmin(ProjectAdminWrites):
+    """Reads too need the admin role (exports, checks, scorer files)."""
+
+    message = "this needs the project admin role"
+
+    def has_object_permission(self, request, view, obj) -> bool:
+        role = selectors.project_role(request.user, project_of(obj))
+        return role in selectors.MANAGE

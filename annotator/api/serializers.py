@@ -8,6 +8,7 @@ from annotator.models import (
     Annotation,
     Document,
     ExtractionRun,
+    Membership,
     Prediction,
     PredictionScore,
     Project,
@@ -16,7 +17,32 @@ from annotator.models import (
 )
 
 
+class MembershipSerializer(serializers.ModelSerializer):
+    username = serializers.CharField(
+        source="user.get_username", read_only=True, help_text="The member's name."
+    )
+
+    class Meta:
+        model = Membership
+        fields = ["user", "username", "role"]
+        extra_kwargs = {
+            "user": {"help_text": "User id."},
+            "role": {
+                "help_text": "admin (settings, imports, runs, scorers, every "
+                "label), expert (labels; sees only their own labels) or viewer "
+                "(reads predictions)."
+            },
+        }
+
+
 class ProjectSerializer(serializers.ModelSerializer):
+    members = MembershipSerializer(
+        source="memberships",
+        many=True,
+        read_only=True,
+        help_text="Members and their roles; change them with the members action.",
+    )
+
     class Meta:
         model = Project
         fields = [
@@ -52,7 +78,14 @@ class ProjectSerializer(serializers.ModelSerializer):
                 "help_text": "Score below which an aligned prediction is unsafe "
                 "when the project has no active scorer of its own."
             },
-            "members": {"help_text": "User ids of the annotators on this project."},
+            "llm_base_url": {
+                "help_text": "OpenAI-compatible endpoint: one of the deployment's "
+                "LLM_BASE_URLS."
+            },
+            "llm_api_key_env": {
+                "help_text": "Environment variable on the workers holding the API "
+                "key: one of the deployment's LLM_API_KEY_ENVS."
+            },
             "created_at": {"help_text": "When the project was created."},
             "updated_at": {"help_text": "Last change."},
         }
@@ -155,6 +188,29 @@ class PredictionSerializer(serializers.ModelSerializer):
     labelled = serializers.BooleanField(
         read_only=True, help_text="Whether any expert label exists."
     )
+
+    #: Left out for members who may not see machine scores on the project
+    #: (Project.show_machine_scores off, and not its admin).
+    MACHINE_FIELDS = ("score", "scored_by", "scores", "verdict", "reason")
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        if not self._machine_scores_visible(instance.project_id):
+            for name in self.MACHINE_FIELDS:
+                data.pop(name, None)
+        return data
+
+    def _machine_scores_visible(self, project_id: int) -> bool:
+        from annotator import selectors
+
+        # One lookup per project per response, not per row.
+        cache = self.context.setdefault("machine_scores_visible", {})
+        if project_id not in cache:
+            user = self.context["request"].user
+            cache[project_id] = selectors.machine_scores_visible(
+                user, Project.objects.get(pk=project_id)
+            )
+        return cache[project_id]
 
     class Meta:
         model = Prediction
@@ -338,7 +394,9 @@ class ScorerModelSerializer(serializers.ModelSerializer):
             "training_run",
             "created_at",
         ]
-        read_only_fields = ["is_active", "gold_f1", "training_run", "created_at"]
+        # Only the threshold may change: a scorer's folder and project are
+        # fixed where it was registered (SCORER_ROOTS), never by an API call.
+        read_only_fields = [f for f in fields if f != "threshold"]
         extra_kwargs = {
             "id": {"help_text": "Scorer id."},
             "project": {"help_text": "Project id."},

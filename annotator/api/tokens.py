@@ -4,6 +4,8 @@ password at ``/api/auth/token/``, revoked with DELETE there."""
 from __future__ import annotations
 
 from django.contrib.auth import authenticate
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.plumbing import build_bearer_security_scheme_object
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import AuthenticationFailed, Throttled
@@ -60,3 +62,15 @@ class TokenView(APIView):
             raise AuthenticationFailed("Send the token to revoke as Authorization.")
         accounts.api_token_revoke(token=request.auth)
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class ApiTokenScheme(OpenApiAuthenticationExtension):
+    """Documents ApiTokenAuthentication in the OpenAPI schema."""
+
+    target_class = "annotator.api.authentication.ApiTokenAuthentication"
+    name = "tokenAuth"
+
+    def get_security_definition(self, auto_schema):
+        return build_bearer_security_scheme_object(
+            header_name="Authorization", token_prefix="Token"
+        )

@@ -1,5 +1,5 @@
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
 from . import grading, tokens, views
@@ -35,6 +35,8 @@ urlpatterns = [
     path("auth/token/", tokens.TokenView.as_view(), name="api-token"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path(
-        "docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"
+        "docs/",
+        SpectacularSwaggerSplitView.as_view(url_name="api-schema"),
+        name="api-docs",
     ),
 ]

@@ -15,15 +15,20 @@ from rest_framework import generics, mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
-from rest_framework.permissions import IsAdminUser, IsAuthenticated
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotator import selectors, services
-from annotator.models import Annotation, Project, RunStatus
+from annotator.models import Annotation, Membership, Project, Role, RunStatus
 
 from . import serializers as s
-from .permissions import IsAdminOrReadOnly
+from .permissions import (
+    IsProjectAdmin,
+    ProjectAdminWrites,
+    managed_project,
+    require_role,
+)
 
 
 def _project_or_400(user, pk) -> Project:
@@ -51,11 +56,54 @@ def _upload_stream(upload):
 
 
 class ProjectViewSet(viewsets.ModelViewSet):
+    """Members see their projects; project admins change them; users with the
+    ``annotator.add_project`` permission create them (and become their admin)."""
+
     serializer_class = s.ProjectSerializer
-    permission_classes = [IsAdminOrReadOnly]
+    permission_classes = [ProjectAdminWrites]
 
     def get_queryset(self):
-        return selectors.projects_for(self.request.user).prefetch_related("members")
+        return selectors.projects_for(self.request.user).prefetch_related(
+            "memberships__user"
+        )
+
+    def perform_create(self, serializer):
+        if not self.request.user.has_perm("annotator.add_project"):
+            raise PermissionDenied("creating projects needs the add_project permission")
+        project = serializer.save()
+        Membership.objects.create(
+            project=project, user=self.request.user, role=Role.ADMIN
+        )
+
+    @extend_schema(
+        request=s.MembershipSerializer, responses={200: s.MembershipSerializer}
+    )
+    @action(detail=True, methods=["post"], permission_classes=[IsProjectAdmin])
+    def members(self, request, pk=None):
+        """Add a member or change a member's role (admin, expert or viewer)."""
+        project = self.get_object()
+        payload = s.MembershipSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        membership, _ = Membership.objects.update_or_create(
+            project=project,
+            user=payload.validated_data["user"],
+            defaults={"role": payload.validated_data["role"]},
+        )
+        return Response(s.MembershipSerializer(membership).data)
+
+    @extend_schema(
+        parameters=[OpenApiParameter("user", int, description="User id.")],
+        responses={204: None},
+    )
+    @members.mapping.delete
+    def remove_member(self, request, pk=None):
+        """Remove a member (``?user=<id>``); their labels stay."""
+        project = self.get_object()
+        user = request.query_params.get("user", "")
+        if not user.isdigit():
+            raise ValidationError({"user": "must be a user id"})
+        project.memberships.filter(user_id=int(user)).delete()
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(
         parameters=[
@@ -68,7 +116,7 @@ class ProjectViewSet(viewsets.ModelViewSet):
         ],
         responses={(200, "application/x-ndjson"): OpenApiTypes.STR},
     )
-    @action(detail=True, methods=["get"], permission_classes=[IsAdminUser])
+    @action(detail=True, methods=["get"], permission_classes=[IsProjectAdmin])
     def export(self, request, pk=None):
         """JSONL export in the pipeline's formats."""
         project = self.get_object()
@@ -97,7 +145,7 @@ class ProjectViewSet(viewsets.ModelViewSet):
         ],
         responses={202: OpenApiTypes.OBJECT},
     )
-    @action(detail=True, methods=["post"], permission_classes=[IsAdminUser])
+    @action(detail=True, methods=["post"], permission_classes=[IsProjectAdmin])
     def check(self, request, pk=None):
         """Queue alignment and scoring of the project's unchecked predictions."""
         from annotator import tasks
@@ -132,15 +180,17 @@ class DocumentViewSet(viewsets.ReadOnlyModelViewSet):
     @action(
         detail=False,
         methods=["post"],
-        permission_classes=[IsAdminUser],
         parser_classes=[MultiPartParser, FormParser],
     )
     def upload(self, request):
         """Bulk upload: JSONL files and/or .txt files. Duplicate ids upsert; bad
         lines are reported with their line number and the rest still go in."""
+        # The role first: a member who may not import learns nothing more.
+        project = managed_project(
+            request.user, request.data.get("project"), action="importing documents"
+        )
         payload = s.DocumentUploadSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        project = _project_or_400(request.user, payload.validated_data["project"])
         _check_upload_size(payload.validated_data["files"])
         report = services.documents_import(
             project=project,
@@ -198,8 +248,15 @@ class PredictionViewSet(viewsets.ReadOnlyModelViewSet):
         project = params.get("project")
         if project and not project.isdigit():
             raise ValidationError({"project": "must be an id"})
+        visible = selectors.predictions_for(self.request.user)
+        if verdict or params.get("min_score") or params.get("max_score"):
+            # Filtering on scores or verdicts would reveal them where they
+            # are hidden from this user.
+            visible = visible.filter(
+                project__in=selectors.projects_with_scores_for(self.request.user)
+            )
         queryset = selectors.predictions_filter(
-            selectors.predictions_for(self.request.user),
+            visible,
             project=int(project) if project else None,
             document=params.get("document") or None,
             verdict=verdict,
@@ -226,15 +283,17 @@ class PredictionViewSet(viewsets.ReadOnlyModelViewSet):
         detail=False,
         methods=["post"],
         url_path="import",
-        permission_classes=[IsAdminUser],
         parser_classes=[MultiPartParser, FormParser],
     )
     def import_predictions(self, request):
         """Import predictions JSONL (the pipeline's prediction records); they are
         aligned and scored by a worker once the import commits."""
+        # The role first: a member who may not import learns nothing more.
+        project = managed_project(
+            request.user, request.data.get("project"), action="importing predictions"
+        )
         payload = s.JsonlUploadSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        project = _project_or_400(request.user, payload.validated_data["project"])
         upload = payload.validated_data["file"]
         _check_upload_size([upload])
         report = services.predictions_import(
@@ -301,14 +360,16 @@ class AnnotationViewSet(
         detail=False,
         methods=["post"],
         url_path="import",
-        permission_classes=[IsAdminUser],
         parser_classes=[MultiPartParser, FormParser],
     )
     def import_labels(self, request):
         """Import labels JSONL ({prediction_id, label: safe|unsafe, ...})."""
+        # The role first: a member who may not import learns nothing more.
+        project = managed_project(
+            request.user, request.data.get("project"), action="importing labels"
+        )
         payload = s.JsonlUploadSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        project = _project_or_400(request.user, payload.validated_data["project"])
         upload = payload.validated_data["file"]
         _check_upload_size([upload])
         report = services.labels_import(
@@ -321,7 +382,7 @@ class ExtractionRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSe
     """Members follow runs; only admins start them (they cost money)."""
 
     serializer_class = s.ExtractionRunSerializer
-    permission_classes = [IsAdminOrReadOnly]
+    permission_classes = [ProjectAdminWrites]
     parser_classes = [JSONParser]
 
     def get_queryset(self):
@@ -339,7 +400,9 @@ class ExtractionRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSe
         payload = s.ExtractionRunStartSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         data = payload.validated_data
-        project = _project_or_400(request.user, data["project"])
+        project = managed_project(
+            request.user, data["project"], action="starting an extraction"
+        )
         run = services.extraction_run_start(
             project=project,
             model=data["model"],
@@ -357,11 +420,15 @@ class ExtractionRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSe
         parameters=[OpenApiParameter("project", int, description="Project id.")]
     )
 )
-class ScorerModelViewSet(viewsets.ModelViewSet):
-    """The scorer registry: every version of every project, admins only."""
+class ScorerModelViewSet(
+    mixins.UpdateModelMixin, mixins.DestroyModelMixin, viewsets.ReadOnlyModelViewSet
+):
+    """The scorer registry of the projects you administer. Versions come from
+    training (or the server's own commands): their folders are fixed by the
+    deployment, so no API call creates one, names its path or moves it."""
 
     serializer_class = s.ScorerModelSerializer
-    permission_classes = [IsAdminUser]
+    permission_classes = [IsProjectAdmin]
 
     def get_queryset(self):
         queryset = selectors.scorer_models_for(self.request.user).select_related(
@@ -416,7 +483,7 @@ class TrainingRunViewSet(
     """Training runs with live progress; admins start and cancel them."""
 
     serializer_class = s.TrainingRunSerializer
-    permission_classes = [IsAdminUser]
+    permission_classes = [IsProjectAdmin]
     parser_classes = [JSONParser]
 
     def get_queryset(self):
@@ -438,7 +505,9 @@ class TrainingRunViewSet(
 
         payload = s.TrainingRunStartSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        project = _project_or_400(request.user, payload.validated_data["project"])
+        project = managed_project(
+            request.user, payload.validated_data["project"], action="training"
+        )
         run = training.training_run_start(
             project=project,
             created_by=request.user,
@@ -474,7 +543,10 @@ class _LabelingView(APIView):
     parser_classes = [JSONParser]
 
     def project(self, pk) -> Project:
-        return selectors.project_get(user=self.request.user, pk=pk)
+        """The project, if the user labels on it (viewers only look)."""
+        project = selectors.project_get(user=self.request.user, pk=pk)
+        require_role(self.request.user, project, selectors.LABEL, action="labeling")
+        return project
 
     def progress(self, project: Project) -> dict:
         return selectors.queue_progress(

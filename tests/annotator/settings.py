@@ -13,6 +13,10 @@ os.environ.setdefault(
 # environment) keep their queues and cache keys apart.
 os.environ["CELERY_BROKER_KEY_PREFIX"] = f"tests-{os.getpid()}:"
 os.environ["CACHE_KEY_PREFIX"] = f"tests-{os.getpid()}"
+# The scripted LLM server (tests/fake_openai.py) listens on a port of its own
+# choosing; the key variable is one the tests set.
+os.environ.setdefault("LLM_BASE_URLS", "http://127.0.0.1:*/v1")
+os.environ.setdefault("LLM_API_KEY_ENVS", "SAFEPASSAGE_TEST_KEY")
 
 from annotator.settings import *  # noqa: E402,F403
 

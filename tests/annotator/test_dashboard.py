@@ -48,13 +48,15 @@ def project(personas):
     return project
 
 
-def test_annotators_and_outsiders_get_403_anonymous_a_login_redirect(personas, client):
+def test_experts_get_403_outsiders_404_anonymous_a_login_redirect(personas, client):
     url = f"/projects/{personas.project.pk}/dashboard/"
     assert client.get(url).status_code == 302
     assert "/login/" in client.get(url)["Location"]
-    for user in (personas.annotator, personas.outsider):
-        client.force_login(user)
-        assert client.get(url).status_code == 403
+    client.force_login(personas.annotator)
+    assert client.get(url).status_code == 403
+    # Outsiders cannot tell the project exists, as everywhere else.
+    client.force_login(personas.outsider)
+    assert client.get(url).status_code == 404
     client.force_login(personas.admin)
     assert client.get(url).status_code == 200
     assert client.get("/projects/999999/dashboard/").status_code == 404

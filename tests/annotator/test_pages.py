@@ -12,13 +12,30 @@ def test_predictions_page_lists_predictions_with_verdicts(personas, client):
     document = make_document(personas.project, external_id="decision-1")
     make_prediction(document, verdict="unsafe", reason="not_in_document")
     make_prediction(document, value="Colombia", context="citizen of Colombia")
-    client.force_login(personas.annotator)
+    client.force_login(personas.admin)
     response = client.get(f"/projects/{personas.project.pk}/predictions/")
     assert response.status_code == 200
     html = response.content.decode()
     assert "decision-1" in html and "Not in document" in html and "pending" in html
     unsafe = client.get(f"/projects/{personas.project.pk}/predictions/?verdict=unsafe")
     assert "Colombia" not in unsafe.content.decode()
+
+
+def test_experts_see_no_verdicts_where_the_project_hides_machine_scores(
+    personas, client
+):
+    document = make_document(personas.project, external_id="decision-1")
+    make_prediction(document, verdict="unsafe", reason="not_in_document", score=0.1)
+    client.force_login(personas.annotator)
+    url = f"/projects/{personas.project.pk}/predictions/"
+    html = client.get(url).content.decode()
+    assert "decision-1" in html
+    assert "Not in document" not in html and "Unsafe" not in html
+    # Nor through the filter: the page ignores it.
+    assert "decision-1" in client.get(url + "?verdict=safe").content.decode()
+    personas.project.show_machine_scores = True
+    personas.project.save()
+    assert "Not in document" in client.get(url).content.decode()
 
 
 def test_outsider_gets_404_on_the_page(personas, client):

