@@ -17,7 +17,6 @@ from .models import ApiToken
 
 # last_used_at is written at most this often, not on every request.
 _TOUCH_EVERY = timedelta(minutes=5)
-_WINDOWS = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "hour": 3600}
 # An address may fail this many times more than one user name.
 _ADDRESS_FACTOR = 5
 
@@ -57,14 +56,8 @@ def api_token_revoke(*, token: ApiToken) -> None:
     ApiToken.objects.filter(pk=token.pk).delete()
 
 
-def _rate() -> tuple[int, int]:
-    """LOGIN_THROTTLE_RATE as (attempts, window seconds)."""
-    count, _, unit = settings.LOGIN_THROTTLE_RATE.partition("/")
-    return int(count), _WINDOWS[unit]
-
-
 def _keys(username: str, address: str) -> list[tuple[str, int]]:
-    attempts, _ = _rate()
+    attempts, _ = settings.LOGIN_THROTTLE_RATE
     name = hashlib.sha256(username.lower().encode()).hexdigest()[:32]
     return [
         (f"login-failures:user:{name}", attempts),
@@ -78,7 +71,7 @@ def _address(request) -> str:
 
 def login_blocked(*, request, username: str) -> int:
     """Seconds to wait before trying again: 0 when a login may be tried."""
-    _, window = _rate()
+    _, window = settings.LOGIN_THROTTLE_RATE
     for key, limit in _keys(username, _address(request)):
         if (cache.get(key) or 0) >= limit:
             return window
@@ -89,7 +82,7 @@ def login_blocked(*, request, username: str) -> int:
 def _count_failure(sender, credentials, request=None, **kwargs):
     # Django sends this for every failed authenticate(): the page's form and
     # the token endpoint alike.
-    _, window = _rate()
+    _, window = settings.LOGIN_THROTTLE_RATE
     username = str(credentials.get("username") or "")
     for key, _limit in _keys(username, _address(request)):
         cache.add(key, 0, timeout=window)

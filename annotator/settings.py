@@ -83,6 +83,20 @@ def env_json_object(name: str) -> dict:
     return value
 
 
+_PER = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "hour": 3600}
+
+
+def env_rate(name: str, default: str) -> tuple[int, int]:
+    """A rate such as ``10/min`` as (count, window in seconds)."""
+    raw = os.environ.get(name) or default
+    count, _, unit = raw.partition("/")
+    if not count.strip().isdigit() or unit.strip() not in _PER:
+        raise ImproperlyConfigured(
+            f"{name}={raw!r} is not a rate like 10/min (per s, min or hour)"
+        )
+    return int(count), _PER[unit.strip()]
+
+
 def env_secret(name: str) -> str | None:
     """``NAME`` or the contents of the file named by ``NAME_FILE`` (Docker secrets)."""
     value = os.environ.get(name)
@@ -245,7 +259,7 @@ REST_FRAMEWORK = {
 API_TOKEN_TTL_SECONDS = env_int("API_TOKEN_TTL_SECONDS", 30 * 24 * 3600)
 # Failed logins (page and API) allowed per user name; an address gets five
 # times as many, since a proxy may put many users behind one.
-LOGIN_THROTTLE_RATE = env_str("LOGIN_THROTTLE_RATE", "10/min")
+LOGIN_THROTTLE_RATE = env_rate("LOGIN_THROTTLE_RATE", "10/min")
 SPECTACULAR_SETTINGS = {
     "TITLE": "SafePassage API",
     "DESCRIPTION": (

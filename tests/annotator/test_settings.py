@@ -13,12 +13,17 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.mark.parametrize(
     "helper, raw",
-    [(app_settings.env_bool, "maybe"), (app_settings.env_int, "ten")],
+    [
+        (app_settings.env_bool, "maybe"),
+        (app_settings.env_int, "ten"),
+        (app_settings.env_rate, "10/fortnight"),
+        (app_settings.env_rate, "ten/min"),
+    ],
 )
 def test_unparsable_values_fail_loudly(monkeypatch, helper, raw):
     monkeypatch.setenv("SAFEPASSAGE_PROBE", raw)
     with pytest.raises(ImproperlyConfigured, match="SAFEPASSAGE_PROBE"):
-        helper("SAFEPASSAGE_PROBE", 1)
+        helper("SAFEPASSAGE_PROBE", "1")
 
 
 def test_secret_key_file_is_read(monkeypatch, tmp_path):
