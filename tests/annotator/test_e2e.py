@@ -49,12 +49,8 @@ def test_uploaded_predictions_are_checked_by_the_worker(
     assert response.status_code == 200, response.content
     assert response.json() == {"created": 3, "updated": 0, "unchanged": 0, "errors": []}
 
-    annotator = api(personas.annotator)
-
     def all_checked():
-        rows = annotator.get(f"/api/predictions/?project={project.pk}").json()[
-            "results"
-        ]
+        rows = admin.get(f"/api/predictions/?project={project.pk}").json()["results"]
         return rows if rows and all(r["verdict"] for r in rows) else None
 
     rows = {r["external_id"]: r for r in wait_for(all_checked, worker=celery_worker)}
@@ -72,8 +68,12 @@ def test_uploaded_predictions_are_checked_by_the_worker(
     assert rows["p-found"]["score"] == score["score"]
     assert rows["p-invented"]["scores"] == []
 
-    unsafe = annotator.get(f"/api/predictions/?project={project.pk}&verdict=unsafe")
+    unsafe = admin.get(f"/api/predictions/?project={project.pk}&verdict=unsafe")
     assert [r["external_id"] for r in unsafe.json()["results"]] == ["p-invented"]
+    # An expert labels blind: the machine's verdicts stay hidden from them.
+    expert_rows = api(personas.annotator).get(f"/api/predictions/?project={project.pk}")
+    assert expert_rows.json()["count"] == 3
+    assert not any("verdict" in r for r in expert_rows.json()["results"])
     # The outsider sees none of it.
     outsider = api(personas.outsider).get("/api/predictions/").json()
     assert outsider["count"] == 0

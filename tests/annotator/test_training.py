@@ -567,9 +567,11 @@ def test_without_gold_labels_the_active_scorer_stays(
 
 @pytest.mark.django_db
 def test_scorer_download_is_a_loadable_folder_with_a_model_card(
-    personas, api, base_folder, tmp_path
+    personas, api, base_folder, tmp_path, settings
 ):
     from sentence_transformers import CrossEncoder
+
+    settings.SCORER_ROOTS = [base_folder.resolve().parent]
 
     scorer = ScorerModel.objects.create(
         project=personas.project,
@@ -583,7 +585,8 @@ def test_scorer_download_is_a_loadable_folder_with_a_model_card(
         gold_f1=0.847,
     )
     url = f"/api/scorer-models/{scorer.pk}/download/"
-    assert api(personas.annotator).get(url).status_code == 403
+    # An expert cannot even see that the scorer exists.
+    assert api(personas.annotator).get(url).status_code == 404
     response = api(personas.admin).get(url)
     assert response.status_code == 200
     assert response["Content-Type"] == "application/zip"
@@ -598,7 +601,10 @@ def test_scorer_download_is_a_loadable_folder_with_a_model_card(
     assert 0.0 <= float(model.predict([("in Toronto", "GPE: Toronto")])[0]) <= 1.0
 
     missing = ScorerModel.objects.create(
-        project=personas.project, version="v4", base_model="b", path="/nowhere"
+        project=personas.project,
+        version="v4",
+        base_model="b",
+        path=str(base_folder.parent / "deleted"),
     )
     response = api(personas.admin).get(f"/api/scorer-models/{missing.pk}/download/")
     assert response.status_code == 400 and "not a model folder" in str(response.json())
@@ -614,7 +620,7 @@ def test_activate_promotes_or_rolls_back_and_is_for_admins_only(personas, api):
         for v, active in (("v1", False), ("v2", True))
     )
     url = f"/api/scorer-models/{old.pk}/activate/"
-    assert api(personas.annotator).post(url).status_code == 403
+    assert api(personas.annotator).post(url).status_code == 404
     response = api(personas.admin).post(url)
     assert response.status_code == 200 and response.json()["is_active"]
     old.refresh_from_db()
