@@ -55,15 +55,21 @@ def llm_api_key_env_problem(name: str) -> str | None:
     return None
 
 
+def trained_scorers_root() -> Path:
+    """Where training writes new scorer versions; always allowed."""
+    return settings.VAR_DIR / "scorers"
+
+
 def scorer_source_problem(source: str) -> str | None:
     """A scorer (or training base) is a model name the deployment lists, or a
-    folder inside one of its scorer roots."""
+    folder inside one of its scorer roots or the trained scorers' folder."""
     if source in settings.SCORER_MODELS:
         return None
     path = Path(source)
     if path.is_absolute():
         resolved = path.resolve()
-        if any(resolved.is_relative_to(root) for root in settings.SCORER_ROOTS):
+        roots = [*settings.SCORER_ROOTS, trained_scorers_root().resolve()]
+        if any(resolved.is_relative_to(root) for root in roots):
             return None
     return (
         f"scorer {source!r} is neither a model the deployment lists "

@@ -25,6 +25,7 @@ app.conf.task_routes = {
     "annotator.tasks.run_grading": {"queue": "llm"},
     "annotator.tasks.check_predictions": {"queue": "pipeline"},
     "annotator.tasks.sweep_unchecked": {"queue": "pipeline"},
+    "annotator.tasks.sweep_llm_runs": {"queue": "pipeline"},
     "annotator.tasks.retrain_due": {"queue": "pipeline"},
     # GPU workers where there are any (docker-compose --profile gpu); the
     # trainer uses CUDA when the worker has it, the CPU otherwise.

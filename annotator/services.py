@@ -9,10 +9,14 @@ never loads torch or openai.
 from __future__ import annotations
 
 import io
+import json
 import logging
+import math
 import os
 import random
+import re
 import threading
+import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -27,11 +31,13 @@ from django.db.models.functions import Abs
 from django.utils import timezone
 
 from . import allowlists
+from .dispatch import send_after_commit
 from .models import (
     Annotation,
     Document,
     ExtractionItem,
     ExtractionRun,
+    LabelReceipt,
     Lease,
     Prediction,
     PredictionScore,
@@ -265,7 +271,14 @@ _CHECK_FIELDS = dict(
 
 
 def _predictions_reset(queryset) -> int:
+    """Forget verdicts that no longer hold (their document or claim changed)."""
     return queryset.update(**_CHECK_FIELDS, updated_at=timezone.now())
+
+
+def _predictions_recheck(queryset) -> int:
+    """Ask for a new check but keep the verdicts until it replaces them (a new
+    scorer, a forced rerun): ``checked_at`` empty is what the check looks for."""
+    return queryset.update(checked_at=None, updated_at=timezone.now())
 
 
 # --- predictions -------------------------------------------------------------
@@ -453,6 +466,168 @@ def labels_import(
     return report
 
 
+LABEL_NOTE_MAX_CHARS = 10_000
+LABEL_VALUE_MAX_CHARS = 10_000  # a corrected value, written as JSON
+LABEL_VALUE_MAX_DEPTH = 20
+LABELS_BATCH_MAX = 500
+# Postgres refuses NUL in text and jsonb, and a lone surrogate has no UTF-8
+# encoding: stored, either would be a 500 instead of a refusal.
+_UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
+
+
+class LabelInvalid(ApplicationError):
+    """A label that cannot be stored as sent."""
+
+
+class LabelConflict(ApplicationError):
+    """The client_id was used for another label (of another expert, or of
+    another prediction). The message says nothing about that label."""
+
+
+def _text_problem(text: str) -> str | None:
+    match = _UNSTORABLE.search(text)
+    if match is None:
+        return None
+    if match.group() == "\x00":
+        return "contains a NUL character"
+    return "contains a lone surrogate (not valid Unicode)"
+
+
+def _json_problem(value: Any) -> str | None:
+    # Iterative, and bounded in depth: a value nested close to the recursion
+    # limit is refused here rather than crashing a recursive walk.
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if item is None or isinstance(item, (bool, int)):
+            continue
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                return "contains a number that is not finite"
+            continue
+        if isinstance(item, str):
+            problem = _text_problem(item)
+            if problem:
+                return problem
+            continue
+        if not isinstance(item, (list, dict)):
+            return "is not JSON"
+        if depth >= LABEL_VALUE_MAX_DEPTH:
+            return f"is nested deeper than {LABEL_VALUE_MAX_DEPTH} levels"
+        if isinstance(item, dict):
+            for key in item:
+                if not isinstance(key, str):
+                    return "has a key that is not text"
+                problem = _text_problem(key)
+                if problem:
+                    return f"has a key that {problem}"
+            item = list(item.values())
+        stack.extend((child, depth + 1) for child in item)
+    size = len(json.dumps(value, ensure_ascii=False))
+    if size > LABEL_VALUE_MAX_CHARS:
+        return f"{size} characters as JSON, over the limit of {LABEL_VALUE_MAX_CHARS}"
+    return None
+
+
+def _label_problem(
+    *, label, corrected_type, corrected_value, note, seconds_spent
+) -> str | None:
+    """Why a label cannot be stored, checked before any write. The API's
+    serializers check shapes; this is the last check before the database."""
+    if label not in Annotation.Label.values:
+        return f"label: one of {', '.join(Annotation.Label.values)}"
+    type_max = Annotation._meta.get_field("corrected_type").max_length
+    for name, text, limit in (
+        ("note", note, LABEL_NOTE_MAX_CHARS),
+        ("corrected_type", corrected_type, type_max),
+    ):
+        if not isinstance(text, str):
+            return f"{name}: must be text"
+        if len(text) > limit:
+            return f"{name}: {len(text)} characters, over the limit of {limit}"
+        problem = _text_problem(text)
+        if problem:
+            return f"{name}: {problem}"
+    problem = _json_problem(corrected_value)
+    if problem:
+        return f"corrected_value: {problem}"
+    if seconds_spent is not None and (
+        isinstance(seconds_spent, bool)
+        or not isinstance(seconds_spent, (int, float))
+        or not math.isfinite(seconds_spent)
+        or seconds_spent < 0
+    ):
+        return "seconds_spent: a number of seconds, 0 or more"
+    return None
+
+
+def _client_uuid(client_id: Any) -> uuid.UUID | None:
+    if client_id is None or isinstance(client_id, uuid.UUID):
+        return client_id
+    try:
+        return uuid.UUID(str(client_id))
+    except ValueError:
+        raise LabelInvalid("client_id: must be a UUID") from None
+
+
+def _receipt_seen(client_id: uuid.UUID, *, prediction: Prediction, annotator) -> bool:
+    """Whether ``client_id`` was processed before for this expert's label of
+    ``prediction``. LabelConflict if it was used for any other label."""
+    receipt = (
+        LabelReceipt.objects.filter(pk=client_id)
+        .values_list("annotator_id", "prediction_id")
+        .first()
+    )
+    if receipt is None:
+        return False
+    if receipt != (annotator.pk, prediction.pk):
+        raise LabelConflict("client_id already used")
+    return True
+
+
+def _annotation_save(
+    *, prediction: Prediction, annotator, client_id: uuid.UUID | None, values
+) -> tuple[Annotation | None, str]:
+    with transaction.atomic():
+        if client_id is not None and _receipt_seen(
+            client_id, prediction=prediction, annotator=annotator
+        ):
+            # A retry, or a stale resend of a label since changed or undone:
+            # never written over the expert's later decision.
+            current = Annotation.objects.filter(
+                prediction=prediction, annotator=annotator
+            ).first()
+            return current, "duplicate"
+        # By hand rather than update_or_create, whose nested savepoints
+        # cost a round trip each on the labeling page's hottest write.
+        annotation = (
+            Annotation.objects.select_for_update()
+            .filter(prediction=prediction, annotator=annotator)
+            .first()
+        )
+        created = annotation is None
+        if annotation is None:
+            annotation = Annotation.objects.create(
+                prediction=prediction,
+                annotator=annotator,
+                client_id=client_id,
+                source=Annotation.Source.UI,
+                **values,
+            )
+        else:
+            # A relabel takes the new client_id (undo names the label by it);
+            # the old one keeps its receipt.
+            values = {**values, "client_id": client_id, "source": Annotation.Source.UI}
+            for name, value in values.items():
+                setattr(annotation, name, value)
+            annotation.save(update_fields=[*values, "updated_at"])
+        if client_id is not None:
+            LabelReceipt.objects.create(
+                client_id=client_id, annotator=annotator, prediction=prediction
+            )
+    return annotation, "created" if created else "updated"
+
+
 def annotation_submit(
     *,
     prediction: Prediction,
@@ -463,11 +638,82 @@ def annotation_submit(
     note: str = "",
     seconds_spent: float | None = None,
     client_id=None,
-) -> tuple[Annotation, bool]:
-    """Save an expert's label; the same client_id or a relabel updates in place.
+) -> tuple[Annotation | None, str]:
+    """Save an expert's label; a relabel of the prediction updates it in place.
 
-    Returns the annotation and whether it was created.
+    Returns the expert's label of the prediction and what happened: created,
+    updated, or duplicate: the client_id was processed before (a retry, or a
+    stale resend of a label since changed or undone) and nothing changed; the
+    label returned is then the current one, None once undone. Every client_id
+    processed keeps a LabelReceipt.
+
+    Raises LabelInvalid for a label that cannot be stored, LabelConflict for a
+    client_id used for another label.
     """
+    problem = _label_problem(
+        label=label,
+        corrected_type=corrected_type,
+        corrected_value=corrected_value,
+        note=note,
+        seconds_spent=seconds_spent,
+    )
+    if problem:
+        raise LabelInvalid(problem)
+    save = dict(
+        prediction=prediction,
+        annotator=annotator,
+        client_id=_client_uuid(client_id),
+        values=dict(
+            label=label,
+            corrected_type=corrected_type,
+            corrected_value=corrected_value,
+            note=note,
+            seconds_spent=seconds_spent,
+        ),
+    )
+    try:
+        return _annotation_save(**save)
+    except IntegrityError:
+        # A concurrent copy of the same save, or the expert's first label of
+        # the prediction from another tab, committed between our look and our
+        # write; a second look sees it (READ COMMITTED).
+        pass
+    try:
+        return _annotation_save(**save)
+    except IntegrityError as e:
+        # Still taken: a label of a deleted user (no receipt) holds it.
+        raise LabelConflict("client_id already used") from e
+
+
+def annotation_change(
+    *,
+    annotation: Annotation,
+    label: str,
+    corrected_type: str = "",
+    corrected_value: Any = None,
+    note: str = "",
+    seconds_spent: float | None = None,
+    client_id=None,
+) -> tuple[Annotation | None, str]:
+    """Change a stored label in place (the API's PUT and PATCH).
+
+    A new client_id makes it a new decision, as in ``annotation_submit``. None,
+    or the label's own client_id (a client sending back what it read), keeps
+    the label's client_id: no receipt names the change, and it is never taken
+    for a resend of the label.
+    """
+    client_id = _client_uuid(client_id)
+    if client_id is not None and client_id != annotation.client_id:
+        return annotation_submit(
+            prediction=annotation.prediction,
+            annotator=annotation.annotator,
+            label=label,
+            corrected_type=corrected_type,
+            corrected_value=corrected_value,
+            note=note,
+            seconds_spent=seconds_spent,
+            client_id=client_id,
+        )
     values = dict(
         label=label,
         corrected_type=corrected_type,
@@ -475,36 +721,17 @@ def annotation_submit(
         note=note,
         seconds_spent=seconds_spent,
     )
-    if client_id is not None:
-        # A retried POST (network hiccup) carries the same client_id.
-        done = Annotation.objects.filter(client_id=client_id).first()
-        if done is not None:
-            return done, False
-    values.update(client_id=client_id, source=Annotation.Source.UI)
-    try:
-        with transaction.atomic():
-            # By hand rather than update_or_create, whose nested savepoints
-            # cost a round trip each on the labeling page's hottest write.
-            annotation = (
-                Annotation.objects.select_for_update()
-                .filter(prediction=prediction, annotator=annotator)
-                .first()
-            )
-            created = annotation is None
-            if created:
-                annotation = Annotation.objects.create(
-                    prediction=prediction, annotator=annotator, **values
-                )
-            else:
-                for name, value in values.items():
-                    setattr(annotation, name, value)
-                annotation.save(update_fields=[*values, "updated_at"])
-    except IntegrityError:
-        # Two copies of the same save raced past the lookup above; the unique
-        # client_id (or one-label-per-annotator) constraint kept only one.
-        annotation = Annotation.objects.get(prediction=prediction, annotator=annotator)
-        created = False
-    return annotation, created
+    problem = _label_problem(**values)
+    if problem:
+        raise LabelInvalid(problem)
+    with transaction.atomic():
+        row = Annotation.objects.select_for_update().filter(pk=annotation.pk).first()
+        if row is None:
+            raise LabelInvalid("the label was deleted meanwhile")
+        for name, value in values.items():
+            setattr(row, name, value)
+        row.save(update_fields=[*values, "updated_at"])
+    return row, "updated"
 
 
 # --- labeling queue ----------------------------------------------------------
@@ -665,61 +892,57 @@ class LabelResult:
         }
 
 
+def _labelable_prediction(project: Project, pk: Any) -> Prediction | None:
+    # An id out of bigint's range would be a database error, not a miss.
+    if isinstance(pk, bool) or not isinstance(pk, int) or not 0 < pk < 2**63:
+        return None
+    return Prediction.objects.filter(project=project, pk=pk).first()
+
+
 def labels_submit(
     *, project: Project, annotator, labels: list[dict[str, Any]]
 ) -> list[LabelResult]:
     """Save a batch of labels from the labeling page's outbox, in order.
 
-    Each label is its own transaction: one bad label (a prediction deleted
-    meanwhile) is reported and the rest still go in. A label whose client_id
-    is already stored is a retry and comes back as ``duplicate``.
+    Each label is its own transaction and gets its own result: one bad label
+    (a prediction deleted meanwhile, a note too long) is reported and the rest
+    still go in. A label whose client_id was processed before is a retry, or a
+    stale resend, and comes back as ``duplicate`` without changing anything.
     """
     results = []
     for data in labels:
         client_id = str(data["client_id"])
-        existing = (
-            Annotation.objects.filter(client_id=client_id)
-            .values("pk", "annotator_id", "prediction_id")
-            .first()
-        )
-        if existing is not None:
-            if existing["annotator_id"] != annotator.pk:
-                results.append(
-                    LabelResult(client_id, "error", error="client_id already used")
-                )
-            else:
-                results.append(
-                    LabelResult(
-                        client_id,
-                        "duplicate",
-                        id=existing["pk"],
-                        prediction=existing["prediction_id"],
-                    )
-                )
-            continue
-        prediction = Prediction.objects.filter(
-            project=project, pk=data["prediction"]
-        ).first()
+        # Another project's prediction is as missing as one never imported.
+        prediction = _labelable_prediction(project, data["prediction"])
         if prediction is None:
             results.append(LabelResult(client_id, "error", error="no such prediction"))
             continue
-        with transaction.atomic():
-            annotation, created = annotation_submit(
-                prediction=prediction,
-                annotator=annotator,
-                label=data["label"],
-                corrected_type=data.get("corrected_type") or "",
-                corrected_value=data.get("corrected_value"),
-                note=data.get("note") or "",
-                seconds_spent=data.get("seconds_spent"),
-                client_id=client_id,
-            )
-            Lease.objects.filter(prediction=prediction, annotator=annotator).delete()
+        try:
+            with transaction.atomic():
+                annotation, status = annotation_submit(
+                    prediction=prediction,
+                    annotator=annotator,
+                    label=data["label"],
+                    corrected_type=data.get("corrected_type") or "",
+                    corrected_value=data.get("corrected_value"),
+                    note=data.get("note") or "",
+                    seconds_spent=data.get("seconds_spent"),
+                    client_id=client_id,
+                )
+                if status != "duplicate":
+                    # Not for a duplicate: the expert may hold the prediction
+                    # again since (leased back by an undo).
+                    Lease.objects.filter(
+                        prediction=prediction, annotator=annotator
+                    ).delete()
+        except ApplicationError as e:
+            results.append(LabelResult(client_id, "error", error=str(e)))
+            continue
         results.append(
             LabelResult(
                 client_id,
-                "created" if created else "updated",
-                id=annotation.pk,
+                status,
+                id=annotation.pk if annotation is not None else None,
                 prediction=prediction.pk,
             )
         )
@@ -731,7 +954,9 @@ def label_undo(*, project: Project, annotator, client_id: str) -> int | None:
 
     The prediction is leased back to the expert, who is about to label it
     again. Returns its id, or None when there was nothing to delete (already
-    undone, or replaced by a later label of the same prediction).
+    undone, or replaced by a later label of the same prediction). The label's
+    receipt stays: a late resend of the undone label is a duplicate, and does
+    not bring it back.
     """
     with transaction.atomic():
         annotation = (
@@ -847,8 +1072,9 @@ def predictions_check(
 ) -> CheckSummary:
     """Align, score and judge the project's unchecked predictions.
 
-    Only predictions without a verdict are computed (all of them when
-    ``force``), so running it twice does nothing the second time. Each batch
+    Only predictions not yet checked (``checked_at`` empty) are computed (all
+    of them when ``force``, keeping their verdicts until replaced), so running
+    it twice does nothing the second time. Each batch
     is claimed with ``FOR UPDATE SKIP LOCKED`` and committed on its own: two
     workers on the same project split the work instead of repeating it.
     """
@@ -865,15 +1091,13 @@ def predictions_check(
     summary = CheckSummary(scorer=getattr(scorer, "name", "") if scorer else "")
     version = getattr(pipeline, "__version__", "")
     if force:
-        _predictions_reset(Prediction.objects.filter(project=project))
-    total = Prediction.objects.filter(
-        project=project, verdict=Verdict.UNCHECKED
-    ).count()
+        _predictions_recheck(Prediction.objects.filter(project=project))
+    total = Prediction.objects.filter(project=project, checked_at=None).count()
     while True:
         with transaction.atomic():
             batch = list(
                 Prediction.objects.select_for_update(skip_locked=True, of=("self",))
-                .filter(project=project, verdict=Verdict.UNCHECKED)
+                .filter(project=project, checked_at=None)
                 .select_related("document")
                 .order_by("pk")[: settings.CHECK_BATCH_SIZE]
             )
@@ -955,10 +1179,22 @@ def predictions_check(
     return summary
 
 
+def predictions_check_queue(*, project: Project, force: bool = False) -> int:
+    """Have the workers check the project's unchecked predictions (every one
+    when ``force``, keeping verdicts until replaced). The rows record what is
+    left before the message is sent, so a lost message is found by the sweep.
+    Returns how many predictions wait for the check."""
+    with transaction.atomic():
+        if force:
+            _predictions_recheck(Prediction.objects.filter(project=project))
+        _enqueue_check(project.pk)
+    return Prediction.objects.filter(project=project, checked_at=None).count()
+
+
 def _enqueue_check(project_id: int) -> None:
     from . import tasks
 
-    transaction.on_commit(lambda: tasks.check_predictions.delay(project_id))
+    send_after_commit(tasks.check_predictions, project_id)
 
 
 # --- extraction --------------------------------------------------------------
@@ -994,7 +1230,7 @@ def extraction_run_start(
         run.save(update_fields=["progress_total"])
         from . import tasks
 
-        transaction.on_commit(lambda: tasks.run_extraction.delay(run.pk))
+        send_after_commit(tasks.run_extraction, run.pk)
     return run
 
 
@@ -1081,6 +1317,7 @@ def extraction_run_execute(*, run_id: int) -> ExtractionRun:
     ExtractionRun.objects.filter(pk=run_id, status=RunStatus.PENDING).update(
         status=RunStatus.RUNNING, started_at=timezone.now()
     )
+    ExtractionRun.objects.filter(pk=run_id).update(heartbeat_at=timezone.now())
     try:
         config = _llm_config(run)
         schema = _project_schema(run.project)
@@ -1166,6 +1403,7 @@ def _run_add_usage(run_id: int, usage, *, done: int) -> None:
     from django.db.models import F
 
     ExtractionRun.objects.filter(pk=run_id).update(
+        heartbeat_at=timezone.now(),
         progress_done=F("progress_done") + done,
         prompt_tokens=F("prompt_tokens") + int(getattr(usage, "prompt_tokens", 0) or 0),
         completion_tokens=F("completion_tokens")
@@ -1192,10 +1430,7 @@ def _run_finish(run_id: int) -> ExtractionRun:
         run.cost_estimate = _cost(run)
         run.finished_at = timezone.now()
         run.save(update_fields=["status", "error", "cost_estimate", "finished_at"])
-        project_id = run.project_id
-        from . import tasks
-
-        transaction.on_commit(lambda: tasks.check_predictions.delay(project_id))
+        _enqueue_check(run.project_id)
     return run
 
 
@@ -1207,8 +1442,36 @@ def stream_of(text: str) -> IO[bytes]:
 # --- scorers -----------------------------------------------------------------
 
 
+def scorer_problem(scorer: ScorerModel) -> str | None:
+    """Why workers could not load ``scorer``: outside the allow-list, or not a
+    model folder. A hub name the deployment lists passes (it loads where the
+    hub is reachable)."""
+    from pipeline.score import model_folder_problem, resolve_model
+
+    problem = allowlists.scorer_source_problem(scorer.path)
+    if problem:
+        return problem
+    local = Path(resolve_model(scorer.path))
+    if local.is_absolute() or local.exists():
+        return model_folder_problem(local)
+    return None
+
+
 def scorer_activate(*, scorer: ScorerModel, recheck: bool = True) -> ScorerModel:
-    """Make ``scorer`` the project's active one; verdicts are recomputed with it."""
+    """Make ``scorer`` the project's active one; verdicts are recomputed with it.
+
+    A scorer that fails validation changes nothing. The old verdicts stay
+    (and keep the labeling queue ordered) until the check rescores each row.
+
+    Raises:
+        ApplicationError: the scorer's folder is missing or broken.
+    """
+    problem = scorer_problem(scorer)
+    if problem:
+        raise ApplicationError(
+            f"scorer {scorer.version} cannot be activated: {problem}; the "
+            "active scorer is unchanged"
+        )
     with transaction.atomic():
         # Serialises concurrent activations; the partial unique constraint
         # would otherwise turn the loser into an IntegrityError.
@@ -1223,6 +1486,6 @@ def scorer_activate(*, scorer: ScorerModel, recheck: bool = True) -> ScorerModel
         scorer.is_active = True
         scorer.save(update_fields=["is_active"])
         if recheck:
-            _predictions_reset(Prediction.objects.filter(project=scorer.project_id))
+            _predictions_recheck(Prediction.objects.filter(project=scorer.project_id))
             _enqueue_check(scorer.project_id)
     return scorer

@@ -321,6 +321,8 @@ TRAINING_STALE_SECONDS = env_int("TRAINING_STALE_SECONDS", 180)
 # this long is handed to a worker again by the sweep (its worker or its
 # message was lost); its tasks are safe to run twice.
 LLM_RUN_STALE_SECONDS = env_int("LLM_RUN_STALE_SECONDS", 600)
+# A run lost this many times (a document that kills its worker) is failed.
+LLM_RUN_MAX_RESUMES = env_int("LLM_RUN_MAX_RESUMES", 3)
 
 # --- Celery ------------------------------------------------------------------
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "")
@@ -382,6 +384,12 @@ CELERY_BEAT_SCHEDULE = {
     # Recovers checks whose on-commit enqueue was lost (broker down at the time).
     "sweep-unchecked-predictions": {
         "task": "annotator.tasks.sweep_unchecked",
+        "schedule": env_int("SWEEP_INTERVAL_SECONDS", 600),
+    },
+    # Hands extraction and grading runs whose message or worker was lost to a
+    # worker again.
+    "sweep-llm-runs": {
+        "task": "annotator.tasks.sweep_llm_runs",
         "schedule": env_int("SWEEP_INTERVAL_SECONDS", 600),
     },
     # Starts training for projects with enough new expert labels, and fails

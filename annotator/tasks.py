@@ -8,12 +8,12 @@ import logging
 
 from celery import shared_task
 from celery.exceptions import WorkerLostError
-from celery.signals import task_failure
+from celery.signals import task_failure, worker_ready
 from django.conf import settings
-from django.db.models import Count, Q
+from django.db import InterfaceError, OperationalError
 
-from . import services, training
-from .models import Project, RunStatus, Verdict
+from . import recovery, services, training
+from .models import ExtractionRun, GradingRun, Project, RunStatus
 
 logger = logging.getLogger(__name__)
 
@@ -36,6 +36,10 @@ def _llm_run(task, run_id: int, *, execute, fail) -> dict:
         run = execute(run_id=run_id)
     except services.ConfigurationError:
         return {"run": run_id, "status": RunStatus.FAILED}  # recorded on the run
+    except (OperationalError, InterfaceError) as e:
+        # The database went away (restart, failover): every finished document
+        # or batch is committed, so retry like any transient failure.
+        raise services.TransientError(f"database unavailable: {e}") from e
     except services.TransientError as e:
         if task.request.retries >= task.max_retries:
             fail(
@@ -62,7 +66,15 @@ def run_extraction(self, run_id: int) -> dict:
     )
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True)
+# A database outage mid-check loses nothing (each batch commits on its own):
+# the task comes back for the rest.
+@shared_task(
+    acks_late=True,
+    reject_on_worker_lost=True,
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=5,
+    max_retries=8,
+)
 def check_predictions(project_id: int, force: bool = False) -> dict:
     def progress(done: int, total: int) -> None:
         # Progress of a check is visible in the data (predictions still
@@ -87,20 +99,35 @@ def check_predictions(project_id: int, force: bool = False) -> dict:
 
 @shared_task
 def sweep_unchecked() -> list[int]:
-    """Periodic (beat): re-enqueue checks whose on-commit enqueue was lost
-    (a broker outage at commit time). Harmless when one is already queued."""
-    projects = list(
-        Project.objects.annotate(
-            unchecked=Count(
-                "predictions", filter=Q(predictions__verdict=Verdict.UNCHECKED)
-            )
-        )
-        .filter(unchecked__gt=0)
-        .values_list("pk", flat=True)
-    )
+    """Periodic (beat), and once when a worker starts: send checks again whose
+    message was lost (broker down at commit) or whose worker died mid-check.
+    Harmless when one is already queued: checks split the rows."""
+    projects = recovery.projects_with_unchecked()
     for project_id in projects:
         check_predictions.delay(project_id)
     return projects
+
+
+@worker_ready.connect
+def _sweep_on_start(sender=None, **kwargs):
+    """A worker back after a crash picks up the checks its death left."""
+    sweep_unchecked.delay()
+
+
+@shared_task
+def sweep_llm_runs() -> dict:
+    """Periodic (beat): send extraction and grading runs again whose message
+    or worker was lost; fail those lost too often."""
+    swept = {}
+    for model, task in (
+        (ExtractionRun, run_extraction),
+        (GradingRun, run_grading),
+    ):
+        resend, failed = recovery.llm_runs_lost(model)
+        for run_id in resend:
+            task.delay(run_id)
+        swept[model.__name__] = {"resent": resend, "failed": failed}
+    return swept
 
 
 # --- LLM grading (issue 5) ----------------------------------------------------

@@ -34,7 +34,8 @@ from django.db.models.functions import Concat
 from django.utils import timezone
 
 from . import gold
-from .allowlists import scorer_source_problem
+from .allowlists import scorer_source_problem, trained_scorers_root
+from .dispatch import send_after_commit
 from .models import (
     Annotation,
     Document,
@@ -309,7 +310,7 @@ def training_run_start(
         if enqueue:
             from . import tasks
 
-            transaction.on_commit(lambda: tasks.train_scorer.delay(run.pk))
+            send_after_commit(tasks.train_scorer, run.pk)
     return run
 
 
@@ -465,7 +466,7 @@ def _log(run_id: int, message: str) -> None:
 
 
 def scorers_dir(project: Project) -> Path:
-    return settings.VAR_DIR / "scorers" / f"project-{project.pk}"
+    return trained_scorers_root() / f"project-{project.pk}"
 
 
 def _tmp_folder(run_id: int) -> Path | None:

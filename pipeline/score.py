@@ -42,6 +42,50 @@ def resolve_model(name_or_path: str) -> str:
     return name_or_path
 
 
+_WEIGHT_FILES = (
+    "model.safetensors",
+    "model.safetensors.index.json",
+    "pytorch_model.bin",
+    "pytorch_model.bin.index.json",
+)
+_TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "spm.model", "tokenizer.model")
+
+
+def model_folder_problem(model_dir: str | Path) -> str | None:
+    """Why ``model_dir`` is not a loadable model folder, or None.
+
+    A structural check that reads no weights, for callers that must refuse a
+    broken scorer before switching to it (loading one takes seconds and the
+    memory of the model).
+
+    Args:
+        model_dir: a folder written by ``CrossEncoder.save`` or a hub snapshot.
+
+    Returns:
+        A sentence naming the missing or unreadable part, or None.
+    """
+    folder = Path(model_dir)
+    if not folder.is_dir():
+        return f"{folder} is not a folder"
+    try:
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return f"{folder} has no config.json"
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        return f"{folder}/config.json is unreadable: {e}"
+    if not isinstance(config, dict) or "model_type" not in config:
+        return f"{folder}/config.json names no model_type"
+    if not any((folder / name).is_file() for name in _WEIGHT_FILES):
+        return f"{folder} has no weights ({', '.join(_WEIGHT_FILES)})"
+    if not any((folder / name).is_file() for name in _TOKENIZER_FILES):
+        return f"{folder} has no tokenizer ({', '.join(_TOKENIZER_FILES)})"
+    try:
+        read_metadata(folder)
+    except ScorerError as e:
+        return str(e)
+    return None
+
+
 def read_metadata(model_dir: str | Path) -> dict[str, Any]:
     """The ``metadata.json`` a trained scorer folder carries ({} if none)."""
     path = Path(model_dir) / METADATA_FILE

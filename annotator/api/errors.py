@@ -2,19 +2,35 @@
 
 from __future__ import annotations
 
+import logging
+
 from django.core.exceptions import ObjectDoesNotExist
+from django.db import InterfaceError, OperationalError
 from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from annotator.services import ApplicationError, TransientError
+from annotator.services import ApplicationError, LabelConflict, TransientError
+
+logger = logging.getLogger(__name__)
 
 
 def exception_handler(exc, context):
+    if isinstance(exc, (OperationalError, InterfaceError)):
+        # The database restarting or failing over: nothing was written, and
+        # the caller (the label outbox, a pipeline) should send it again.
+        logger.warning("database unavailable: %s", exc)
+        return Response(
+            {"detail": "The database is unavailable; send the request again."},
+            status=status.HTTP_503_SERVICE_UNAVAILABLE,
+            headers={"Retry-After": "5"},
+        )
     if isinstance(exc, TransientError):
         return Response(
             {"detail": str(exc)}, status=status.HTTP_503_SERVICE_UNAVAILABLE
         )
+    if isinstance(exc, LabelConflict):
+        return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
     if isinstance(exc, ApplicationError):
         return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, ObjectDoesNotExist):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from annotator import selectors, services
 from annotator.models import (
     Annotation,
     Document,
@@ -265,10 +266,36 @@ class PredictionSerializer(serializers.ModelSerializer):
         }
 
 
+class LabelablePredictionField(serializers.PrimaryKeyRelatedField):
+    """A prediction the requesting user may label. Any other id, missing or of
+    another project, gets the same answer, so ids cannot be probed."""
+
+    default_error_messages = {
+        "required": "This field is required.",
+        "does_not_exist": "no such prediction",
+        "incorrect_type": "must be a prediction id",
+    }
+
+    def get_queryset(self):
+        request = self.context.get("request")
+        if request is None:
+            return Prediction.objects.none()
+        return Prediction.objects.filter(
+            project__in=selectors.projects_for(request.user, roles=selectors.LABEL)
+        )
+
+    def to_internal_value(self, data):
+        # An id out of bigint's range would be a database error, not a miss.
+        if isinstance(data, int) and not isinstance(data, bool) and data >= 2**63:
+            self.fail("does_not_exist")
+        return super().to_internal_value(data)
+
+
 class AnnotationSerializer(serializers.ModelSerializer):
     annotator = serializers.SlugRelatedField(
         slug_field="username", read_only=True, help_text="Who labelled it."
     )
+    prediction = LabelablePredictionField(help_text="Prediction database id.")
 
     class Meta:
         model = Annotation
@@ -296,7 +323,6 @@ class AnnotationSerializer(serializers.ModelSerializer):
                 "help_text": "A UUID chosen by the client; resending it is safe.",
             },
             "id": {"help_text": "Database id."},
-            "prediction": {"help_text": "Prediction database id."},
             "source": {"help_text": "ui or import."},
             "label": {"help_text": "safe, unsafe or unsure."},
             "corrected_type": {"help_text": "The right entity type, if wrong."},
@@ -591,7 +617,10 @@ class LabelInSerializer(serializers.Serializer):
         choices=Annotation.Label.choices, help_text="safe, unsafe or unsure."
     )
     note = serializers.CharField(
-        required=False, allow_blank=True, max_length=10_000, help_text="Free text."
+        required=False,
+        allow_blank=True,
+        max_length=services.LABEL_NOTE_MAX_CHARS,
+        help_text="Free text, at most 10,000 characters.",
     )
     corrected_type = serializers.CharField(
         required=False,
@@ -600,7 +629,10 @@ class LabelInSerializer(serializers.Serializer):
         help_text="The right entity type, if the extracted one is wrong.",
     )
     corrected_value = serializers.JSONField(
-        required=False, allow_null=True, help_text="The right value, if wrong."
+        required=False,
+        allow_null=True,
+        help_text="The right value, if wrong: text or JSON, at most 10,000 "
+        "characters as JSON and 20 levels deep, no NUL or lone surrogates.",
     )
     seconds_spent = serializers.FloatField(
         required=False,
@@ -611,11 +643,22 @@ class LabelInSerializer(serializers.Serializer):
 
 
 class LabelsInSerializer(serializers.Serializer):
+    """The batch as documented. The view reads it with LabelsBatchSerializer
+    and checks each label on its own (LabelInSerializer): a bad label gets an
+    error result, the others are stored."""
+
     labels = LabelInSerializer(
         many=True,
         allow_empty=False,
-        max_length=500,
-        help_text="Labels in the order they were given.",
+        max_length=services.LABELS_BATCH_MAX,
+        help_text="Labels in the order they were given. Labels past the 500th "
+        "are not processed: each gets an error result, to send again.",
+    )
+
+
+class LabelsBatchSerializer(serializers.Serializer):
+    labels = serializers.ListField(
+        allow_empty=False, help_text="Labels, each checked on its own."
     )
 
 
@@ -623,9 +666,13 @@ class LabelResultSerializer(serializers.Serializer):
     client_id = serializers.CharField(help_text="The label's client id.")
     status = serializers.CharField(
         help_text="created; updated (replaced your earlier label of the prediction); "
-        "duplicate (already stored: a retry); error (see error).",
+        "duplicate (this client_id was processed before: a retry, or a stale "
+        "resend; nothing changed); error (see error; not stored).",
     )
-    id = serializers.IntegerField(allow_null=True, help_text="Annotation id.")
+    id = serializers.IntegerField(
+        allow_null=True,
+        help_text="Your current label of the prediction (null after an undo).",
+    )
     prediction = serializers.IntegerField(allow_null=True, help_text="Prediction id.")
     error = serializers.CharField(help_text="Why it was not stored.")
 

@@ -23,6 +23,7 @@ from annotator import selectors, services
 from annotator.models import Annotation, Membership, Project, Role, RunStatus
 
 from . import serializers as s
+from .parsers import BoundedJSONParser
 from .permissions import (
     IsProjectAdmin,
     ProjectAdminWrites,
@@ -147,13 +148,15 @@ class ProjectViewSet(viewsets.ModelViewSet):
     )
     @action(detail=True, methods=["post"], permission_classes=[IsProjectAdmin])
     def check(self, request, pk=None):
-        """Queue alignment and scoring of the project's unchecked predictions."""
-        from annotator import tasks
-
+        """Queue alignment and scoring of the project's unchecked predictions
+        (``waiting``: how many). With ``force`` every prediction is rescored;
+        its verdict stays until the new one replaces it."""
         project = self.get_object()
         force = request.query_params.get("force", "").lower() in ("1", "true", "yes")
-        tasks.check_predictions.delay(project.pk, force=force)
-        return Response({"queued": True}, status=status.HTTP_202_ACCEPTED)
+        waiting = services.predictions_check_queue(project=project, force=force)
+        return Response(
+            {"queued": True, "waiting": waiting}, status=status.HTTP_202_ACCEPTED
+        )
 
 
 @extend_schema_view(
@@ -307,10 +310,13 @@ class AnnotationViewSet(
     mixins.UpdateModelMixin,
     viewsets.ReadOnlyModelViewSet,
 ):
-    """Expert labels. Annotators create and change their own; admins see all."""
+    """Expert labels. Experts create and change their own; project admins see
+    and change all of their projects' labels. Writes go through
+    ``services.annotation_submit``, like the labeling page's."""
 
     serializer_class = s.AnnotationSerializer
     permission_classes = [IsAuthenticated]
+    parser_classes = [BoundedJSONParser, FormParser, MultiPartParser]
 
     def get_queryset(self):
         queryset = selectors.annotations_for(self.request.user).select_related(
@@ -324,33 +330,48 @@ class AnnotationViewSet(
     def create(self, request, *args, **kwargs):
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
+        data = dict(serializer.validated_data)
+        # Only predictions the user may label validate (LabelablePredictionField).
         prediction = data.pop("prediction")
-        if (
-            not selectors.predictions_for(request.user)
-            .filter(pk=prediction.pk)
-            .exists()
-        ):
-            raise ValidationError({"prediction": "no such prediction"})
-        annotation, created = services.annotation_submit(
+        annotation, outcome = services.annotation_submit(
             prediction=prediction, annotator=request.user, **data
         )
+        return self._submitted(annotation, created=outcome == "created")
+
+    def update(self, request, *args, **kwargs):
+        annotation = self.get_object()
+        user = request.user
+        role = selectors.project_role(user, annotation.prediction.project)
+        own = annotation.annotator_id == user.pk
+        if not (own and role in selectors.LABEL) and role not in selectors.MANAGE:
+            raise PermissionDenied("only its annotator can change a label")
+        if annotation.annotator_id is None:
+            raise ValidationError(
+                {"source": "an imported label changes by importing it again"}
+            )
+        serializer = self.get_serializer(
+            annotation, data=request.data, partial=kwargs.get("partial", False)
+        )
+        serializer.is_valid(raise_exception=True)
+        data = dict(serializer.validated_data)
+        if data.pop("prediction", annotation.prediction) != annotation.prediction:
+            raise ValidationError({"prediction": "cannot move a label"})
+        fields = ("label", "corrected_type", "corrected_value", "note", "seconds_spent")
+        annotation, _ = services.annotation_change(
+            annotation=annotation,
+            client_id=data.get("client_id"),
+            **{name: data.get(name, getattr(annotation, name)) for name in fields},
+        )
+        return self._submitted(annotation, created=False)
+
+    def _submitted(self, annotation, *, created: bool) -> Response:
+        if annotation is None:
+            # A resent client_id of a label since undone: not brought back.
+            raise services.LabelConflict("client_id already used")
         return Response(
             self.get_serializer(annotation).data,
             status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
         )
-
-    def perform_update(self, serializer):
-        annotation = serializer.instance
-        if annotation.annotator_id != self.request.user.pk and not (
-            self.request.user.is_staff
-        ):
-            raise PermissionDenied("only its annotator can change a label")
-        if serializer.validated_data.get("prediction", annotation.prediction) != (
-            annotation.prediction
-        ):
-            raise ValidationError({"prediction": "cannot move a label"})
-        serializer.save()
 
     @extend_schema(
         request={"multipart/form-data": s.JsonlUploadSerializer},
@@ -540,7 +561,7 @@ class TrainingRunViewSet(
 
 class _LabelingView(APIView):
     permission_classes = [IsAuthenticated]
-    parser_classes = [JSONParser]
+    parser_classes = [BoundedJSONParser]
 
     def project(self, pk) -> Project:
         """The project, if the user labels on it (viewers only look)."""
@@ -593,20 +614,70 @@ class LabelingItemView(_LabelingView):
         return Response(items[0])
 
 
+def _sent_client_id(item) -> str:
+    """The client_id a refused label was sent with, to answer it by."""
+    client_id = item.get("client_id") if isinstance(item, dict) else None
+    return client_id if isinstance(client_id, str) and len(client_id) <= 64 else ""
+
+
+def _errors_text(errors, limit: int = 300) -> str:
+    """A serializer's errors as one line: ``field: message; ...``."""
+    if isinstance(errors, dict):
+        parts = [
+            (
+                _errors_text(value, limit)
+                if name == "non_field_errors"
+                else f"{name}: {_errors_text(value, limit)}"
+            )
+            for name, value in errors.items()
+        ]
+    elif isinstance(errors, list):
+        parts = [_errors_text(value, limit) for value in errors]
+    else:
+        parts = [str(errors)]
+    text = "; ".join(parts)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 class LabelsView(_LabelingView):
     @extend_schema(request=s.LabelsInSerializer, responses={200: s.LabelsOutSerializer})
     def post(self, request, pk):
-        """Save labels (a batch from the page's outbox). Resending a label with
-        the same client_id is safe; labelling a prediction again replaces your
-        earlier label."""
+        """Save labels (a batch from the page's outbox). Each label gets its own
+        result, in order: a refused one (status error) does not hold back the
+        others. Resending a label with the same client_id is safe, even after
+        you changed or undid it (duplicate); labelling a prediction again
+        replaces your earlier label."""
         project = self.project(pk)
-        payload = s.LabelsInSerializer(data=request.data)
+        payload = s.LabelsBatchSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        results = services.labels_submit(
-            project=project,
-            annotator=request.user,
-            labels=payload.validated_data["labels"],
+        sent = payload.validated_data["labels"]
+        limit = services.LABELS_BATCH_MAX
+        checked = [s.LabelInSerializer(data=item) for item in sent[:limit]]
+        stored = iter(
+            services.labels_submit(
+                project=project,
+                annotator=request.user,
+                labels=[item.validated_data for item in checked if item.is_valid()],
+            )
         )
+        results = [
+            next(stored)
+            if item.is_valid()
+            else services.LabelResult(
+                _sent_client_id(item.initial_data),
+                "error",
+                error=_errors_text(item.errors),
+            )
+            for item in checked
+        ]
+        results += [
+            services.LabelResult(
+                _sent_client_id(item),
+                "error",
+                error=f"not processed: over {limit} labels in one batch; send it again",
+            )
+            for item in sent[limit:]
+        ]
         # No progress here: counting what is left scans the project, and the
         # page sends one label at a time; it gets progress with each batch.
         return Response({"results": [r.as_dict() for r in results]})

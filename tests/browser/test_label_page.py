@@ -217,3 +217,85 @@ def test_document_html_is_shown_as_text(personas, new_page, artifacts):
     page.screenshot(
         path=str(artifacts / "label-screen-html-as-text.png"), full_page=True
     )
+
+
+def test_a_refused_label_is_set_aside_with_its_reason_and_can_be_resent_or_discarded(
+    personas, new_page, artifacts
+):
+    project = personas.project
+    project.overlap_share = 0.0
+    project.save()
+    _corpus(project, n_docs=2)
+    page = new_page()
+    log_in(page, "ann1", "ann1-pass")
+    refuse = set()  # predictions whose labels a proxy refuses (413)
+    refused_posts = []
+
+    def proxy(route, request):
+        labels = (request.post_data_json or {}).get("labels", [])
+        if request.method == "POST" and {x["prediction"] for x in labels} & refuse:
+            refused_posts.append(labels)
+            route.fulfill(status=413, content_type="text/html", body="<h1>Too big</h1>")
+        else:
+            route.continue_()
+
+    page.route("**/labels/", proxy)
+    page.goto(f"/projects/{project.pk}/label/")
+
+    # The note has a visible limit.
+    first = _shown(page)
+    page.keyboard.press("n")
+    assert page.get_attribute("#note-input", "maxlength") == "10000"
+    page.keyboard.type("kept in the browser")
+    assert page.text_content("#note-count") == "19 / 10,000"
+    page.keyboard.press("Enter")
+    refuse.add(first)
+    _press(page, "k", first)
+    page.wait_for_selector("#failed-button:text('1 set aside')")
+
+    # Later labels still go through, and one the server itself refuses (its
+    # prediction deleted meanwhile) is set aside too.
+    later = []
+    for _ in range(3):
+        later.append(_shown(page))
+        _press(page, "s", later[-1])
+    gone = _shown(page)
+    Prediction.objects.filter(pk=gone).delete()
+    _press(page, "s", gone)
+    page.wait_for_selector("#failed-button:text('2 set aside')")
+    page.wait_for_function(
+        "() => Object.entries(localStorage)"
+        ".filter(([k]) => k.startsWith('safepassage:outbox:'))"
+        ".every(([, v]) => JSON.parse(v).length === 0)"
+    )
+    stored = Annotation.objects.filter(annotator=personas.annotator)
+    assert sorted(stored.values_list("prediction_id", flat=True)) == sorted(later)
+    # A 4xx is an answer, not a hiccup: sent once, never retried.
+    assert len(refused_posts) == 1
+
+    page.click("#failed-button")
+    rows = page.locator("#failed-rows tr")
+    assert rows.count() == 2
+    proxied = rows.filter(has_text="HTTP 413")
+    assert "unsafe ✎" in proxied.text_content()
+    assert "no such prediction" in rows.nth(1).text_content()
+    page.screenshot(path=str(artifacts / "label-screen-set-aside.png"), full_page=True)
+
+    refuse.clear()
+    proxied.get_by_role("button", name="Resend").click()
+    page.wait_for_function(
+        "() => document.querySelectorAll('#failed-rows tr').length == 1"
+    )
+    gone_row = rows.filter(has_text="no such prediction")
+    gone_row.get_by_role("button", name="Discard").click()
+    page.wait_for_selector("#failed", state="hidden")
+    assert page.is_hidden("#failed-button")
+    _wait_all_sent(page)
+    resent = Annotation.objects.get(prediction_id=first)
+    assert (resent.label, resent.note) == ("unsafe", "kept in the browser")
+    assert stored.count() == 4
+    assert page.evaluate(
+        "() => Object.entries(localStorage)"
+        ".filter(([k]) => k.startsWith('safepassage:failed:'))"
+        ".every(([, v]) => JSON.parse(v).length === 0)"
+    )

@@ -20,7 +20,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
-from annotator import embedded, services, tasks
+from annotator import embedded, services
 from annotator.models import (
     Document,
     Prediction,
@@ -96,14 +96,14 @@ class Command(BaseCommand):
 
         log = settings.VAR_DIR / "log" / "demo-worker.log"
         log.parent.mkdir(parents=True, exist_ok=True)
-        self.step("starting a Celery worker (log: var/log/demo-worker.log)")
-        worker = embedded.worker_start(log_path=log)
+        self.step("starting a Celery worker with beat (log: var/log/demo-worker.log)")
+        # Beat's sweeps recover what an interrupted earlier demo left, and the
+        # worker sends the check sweep once as it starts.
+        worker = embedded.worker_start(
+            log_path=log, beat_schedule=settings.VAR_DIR / "celerybeat-schedule"
+        )
         try:
             embedded.worker_wait_ready(worker, log, timeout=120)
-            if Prediction.objects.filter(project=project, verdict="").exists():
-                # Checks queued by an earlier, interrupted demo may sit unacked
-                # with a dead worker; the task is idempotent, so ask again.
-                tasks.check_predictions.delay(project.pk)
             self.wait_for_checks(project)
             self.summary(project, scorer, admin_password, annotator_password, port)
             self.stdout.write(f"set up in {time.monotonic() - started:.0f} s")
@@ -225,7 +225,7 @@ class Command(BaseCommand):
         """Progress of the worker aligning and scoring every prediction."""
         from tqdm import tqdm
 
-        pending = Prediction.objects.filter(project=project, verdict="")
+        pending = Prediction.objects.filter(project=project, checked_at=None)
         total = Prediction.objects.filter(project=project).count()
         with tqdm(total=total, desc="worker: align + score", unit="pred") as bar:
             while True:

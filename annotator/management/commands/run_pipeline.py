@@ -1,4 +1,4 @@
-from annotator import services, tasks
+from annotator import services
 
 from ._base import ProjectCommand
 
@@ -36,8 +36,8 @@ class Command(ProjectCommand):
                     + (f", error: {run.error}" if run.error else "")
                 )
         if queue:
-            tasks.check_predictions.delay(target.pk, force=force)
-            self.stdout.write("queued: the workers will check the predictions")
+            waiting = services.predictions_check_queue(project=target, force=force)
+            self.stdout.write(f"queued: the workers will check {waiting} predictions")
             return
         summary = services.predictions_check(
             project_id=target.pk, force=force, progress=self.progress("checked")

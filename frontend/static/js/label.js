@@ -14,6 +14,8 @@ const DECIDED_KEY = `safepassage:decided:${data.user.id}:${data.project.id}`;
 const DECIDED_MS = 60 * 60 * 1000; // how long a decision is remembered here
 const DIFF_LIMIT = 400; // characters per side; beyond that the diff is skipped
 const RETRY_MS = [500, 1000, 2000, 5000, 10000, 30000];
+const BATCH_MAX = 100; // labels per request (the server takes up to 500)
+const NOTE_MAX = 10000; // characters; the server refuses longer notes
 
 const $ = (id) => document.getElementById(id);
 const el = {
@@ -47,6 +49,10 @@ const el = {
   history: $("history"),
   historyRows: $("history-rows"),
   historyPage: $("history-page"),
+  noteCount: $("note-count"),
+  failed: $("failed"),
+  failedRows: $("failed-rows"),
+  failedButton: $("failed-button"),
 };
 
 // --- state -------------------------------------------------------------------
@@ -73,6 +79,7 @@ const outbox = {
   inflight: new Set(), // client ids being sent now
   flushing: false,
   failures: 0,
+  solo: 0, // labels still to send one at a time, after a batch was refused
   timer: 0,
   save() {
     localStorage.setItem(OUTBOX_KEY, JSON.stringify(this.ops));
@@ -140,14 +147,29 @@ async function api(method, url, body) {
     headers: {
       Accept: "application/json",
       ...(body === undefined ? {} : { "Content-Type": "application/json" }),
-      ...(method === "GET" ? {} : { "X-CSRFToken": data.csrf_token }),
+      ...(method === "GET" ? {} : { "X-CSRFToken": csrfToken() }),
     },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
-  const json = text ? JSON.parse(text) : null;
+  let json = null;
+  try {
+    json = text ? JSON.parse(text) : null;
+  } catch {
+    // A proxy's HTML error page: the status says enough.
+    if (response.ok) throw new HttpError(502, null);
+  }
   if (!response.ok) throw new HttpError(response.status, json);
   return json;
+}
+
+// The cookie, when there is one: logging in again in another tab rotates the
+// token this page was rendered with.
+function csrfToken() {
+  const cookie = document.cookie
+    .split("; ")
+    .find((part) => part.startsWith("csrftoken="));
+  return cookie ? decodeURIComponent(cookie.slice("csrftoken=".length)) : data.csrf_token;
 }
 
 function schedule(ms) {
@@ -163,49 +185,8 @@ async function flush() {
   try {
     while (outbox.ops.length) {
       const head = outbox.ops[0];
-      if (head.kind === "label") {
-        const batch = [];
-        for (const op of outbox.ops) {
-          if (op.kind !== "label" || batch.length >= 100) break;
-          batch.push(op);
-        }
-        for (const op of batch) outbox.inflight.add(op.client_id);
-        let reply;
-        try {
-          reply = await api("POST", urls.labels, {
-            labels: batch.map(({ kind, ...label }) => label),
-          });
-        } catch (error) {
-          if (!permanent(error)) throw error;
-          setAside(batch, error.body);
-          reply = { results: [] };
-        } finally {
-          for (const op of batch) outbox.inflight.delete(op.client_id);
-        }
-        const refused = reply.results.filter((r) => r.status === "error");
-        if (refused.length) {
-          const ids = new Set(refused.map((r) => r.client_id));
-          setAside(
-            batch.filter((op) => ids.has(op.client_id)),
-            refused,
-          );
-        }
-        const sent = new Set(batch.map((op) => op.client_id));
-        outbox.ops = outbox.ops.filter(
-          (op) => !(op.kind === "label" && sent.has(op.client_id)),
-        );
-        outbox.save();
-        state.sentSince += reply.results.filter((r) => r.status === "created").length;
-      } else {
-        try {
-          const reply = await api("DELETE", `${urls.undo}${head.client_id}/`);
-          if (reply.prediction != null) state.sentSince -= 1;
-        } catch (error) {
-          if (!permanent(error)) throw error;
-        }
-        outbox.ops = outbox.ops.filter((op) => op !== head);
-        outbox.save();
-      }
+      if (head.kind === "label") await sendLabels();
+      else await sendUndo(head);
       outbox.failures = 0;
     }
   } catch (error) {
@@ -213,6 +194,7 @@ async function flush() {
     const wait = RETRY_MS[Math.min(outbox.failures - 1, RETRY_MS.length - 1)];
     schedule(wait);
     state.offline = error instanceof HttpError ? error.status : "offline";
+    state.offlineWhy = error instanceof HttpError ? firstMessage(error.body) : "";
   } finally {
     outbox.flushing = false;
     if (!outbox.failures) state.offline = null;
@@ -220,18 +202,190 @@ async function flush() {
   }
 }
 
-// A refusal that resending cannot fix. 401/403 are not among them: the
-// session may have expired, and the labels wait for the expert to log in.
-function permanent(error) {
-  return error instanceof HttpError && [400, 404, 413].includes(error.status);
+// The labels at the head of the outbox, in one request. The server answers
+// each label on its own: the refused ones are set aside, the others are done.
+async function sendLabels() {
+  const size = outbox.solo > 0 ? 1 : BATCH_MAX;
+  const batch = [];
+  for (const op of outbox.ops) {
+    if (op.kind !== "label" || batch.length >= size) break;
+    batch.push(op);
+  }
+  for (const op of batch) outbox.inflight.add(op.client_id);
+  let results;
+  try {
+    const reply = await api("POST", urls.labels, { labels: batch.map(labelBody) });
+    results = reply?.results || [];
+  } catch (error) {
+    if (retryable(error)) throw error;
+    if (batch.length > 1) {
+      // Refused as a whole (too large for a proxy, say): one at a time, so
+      // that only the label at fault is set aside.
+      outbox.solo = batch.length;
+      return;
+    }
+    results = [{ status: "error", error: refusal(error) }];
+  } finally {
+    for (const op of batch) outbox.inflight.delete(op.client_id);
+  }
+  outbox.solo = Math.max(0, outbox.solo - batch.length);
+  const refused = [];
+  batch.forEach((op, i) => {
+    const result = results[i] || { status: "error", error: "the server gave no answer" };
+    if (result.status === "error") refused.push({ op, why: result.error || "refused" });
+    else if (result.status === "created") state.sentSince += 1;
+  });
+  setAside(refused);
+  const sent = new Set(batch.map((op) => op.client_id));
+  outbox.ops = outbox.ops.filter((op) => !(op.kind === "label" && sent.has(op.client_id)));
+  outbox.save();
 }
 
-// Labels the server refused are kept (never silently dropped) under another
-// key, and counted in the status line.
-function setAside(ops, why) {
+function labelBody({ kind, hypothesis, ...label }) {
+  return label;
+}
+
+async function sendUndo(head) {
+  try {
+    const reply = await api("DELETE", `${urls.undo}${head.client_id}/`);
+    if (reply?.prediction != null) state.sentSince -= 1;
+  } catch (error) {
+    if (retryable(error)) throw error;
+    // Refused: there is nothing to take back on the server.
+  }
+  outbox.ops = outbox.ops.filter((op) => op !== head);
+  outbox.save();
+}
+
+// Worth sending again unchanged, with backoff: the connection dropped, the
+// server failed or asked to slow down. 401/403 too: the session expired, and
+// the labels wait for the expert to log in again (the status line says so);
+// they are not the labels' fault. Any other 4xx is an answer about the labels
+// themselves, which resending as is cannot change.
+function retryable(error) {
+  if (!(error instanceof HttpError)) return true;
+  return error.status >= 500 || [401, 403, 408, 429].includes(error.status);
+}
+
+function refusal(error) {
+  const said = firstMessage(error.body);
+  return said ? `${said} (HTTP ${error.status})` : `refused (HTTP ${error.status})`;
+}
+
+// The first message in an error body ({detail}, {field: [messages]}, ...).
+function firstMessage(body) {
+  if (typeof body === "string") return body;
+  if (Array.isArray(body)) {
+    for (const part of body) {
+      const found = firstMessage(part);
+      if (found) return found;
+    }
+  } else if (body && typeof body === "object") {
+    if (typeof body.detail === "string") return body.detail;
+    if (typeof body.error === "string" && body.error) return body.error;
+    for (const [name, part] of Object.entries(body)) {
+      const found = firstMessage(part);
+      if (found) return name === "non_field_errors" ? found : `${name}: ${found}`;
+    }
+  }
+  return "";
+}
+
+// --- labels set aside -----------------------------------------------------------
+// Labels the server refused are kept in this browser under another key (never
+// silently dropped), listed with the reason; the expert resends or discards
+// each.
+
+function loadFailed() {
   const failed = loadJSON(FAILED_KEY, []);
-  for (const op of ops) failed.push({ ...op, why });
+  return Array.isArray(failed) ? failed : [];
+}
+
+function saveFailed(failed) {
   localStorage.setItem(FAILED_KEY, JSON.stringify(failed));
+  renderFailed();
+}
+
+function setAside(entries) {
+  if (!entries.length) return;
+  const failed = loadFailed();
+  for (const { op, why } of entries) failed.push({ ...op, why, at: Date.now() });
+  saveFailed(failed);
+}
+
+function takeFailed(clientId) {
+  const failed = loadFailed();
+  const entry = failed.find((f) => f.client_id === clientId);
+  if (entry) saveFailed(failed.filter((f) => f !== entry));
+  return entry;
+}
+
+function resend(clientId) {
+  const entry = takeFailed(clientId);
+  if (!entry) return;
+  const { why, at, ...op } = entry;
+  // A new client id: the refused one was never stored, and a refusal of the
+  // id itself ("already used") would only come back.
+  const fresh = { ...op, client_id: uuid() };
+  for (const u of state.undo) if (u.client_id === op.client_id) u.client_id = fresh.client_id;
+  outbox.push(fresh);
+  renderStatus();
+}
+
+function discard(clientId) {
+  const entry = takeFailed(clientId);
+  if (!entry) return;
+  // Undecided again: the prediction may come back to the queue.
+  if (!outbox.labelledPredictions().has(entry.prediction)) {
+    state.labelled.delete(entry.prediction);
+    saveDecided(entry.prediction, false);
+  }
+  renderStatus();
+}
+
+function openFailed() {
+  closePanels();
+  renderFailed();
+  el.failed.hidden = false;
+}
+
+function renderFailed() {
+  const failed = loadFailed();
+  el.failedRows.replaceChildren(
+    ...failed.map((f) => {
+      const tr = document.createElement("tr");
+      const what = document.createElement("button");
+      what.type = "button";
+      what.dataset.prediction = String(f.prediction);
+      what.textContent = f.hypothesis || `prediction ${f.prediction}`;
+      const cells = [
+        what,
+        `${f.label}${f.note ? " ✎" : ""}`,
+        typeof f.why === "string" ? f.why : firstMessage(f.why) || "refused",
+      ].map((content) => {
+        const td = document.createElement("td");
+        td.append(content);
+        return td;
+      });
+      cells[2].className = "why";
+      const td = document.createElement("td");
+      for (const [action, text] of [
+        ["resend", "Resend"],
+        ["discard", "Discard"],
+      ]) {
+        const button = document.createElement("button");
+        button.type = "button";
+        button.textContent = text;
+        button.dataset.failed = action;
+        button.dataset.clientId = f.client_id;
+        td.append(button, " ");
+      }
+      tr.append(...cells, td);
+      return tr;
+    }),
+  );
+  if (!failed.length && !el.failed.hidden) el.failed.hidden = true;
+  renderStatus();
 }
 
 async function fetchMore() {
@@ -287,6 +441,7 @@ function decide(label) {
   const op = {
     kind: "label",
     client_id: uuid(),
+    hypothesis: item.hypothesis, // shown if the label is set aside; not sent
     prediction: item.id,
     label,
     note: state.draft.note,
@@ -299,6 +454,11 @@ function decide(label) {
   if (state.undo.length > 200) state.undo.shift();
   state.labelled.add(item.id);
   saveDecided(item.id, true);
+  // A set-aside label of the same prediction is replaced, as it would have
+  // been on the server.
+  const failed = loadFailed();
+  if (failed.some((f) => f.prediction === item.id))
+    saveFailed(failed.filter((f) => f.prediction !== item.id));
   next();
   // Persist and send after the next item is on screen.
   outbox.push(op);
@@ -313,6 +473,8 @@ function undo() {
   if (at >= 0 && !outbox.inflight.has(last.client_id)) {
     outbox.ops.splice(at, 1); // never sent: forget it
     outbox.save();
+  } else if (takeFailed(last.client_id)) {
+    // Set aside: the server never stored it.
   } else {
     outbox.push({ kind: "undo", client_id: last.client_id });
   }
@@ -571,12 +733,18 @@ function renderStatus() {
   const done = (p.done || 0) + state.sentSince + pending;
   const left = Math.max(0, (p.remaining || 0) - state.sentSince - pending);
   el.progress.textContent = `done ${done} · left ${left}${pace}`;
-  const failed = loadJSON(FAILED_KEY, []).length;
+  const failed = loadFailed().length;
+  el.failedButton.hidden = !failed;
+  el.failedButton.textContent = `${failed} set aside: review`;
   const parts = [];
   if (pending) parts.push(`${pending} unsent`);
   if (state.offline === "offline") parts.push("offline, retrying");
   else if (state.offline === 401 || state.offline === 403)
-    parts.push("session expired: log in again in another tab");
+    parts.push(
+      `session expired or access changed (${state.offlineWhy || state.offline}): ` +
+        "log in again in another tab",
+    );
+  else if (state.offline === 429) parts.push("server busy, retrying");
   else if (state.offline) parts.push(`server error ${state.offline}, retrying`);
   if (failed) parts.push(`${failed} refused by the server (kept in this browser)`);
   el.sync.textContent = parts.length ? parts.join(" · ") : "all saved";
@@ -590,18 +758,32 @@ function closePanels() {
   el.correctForm.hidden = true;
   el.help.hidden = true;
   el.history.hidden = true;
+  el.failed.hidden = true;
 }
 
 function panelOpen() {
-  return !(el.noteForm.hidden && el.correctForm.hidden && el.help.hidden && el.history.hidden);
+  return !(
+    el.noteForm.hidden &&
+    el.correctForm.hidden &&
+    el.help.hidden &&
+    el.history.hidden &&
+    el.failed.hidden
+  );
 }
 
 function openNote() {
   if (!state.current) return;
   closePanels();
   el.noteForm.hidden = false;
-  el.noteInput.value = state.draft.note;
+  el.noteInput.value = state.draft.note.slice(0, NOTE_MAX);
+  renderNoteCount();
   el.noteInput.focus();
+}
+
+function renderNoteCount() {
+  const used = el.noteInput.value.length;
+  el.noteCount.textContent = `${used.toLocaleString()} / ${NOTE_MAX.toLocaleString()}`;
+  el.noteCount.classList.toggle("warn", used >= NOTE_MAX * 0.9);
 }
 
 function openCorrect() {
@@ -727,6 +909,7 @@ const actions = {
     el.help.hidden = wasOpen;
   },
   history: () => openHistory(1),
+  failed: openFailed,
   "history-prev": () => openHistory(state.historyPage - 1),
   "history-next": () => openHistory(state.historyPage + 1),
   back: () => next(), // the detour item is dropped; the queue item was put back
@@ -783,11 +966,18 @@ document.addEventListener("keydown", (event) => {
 document.addEventListener("click", (event) => {
   const button = event.target.closest("button");
   if (!button || !document.getElementById("labeling").contains(button)) return;
-  if (button.dataset.prediction) {
+  if (button.dataset.failed) {
+    if (button.dataset.failed === "resend") resend(button.dataset.clientId);
+    else discard(button.dataset.clientId);
+  } else if (button.dataset.prediction) {
     const id = Number(button.dataset.prediction);
-    const fromHistory = el.history.contains(button);
+    const why = el.history.contains(button)
+      ? "changing a past label"
+      : el.failed.contains(button)
+        ? "a label set aside"
+        : "another prediction on this document";
     closePanels();
-    open(id, fromHistory ? "changing a past label" : "another prediction on this document");
+    open(id, why);
   } else if (button.dataset.action && actions[button.dataset.action]) {
     actions[button.dataset.action]();
   }
@@ -795,6 +985,9 @@ document.addEventListener("click", (event) => {
   // press it again).
   if (button.type !== "submit") button.blur();
 });
+
+el.noteInput.maxLength = NOTE_MAX;
+el.noteInput.addEventListener("input", renderNoteCount);
 
 el.noteForm.addEventListener("submit", (event) => {
   event.preventDefault();
@@ -814,6 +1007,7 @@ window.addEventListener("online", () => schedule(0));
 window.addEventListener("storage", (event) => {
   // Another tab of the same expert changed the outbox.
   if (event.key === OUTBOX_KEY) outbox.ops = loadJSON(OUTBOX_KEY, []);
+  if (event.key === FAILED_KEY) renderFailed();
 });
 
 // --- start -------------------------------------------------------------------
@@ -822,6 +1016,7 @@ window.addEventListener("storage", (event) => {
   const held = heldIds();
   state.queue = data.items.filter((item) => !held.has(item.id));
   next();
+  renderFailed();
   if (outbox.ops.length) schedule(0);
   // With nothing on screen, look again now and then: leases expire, other
   // experts' "unsure" labels put predictions back.
