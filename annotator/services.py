@@ -529,6 +529,14 @@ def _json_problem(value: Any) -> str | None:
     return None
 
 
+def _label_values(**values) -> dict[str, Any]:
+    """The label's fields, once checked; LabelInvalid if one cannot be stored."""
+    problem = _label_problem(**values)
+    if problem:
+        raise LabelInvalid(problem)
+    return values
+
+
 def _label_problem(
     *, label, corrected_type, corrected_value, note, seconds_spent
 ) -> str | None:
@@ -650,20 +658,11 @@ def annotation_submit(
     Raises LabelInvalid for a label that cannot be stored, LabelConflict for a
     client_id used for another label.
     """
-    problem = _label_problem(
-        label=label,
-        corrected_type=corrected_type,
-        corrected_value=corrected_value,
-        note=note,
-        seconds_spent=seconds_spent,
-    )
-    if problem:
-        raise LabelInvalid(problem)
     save = dict(
         prediction=prediction,
         annotator=annotator,
         client_id=_client_uuid(client_id),
-        values=dict(
+        values=_label_values(
             label=label,
             corrected_type=corrected_type,
             corrected_value=corrected_value,
@@ -702,28 +701,21 @@ def annotation_change(
     the label's client_id: no receipt names the change, and it is never taken
     for a resend of the label.
     """
-    client_id = _client_uuid(client_id)
-    if client_id is not None and client_id != annotation.client_id:
-        return annotation_submit(
-            prediction=annotation.prediction,
-            annotator=annotation.annotator,
-            label=label,
-            corrected_type=corrected_type,
-            corrected_value=corrected_value,
-            note=note,
-            seconds_spent=seconds_spent,
-            client_id=client_id,
-        )
-    values = dict(
+    values = _label_values(
         label=label,
         corrected_type=corrected_type,
         corrected_value=corrected_value,
         note=note,
         seconds_spent=seconds_spent,
     )
-    problem = _label_problem(**values)
-    if problem:
-        raise LabelInvalid(problem)
+    client_id = _client_uuid(client_id)
+    if client_id is not None and client_id != annotation.client_id:
+        return annotation_submit(
+            prediction=annotation.prediction,
+            annotator=annotation.annotator,
+            client_id=client_id,
+            **values,
+        )
     with transaction.atomic():
         row = Annotation.objects.select_for_update().filter(pk=annotation.pk).first()
         if row is None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from itertools import count
 
+from django.core.files.uploadedfile import SimpleUploadedFile
+
 from annotator.models import Document, Prediction, Project
 
 _n = count(1)
@@ -92,4 +94,13 @@ def predictions_jsonl() -> bytes:
             "value": "Montreal",
             "context": "the appeal was heard in Montreal by a panel of three",
         },
+    )
+
+
+def upload(client, url, project, name, content: bytes, field="file"):
+    """POST ``content`` as the file ``name`` to an upload endpoint."""
+    return client.post(
+        url,
+        {"project": project.pk, field: SimpleUploadedFile(name, content)},
+        format="multipart",
     )

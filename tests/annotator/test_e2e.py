@@ -2,9 +2,8 @@
 them, verdicts come back over the API."""
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 
-from tests.annotator.factories import documents_jsonl, predictions_jsonl
+from tests.annotator.factories import documents_jsonl, predictions_jsonl, upload
 from tests.conftest import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -19,20 +18,12 @@ def project(personas):
     return personas.project
 
 
-def _upload(client, url, project, name, content, field="file"):
-    return client.post(
-        url,
-        {"project": project.pk, field: SimpleUploadedFile(name, content)},
-        format="multipart",
-    )
-
-
 def test_uploaded_predictions_are_checked_by_the_worker(
     personas, project, api, celery_worker
 ):
     admin = api(personas.admin)
 
-    response = _upload(
+    response = upload(
         admin,
         "/api/documents/upload/",
         project,
@@ -43,7 +34,7 @@ def test_uploaded_predictions_are_checked_by_the_worker(
     assert response.status_code == 200, response.content
     assert response.json()["created"] == 2
 
-    response = _upload(
+    response = upload(
         admin, "/api/predictions/import/", project, "preds.jsonl", predictions_jsonl()
     )
     assert response.status_code == 200, response.content
@@ -81,10 +72,10 @@ def test_uploaded_predictions_are_checked_by_the_worker(
 
 def test_changed_document_text_is_checked_again(personas, project, api, celery_worker):
     admin = api(personas.admin)
-    _upload(
+    upload(
         admin, "/api/documents/upload/", project, "d.jsonl", documents_jsonl(), "files"
     )
-    _upload(admin, "/api/predictions/import/", project, "p.jsonl", predictions_jsonl())
+    upload(admin, "/api/predictions/import/", project, "p.jsonl", predictions_jsonl())
 
     def verdict_of(external_id):
         rows = admin.get(f"/api/predictions/?project={project.pk}").json()["results"]
@@ -94,7 +85,7 @@ def test_changed_document_text_is_checked_again(personas, project, api, celery_w
 
     # The corrected document no longer holds the quoted context at all.
     new_text = b'{"id": "d1", "text": "Decided on the papers; no oral hearing."}\n'
-    response = _upload(
+    response = upload(
         admin, "/api/documents/upload/", project, "d1.jsonl", new_text, "files"
     )
     assert response.json()["updated"] == 1

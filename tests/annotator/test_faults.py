@@ -29,7 +29,7 @@ from annotator.models import (
     RunStatus,
     ScorerModel,
 )
-from tests.annotator.factories import jsonl, make_document, make_prediction
+from tests.annotator.factories import jsonl, make_document, make_prediction, upload
 from tests.annotator.factories import make_project as _make_project
 from tests.conftest import ROOT, Worker, _database_url, wait_for
 
@@ -95,7 +95,7 @@ def workers(tmp_path, broker, django_db_setup):
 
     started = []
 
-    def start(queues=("llm", "pipeline"), **env) -> Worker:
+    def start(queues=("llm", "pipeline"), *, beat=False, **env) -> Worker:
         log = tmp_path / f"worker-{len(started)}.log"
         process = embedded.worker_start(
             log_path=log,
@@ -113,6 +113,7 @@ def workers(tmp_path, broker, django_db_setup):
             name=f"faults-{os.getpid()}-{len(started)}@%h",
             cwd=ROOT,
             new_session=True,
+            beat_schedule=tmp_path / "celerybeat-schedule" if beat else None,
         )
         started.append(process)
         embedded.worker_wait_ready(process, log)
@@ -171,6 +172,20 @@ def test_worker_killed_mid_check_is_recovered_when_a_worker_starts(workers):
     again = workers()
     wait_for(lambda: _unchecked(project) == 0, worker=again)
     assert not Prediction.objects.filter(project=project, verdict="").exists()
+
+
+def test_the_demo_worker_runs_beat_whose_sweep_finds_lost_checks(workers):
+    # As the demo starts it: beat inside the worker.
+    worker = workers(beat=True, SWEEP_INTERVAL_SECONDS="1")
+    wait_for(lambda: "sweep_unchecked" in worker.output(), worker=worker)
+    project = make_project()
+    # Stored after the worker's start-up sweep, and never sent: as if the
+    # broker had been down at commit.
+    _many_predictions(project, 3)
+    wait_for(lambda: _unchecked(project) == 0, worker=worker)
+    assert "Scheduler: Sending due task sweep-unchecked-predictions" in (
+        worker.output()
+    )
 
 
 def _entities(body):
@@ -300,16 +315,6 @@ def test_a_run_lost_again_and_again_fails_with_the_reason(settings, fake_openai)
     assert run.finished_at
 
 
-def _upload(client, url, project, name, content, field="file"):
-    from django.core.files.uploadedfile import SimpleUploadedFile
-
-    return client.post(
-        url,
-        {"project": project.pk, field: SimpleUploadedFile(name, content)},
-        format="multipart",
-    )
-
-
 def test_with_the_broker_down_writes_are_kept_and_sent_once_it_is_back(
     broker, workers, personas, api, fake_openai, settings
 ):
@@ -326,7 +331,7 @@ def test_with_the_broker_down_writes_are_kept_and_sent_once_it_is_back(
         {"id": "d1", "text": "The hearing took place in Toronto."},
         {"id": "d2", "text": "The hearing took place in Toronto again."},
     )
-    response = _upload(
+    response = upload(
         admin, "/api/documents/upload/", project, "d.jsonl", docs, "files"
     )
     assert response.status_code == 200, response.content
@@ -339,7 +344,7 @@ def test_with_the_broker_down_writes_are_kept_and_sent_once_it_is_back(
             "context": "took place in Toronto",
         }
     )
-    response = _upload(admin, "/api/predictions/import/", project, "p.jsonl", preds)
+    response = upload(admin, "/api/predictions/import/", project, "p.jsonl", preds)
     assert response.status_code == 200, response.content
     assert response.json()["created"] == 1
     response = admin.post(
