@@ -14,7 +14,6 @@ import logging
 import math
 import os
 import random
-import re
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator
@@ -25,7 +24,14 @@ from pathlib import Path
 from typing import IO, Any
 
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import (
+    DatabaseError,
+    IntegrityError,
+    InterfaceError,
+    OperationalError,
+    connection,
+    transaction,
+)
 from django.db.models import F
 from django.db.models.functions import Abs
 from django.utils import timezone
@@ -120,22 +126,115 @@ def _document_problem(text: str) -> str | None:
     return None
 
 
+def _max_lengths(**fields: tuple[type, str]) -> dict[str, int]:
+    """Record attribute -> the max_length of the column it is stored in."""
+    return {
+        attr: model._meta.get_field(name).max_length
+        for attr, (model, name) in fields.items()
+    }
+
+
+def _length_problem(record: Any, limits: dict[str, int]) -> str | None:
+    for attr, limit in limits.items():
+        value = getattr(record, attr) or ""
+        if len(value) > limit:
+            return (
+                f"field {attr!r} is {len(value)} characters, over the limit of {limit}"
+            )
+    return None
+
+
 def _parsed_records(
-    stream: IO[bytes], source: str, parse: Callable[[Any], Any], report: ImportReport
+    stream: IO[bytes],
+    source: str,
+    parse: Callable[[Any], Any],
+    report: ImportReport,
+    *,
+    limits: dict[str, int],
 ) -> Iterator[tuple[int, Any]]:
+    """The records of a JSONL stream with their line numbers; every line that
+    does not parse, or would not fit its columns, is reported instead, and so
+    is a file without a single record."""
     from pipeline.errors import InputError
     from pipeline.jsonl import iter_jsonl_stream
 
+    empty = True
     for number, value in iter_jsonl_stream(stream, source):
+        empty = False
         if isinstance(value, InputError):
             # The message without the "source:line: " prefix: LineError has both.
             message = str(value).removeprefix(f"{source}:{number}: ")
             report.errors.append(LineError(number, message, source))
             continue
         try:
-            yield number, parse(value)
+            record = parse(value)
         except ValueError as e:
             report.errors.append(LineError(number, str(e), source))
+            continue
+        problem = _length_problem(record, limits)
+        if problem:
+            report.errors.append(LineError(number, problem, source))
+            continue
+        yield number, record
+    if empty:
+        report.errors.append(LineError(None, "the file has no records", source))
+
+
+def _upsert_batch(
+    upsert: Callable[[list[Any]], Any],
+    batch: list[Any],
+    *,
+    report: ImportReport,
+    line_of: Callable[[Any], tuple[int | None, str]],
+) -> None:
+    """``upsert(batch)`` in one savepoint; if the database refuses it (a value
+    no check foresaw), each record in a savepoint of its own, so that a bad
+    record costs only its own line, reported with its number."""
+    before = (report.created, report.updated, report.unchanged, len(report.errors))
+    try:
+        with transaction.atomic():
+            upsert(batch)
+        return
+    except _REFUSALS as e:
+        _raise_if_connection_lost(e)
+        logger.warning("import batch refused, retrying line by line: %s", e)
+        # Forget what the refused batch counted; its records are counted again.
+        report.created, report.updated, report.unchanged = before[:3]
+        del report.errors[before[3] :]
+    for record in batch:
+        try:
+            with transaction.atomic():
+                upsert([record])
+        except _REFUSALS as e:
+            _raise_if_connection_lost(e)
+            line, source = line_of(record)
+            message = f"refused by the database: {describe_refusal(e)}"
+            report.errors.append(LineError(line, message, source))
+
+
+# What the database (or the driver, encoding a lone surrogate) refuses.
+_REFUSALS = (DatabaseError, UnicodeEncodeError)
+
+
+def _raise_if_connection_lost(e: Exception) -> None:
+    # A lost connection refuses every record alike: that is no bad line, and
+    # the caller (task retry, API 503) should try the whole import again.
+    if isinstance(e, (OperationalError, InterfaceError)) and (
+        connection.connection is None or not connection.is_usable()
+    ):
+        raise e
+
+
+def describe_refusal(e: Exception) -> str:
+    """The database's reason for refusing a value, without the SQL (which
+    would echo the whole row back): its first line and its detail line."""
+    if isinstance(e, UnicodeEncodeError):
+        return "text that is not valid Unicode (a lone surrogate)"
+    lines = str(e).strip().splitlines()
+    reason = lines[0] if lines else type(e).__name__
+    diag = getattr(e.__cause__, "diag", None)
+    detail = getattr(diag, "message_detail", None)
+    return f"{reason} ({detail})" if detail else reason
 
 
 # --- documents ---------------------------------------------------------------
@@ -165,10 +264,13 @@ def documents_import(
             raise ValueError(f"document {document.id!r}: {problem}")
         return document
 
+    limits = _max_lengths(id=(Document, "external_id"))
+
     def gather() -> Iterator[tuple[str, int | None, Any]]:
         for name, stream in files:
             if name.lower().endswith(".jsonl"):
-                for number, document in _parsed_records(stream, name, parse, report):
+                records = _parsed_records(stream, name, parse, report, limits=limits)
+                for number, document in records:
                     yield name, number, document
             else:
                 document = _text_document(name, stream, report)
@@ -177,7 +279,14 @@ def documents_import(
 
     done = 0
     for batch in _batched(gather(), IMPORT_BATCH_SIZE):
-        _documents_upsert(project=project, records=batch, report=report)
+        _upsert_batch(
+            lambda records: _documents_upsert(
+                project=project, records=records, report=report
+            ),
+            batch,
+            report=report,
+            line_of=lambda record: (record[1], record[0]),
+        )
         done += len(batch)
         if progress:
             progress(done, 0)
@@ -191,7 +300,7 @@ def _text_document(name: str, stream: IO[bytes], report: ImportReport):
 
     raw = stream.read(settings.MAX_DOCUMENT_BYTES + 1)
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")  # without a byte-order mark (Windows)
     except UnicodeDecodeError as e:
         report.errors.append(LineError(None, f"not UTF-8 (byte {e.start})", name))
         return None
@@ -301,14 +410,27 @@ def predictions_import(
 
     report = ImportReport()
     done = 0
-    records = _parsed_records(stream, source, prediction_from_json, report)
+    limits = _max_lengths(
+        id=(Prediction, "external_id"),
+        document_id=(Document, "external_id"),
+        type=(Prediction, "type"),
+        model=(Prediction, "model"),
+    )
+    records = _parsed_records(
+        stream, source, prediction_from_json, report, limits=limits
+    )
     for batch in _batched(records, IMPORT_BATCH_SIZE):
-        _predictions_upsert(
-            project=project,
-            records=batch,
+        _upsert_batch(
+            lambda records: _predictions_upsert(
+                project=project,
+                records=records,
+                report=report,
+                source=source,
+                source_run=source_run,
+            ),
+            batch,
             report=report,
-            source=source,
-            source_run=source_run,
+            line_of=lambda record: (record[0], source),
         )
         done += len(batch)
         if progress:
@@ -409,70 +531,91 @@ def labels_import(
     """
     from pipeline.jsonl import label_from_json
 
+    def parse(obj: Any) -> Any:
+        label = label_from_json(obj)
+        note = label.extra.get("note")
+        if note is not None and not isinstance(note, str):
+            raise ValueError("field 'note' must be a string")
+        if note and len(note) > LABEL_NOTE_MAX_CHARS:
+            raise ValueError(
+                f"field 'note' is {len(note)} characters, over the limit of "
+                f"{LABEL_NOTE_MAX_CHARS}"
+            )
+        return label
+
     report = ImportReport()
-    records = _parsed_records(stream, source, label_from_json, report)
+    limits = _max_lengths(prediction_id=(Prediction, "external_id"))
+    records = _parsed_records(stream, source, parse, report, limits=limits)
     for batch in _batched(records, IMPORT_BATCH_SIZE):
-        latest = {label.prediction_id: (number, label) for number, label in batch}
-        with transaction.atomic():
-            predictions = {
-                p.external_id: p.pk
-                for p in Prediction.objects.filter(
-                    project=project, external_id__in=latest
-                ).only("pk", "external_id")
-            }
-            existing = {
-                a.prediction_id: a
-                for a in Annotation.objects.select_for_update().filter(
-                    prediction_id__in=predictions.values(),
-                    source=Annotation.Source.IMPORT,
-                )
-            }
-            new, changed = [], []
-            for prediction_id, (number, label) in latest.items():
-                pk = predictions.get(prediction_id)
-                if pk is None:
-                    report.errors.append(
-                        LineError(
-                            number, f"unknown prediction_id {prediction_id!r}", source
-                        )
-                    )
-                    continue
-                extra = dict(label.extra)
-                note = str(extra.pop("note", "") or "")
-                row = existing.get(pk)
-                if row is None:
-                    new.append(
-                        Annotation(
-                            prediction_id=pk,
-                            source=Annotation.Source.IMPORT,
-                            label=label.label,
-                            note=note,
-                            extra=extra,
-                        )
-                    )
-                elif (row.label, row.note, row.extra) != (label.label, note, extra):
-                    row.label, row.note, row.extra = label.label, note, extra
-                    row.updated_at = timezone.now()
-                    changed.append(row)
-                else:
-                    report.unchanged += 1
-            Annotation.objects.bulk_create(new)
-            if changed:
-                Annotation.objects.bulk_update(
-                    changed, ["label", "note", "extra", "updated_at"]
-                )
-            report.created += len(new)
-            report.updated += len(changed)
+        _upsert_batch(
+            lambda records: _labels_upsert(
+                project=project, records=records, report=report, source=source
+            ),
+            batch,
+            report=report,
+            line_of=lambda record: (record[0], source),
+        )
     return report
+
+
+def _labels_upsert(*, project: Project, records, report: ImportReport, source: str):
+    latest = {label.prediction_id: (number, label) for number, label in records}
+    with transaction.atomic():
+        predictions = {
+            p.external_id: p.pk
+            for p in Prediction.objects.filter(
+                project=project, external_id__in=latest
+            ).only("pk", "external_id")
+        }
+        existing = {
+            a.prediction_id: a
+            for a in Annotation.objects.select_for_update().filter(
+                prediction_id__in=predictions.values(),
+                source=Annotation.Source.IMPORT,
+            )
+        }
+        new, changed = [], []
+        for prediction_id, (number, label) in latest.items():
+            pk = predictions.get(prediction_id)
+            if pk is None:
+                report.errors.append(
+                    LineError(
+                        number, f"unknown prediction_id {prediction_id!r}", source
+                    )
+                )
+                continue
+            extra = dict(label.extra)
+            note = str(extra.pop("note", "") or "")
+            row = existing.get(pk)
+            if row is None:
+                new.append(
+                    Annotation(
+                        prediction_id=pk,
+                        source=Annotation.Source.IMPORT,
+                        label=label.label,
+                        note=note,
+                        extra=extra,
+                    )
+                )
+            elif (row.label, row.note, row.extra) != (label.label, note, extra):
+                row.label, row.note, row.extra = label.label, note, extra
+                row.updated_at = timezone.now()
+                changed.append(row)
+            else:
+                report.unchanged += 1
+        Annotation.objects.bulk_create(new)
+        if changed:
+            Annotation.objects.bulk_update(
+                changed, ["label", "note", "extra", "updated_at"]
+            )
+        report.created += len(new)
+        report.updated += len(changed)
 
 
 LABEL_NOTE_MAX_CHARS = 10_000
 LABEL_VALUE_MAX_CHARS = 10_000  # a corrected value, written as JSON
 LABEL_VALUE_MAX_DEPTH = 20
 LABELS_BATCH_MAX = 500
-# Postgres refuses NUL in text and jsonb, and a lone surrogate has no UTF-8
-# encoding: stored, either would be a 500 instead of a refusal.
-_UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
 
 
 class LabelInvalid(ApplicationError):
@@ -484,45 +627,12 @@ class LabelConflict(ApplicationError):
     another prediction). The message says nothing about that label."""
 
 
-def _text_problem(text: str) -> str | None:
-    match = _UNSTORABLE.search(text)
-    if match is None:
-        return None
-    if match.group() == "\x00":
-        return "contains a NUL character"
-    return "contains a lone surrogate (not valid Unicode)"
-
-
 def _json_problem(value: Any) -> str | None:
-    # Iterative, and bounded in depth: a value nested close to the recursion
-    # limit is refused here rather than crashing a recursive walk.
-    stack = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if item is None or isinstance(item, (bool, int)):
-            continue
-        if isinstance(item, float):
-            if not math.isfinite(item):
-                return "contains a number that is not finite"
-            continue
-        if isinstance(item, str):
-            problem = _text_problem(item)
-            if problem:
-                return problem
-            continue
-        if not isinstance(item, (list, dict)):
-            return "is not JSON"
-        if depth >= LABEL_VALUE_MAX_DEPTH:
-            return f"is nested deeper than {LABEL_VALUE_MAX_DEPTH} levels"
-        if isinstance(item, dict):
-            for key in item:
-                if not isinstance(key, str):
-                    return "has a key that is not text"
-                problem = _text_problem(key)
-                if problem:
-                    return f"has a key that {problem}"
-            item = list(item.values())
-        stack.extend((child, depth + 1) for child in item)
+    from pipeline.jsonl import value_problem
+
+    problem = value_problem(value, max_depth=LABEL_VALUE_MAX_DEPTH)
+    if problem:
+        return problem
     size = len(json.dumps(value, ensure_ascii=False))
     if size > LABEL_VALUE_MAX_CHARS:
         return f"{size} characters as JSON, over the limit of {LABEL_VALUE_MAX_CHARS}"
@@ -542,6 +652,8 @@ def _label_problem(
 ) -> str | None:
     """Why a label cannot be stored, checked before any write. The API's
     serializers check shapes; this is the last check before the database."""
+    from pipeline.jsonl import text_problem
+
     if label not in Annotation.Label.values:
         return f"label: one of {', '.join(Annotation.Label.values)}"
     type_max = Annotation._meta.get_field("corrected_type").max_length
@@ -553,7 +665,7 @@ def _label_problem(
             return f"{name}: must be text"
         if len(text) > limit:
             return f"{name}: {len(text)} characters, over the limit of {limit}"
-        problem = _text_problem(text)
+        problem = text_problem(text)
         if problem:
             return f"{name}: {problem}"
     problem = _json_problem(corrected_value)

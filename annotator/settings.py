@@ -250,6 +250,12 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # Deeply nested JSON is a 400, an oversized upload a 413 before it is read.
+    "DEFAULT_PARSER_CLASSES": [
+        "annotator.api.parsers.BoundedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "annotator.api.parsers.UploadParser",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": env_int("API_PAGE_SIZE", 50),

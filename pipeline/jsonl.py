@@ -7,6 +7,8 @@ Readers never stop at a bad line: they yield the good records and collect an
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +18,71 @@ from .errors import InputError
 from .types import Alignment, CheckedPrediction, Document, Label, Prediction
 
 T = TypeVar("T")
+
+#: Deeper JSON is refused: no record needs it, and code that walks a value
+#: recursively (json.dumps among it) would hit Python's recursion limit.
+MAX_DEPTH = 64
+# NUL and lone surrogates: valid in a Python string, refused by UTF-8 and by
+# databases (Postgres text and jsonb), and never meant by whoever wrote them.
+_UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
+
+
+def text_problem(text: str) -> str | None:
+    """Why ``text`` cannot be stored as UTF-8 text (NUL, lone surrogate), or None."""
+    match = _UNSTORABLE.search(text)
+    if match is None:
+        return None
+    if match.group() == "\x00":
+        return "contains a NUL character"
+    return "contains a lone surrogate (not valid Unicode)"
+
+
+def value_problem(value: Any, *, max_depth: int = MAX_DEPTH) -> str | None:
+    """Why a parsed JSON value cannot be stored, or None.
+
+    Checks every string and key (:func:`text_problem`), every number (NaN and
+    infinities are not JSON) and the nesting depth, without recursion.
+
+    Args:
+        value: what ``json.loads`` returned (or a value about to be dumped).
+        max_depth: the deepest nesting of lists and objects allowed.
+
+    Returns:
+        A phrase to follow the value's name ("contains a NUL character"), or
+        None when the value can be stored.
+    """
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if item is None or isinstance(item, (bool, int)):
+            continue
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                return "contains a number that is not finite (NaN or Infinity)"
+            continue
+        if isinstance(item, str):
+            problem = text_problem(item)
+            if problem:
+                return problem
+            continue
+        if not isinstance(item, (list, dict)):
+            return f"is not JSON ({type(item).__name__})"
+        if depth >= max_depth:
+            return f"is nested deeper than {max_depth} levels"
+        if isinstance(item, dict):
+            for key in item:
+                if not isinstance(key, str):
+                    return "has a key that is not text"
+                problem = text_problem(key)
+                if problem:
+                    return f"has a key that {problem}"
+            item = list(item.values())
+        stack.extend((child, depth + 1) for child in item)
+    return None
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
 
 
 @dataclass
@@ -157,7 +224,8 @@ def iter_jsonl_stream(
 ) -> Iterator[tuple[int, Any | InputError]]:
     """Yield ``(line_number, parsed_json_or_error)`` for each non-blank line.
 
-    A line that is not UTF-8 or not JSON yields an :class:`InputError` naming
+    A line that is not UTF-8, not JSON (NaN and Infinity included) or not
+    storable (:func:`value_problem`) yields an :class:`InputError` naming
     ``source`` and the line in place of the value, so one bad line never hides
     the rest. Works on any binary stream: an upload need not be on disk.
     """
@@ -170,15 +238,30 @@ def iter_jsonl_stream(
                 InputError(f"not UTF-8 (byte {e.start})", path=source, line=number),
             )
             continue
+        if number == 1:
+            line = line.removeprefix("\ufeff")  # a byte-order mark (Windows)
         if not line.strip():
             continue
         try:
-            yield number, json.loads(line)
+            value = json.loads(line, parse_constant=_refuse_constant)
         except json.JSONDecodeError as e:
             yield (
                 number,
                 InputError(f"invalid JSON: {e.msg}", path=source, line=number),
             )
+            continue
+        except ValueError as e:  # NaN, Infinity
+            yield number, InputError(f"invalid JSON: {e}", path=source, line=number)
+            continue
+        except RecursionError:
+            problem = f"invalid JSON: nested deeper than {MAX_DEPTH} levels"
+            yield number, InputError(problem, path=source, line=number)
+            continue
+        problem = value_problem(value)
+        if problem:
+            yield number, InputError(f"the line {problem}", path=source, line=number)
+            continue
+        yield number, value
 
 
 def iter_jsonl_lines(path: str | Path) -> Iterator[tuple[int, Any | InputError]]:

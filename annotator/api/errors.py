@@ -5,12 +5,17 @@ from __future__ import annotations
 import logging
 
 from django.core.exceptions import ObjectDoesNotExist
-from django.db import InterfaceError, OperationalError
+from django.db import DataError, InterfaceError, OperationalError
 from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from annotator.services import ApplicationError, LabelConflict, TransientError
+from annotator.services import (
+    ApplicationError,
+    LabelConflict,
+    TransientError,
+    describe_refusal,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -33,6 +38,11 @@ def exception_handler(exc, context):
         return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
     if isinstance(exc, ApplicationError):
         return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, DataError):
+        # A value the database refuses (NUL in a JSON field, say) that no
+        # serializer check caught: the request's fault, not the server's.
+        detail = f"a value was refused by the database: {describe_refusal(exc)}"
+        return Response({"detail": detail}, status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, ObjectDoesNotExist):
         return Response({"detail": "Not found."}, status=status.HTTP_404_NOT_FOUND)
     return drf_exception_handler(exc, context)

@@ -11,13 +11,13 @@ from dataclasses import asdict
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
-from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 
 from annotator import grading, selectors
 from annotator.models import GradingRun
 
+from .params import project_param
+from .parsers import BoundedJSONParser
 from .permissions import ProjectAdminWrites, managed_project
 
 _PARAMS_HELP = (
@@ -159,16 +159,13 @@ class GradingRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
 
     serializer_class = GradingRunSerializer
     permission_classes = [ProjectAdminWrites]
-    parser_classes = [JSONParser]
+    parser_classes = [BoundedJSONParser]
 
     def get_queryset(self):
         queryset = selectors.grading_runs_for(self.request.user)
-        project = self.request.query_params.get("project")
-        if project:
-            try:
-                queryset = queryset.filter(project_id=int(project))
-            except ValueError:
-                raise ValidationError({"project": "must be an id"}) from None
+        project = project_param(self.request.query_params)
+        if project is not None:
+            queryset = queryset.filter(project_id=project)
         return queryset
 
     @extend_schema(

@@ -136,7 +136,9 @@ class DocumentSerializer(serializers.ModelSerializer):
 class DocumentUploadSerializer(serializers.Serializer):
     project = serializers.IntegerField(help_text="Project id to import into.")
     files = serializers.ListField(
-        child=serializers.FileField(),
+        # An empty file is reported by name in the import report, not a 400
+        # that would turn the other files away with it.
+        child=serializers.FileField(allow_empty_file=True),
         allow_empty=False,
         help_text="JSONL files (one {id, text, metadata} record a line) and/or "
         "plain .txt files (one document each, id = file name without extension).",

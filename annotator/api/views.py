@@ -14,7 +14,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema
 from rest_framework import generics, mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -23,7 +23,8 @@ from annotator import selectors, services
 from annotator.models import Annotation, Membership, Project, Role, RunStatus
 
 from . import serializers as s
-from .parsers import BoundedJSONParser
+from .params import bool_param, float_param, project_param
+from .parsers import BoundedJSONParser, UploadParser, upload_limit_check
 from .permissions import (
     IsProjectAdmin,
     ProjectAdminWrites,
@@ -32,22 +33,8 @@ from .permissions import (
 )
 
 
-def _project_or_400(user, pk) -> Project:
-    try:
-        return selectors.project_get(user=user, pk=int(pk))
-    except (Project.DoesNotExist, TypeError, ValueError):
-        raise ValidationError({"project": "no such project"}) from None
-
-
 def _check_upload_size(files) -> None:
-    total = sum(f.size or 0 for f in files)
-    if total > settings.MAX_UPLOAD_BYTES:
-        raise ValidationError(
-            {
-                "files": f"{total} bytes uploaded, over MAX_UPLOAD_BYTES "
-                f"({settings.MAX_UPLOAD_BYTES}); split the upload"
-            }
-        )
+    upload_limit_check(sum(f.size or 0 for f in files))
 
 
 def _upload_stream(upload):
@@ -171,8 +158,8 @@ class DocumentViewSet(viewsets.ReadOnlyModelViewSet):
         queryset = selectors.documents_for(self.request.user).annotate(
             prediction_count=Count("predictions")
         )
-        project = self.request.query_params.get("project")
-        if project:
+        project = project_param(self.request.query_params)
+        if project is not None:
             queryset = queryset.filter(project_id=project)
         return queryset.order_by("pk")
 
@@ -183,7 +170,7 @@ class DocumentViewSet(viewsets.ReadOnlyModelViewSet):
     @action(
         detail=False,
         methods=["post"],
-        parser_classes=[MultiPartParser, FormParser],
+        parser_classes=[UploadParser],
     )
     def upload(self, request):
         """Bulk upload: JSONL files and/or .txt files. Duplicate ids upsert; bad
@@ -218,27 +205,6 @@ _PREDICTION_FILTERS = [
 ]
 
 
-def _float_param(params, name):
-    raw = params.get(name)
-    if raw in (None, ""):
-        return None
-    try:
-        return float(raw)
-    except ValueError:
-        raise ValidationError({name: "must be a number"}) from None
-
-
-def _bool_param(params, name):
-    raw = params.get(name)
-    if raw in (None, ""):
-        return None
-    if raw.lower() in ("1", "true", "yes"):
-        return True
-    if raw.lower() in ("0", "false", "no"):
-        return False
-    raise ValidationError({name: "must be true or false"})
-
-
 @extend_schema_view(list=extend_schema(parameters=_PREDICTION_FILTERS))
 class PredictionViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = s.PredictionSerializer
@@ -248,9 +214,7 @@ class PredictionViewSet(viewsets.ReadOnlyModelViewSet):
         verdict = params.get("verdict") or None
         if verdict not in (None, "safe", "unsafe", "unchecked"):
             raise ValidationError({"verdict": "safe, unsafe or unchecked"})
-        project = params.get("project")
-        if project and not project.isdigit():
-            raise ValidationError({"project": "must be an id"})
+        project = project_param(params)
         visible = selectors.predictions_for(self.request.user)
         if verdict or params.get("min_score") or params.get("max_score"):
             # Filtering on scores or verdicts would reveal them where they
@@ -260,14 +224,14 @@ class PredictionViewSet(viewsets.ReadOnlyModelViewSet):
             )
         queryset = selectors.predictions_filter(
             visible,
-            project=int(project) if project else None,
+            project=project,
             document=params.get("document") or None,
             verdict=verdict,
             type=params.get("type") or None,
             model=params.get("model") or None,
-            min_score=_float_param(params, "min_score"),
-            max_score=_float_param(params, "max_score"),
-            labelled=_bool_param(params, "labelled"),
+            min_score=float_param(params, "min_score"),
+            max_score=float_param(params, "max_score"),
+            labelled=bool_param(params, "labelled"),
         )
         return (
             queryset.select_related("document")
@@ -286,7 +250,7 @@ class PredictionViewSet(viewsets.ReadOnlyModelViewSet):
         detail=False,
         methods=["post"],
         url_path="import",
-        parser_classes=[MultiPartParser, FormParser],
+        parser_classes=[UploadParser],
     )
     def import_predictions(self, request):
         """Import predictions JSONL (the pipeline's prediction records); they are
@@ -322,8 +286,8 @@ class AnnotationViewSet(
         queryset = selectors.annotations_for(self.request.user).select_related(
             "annotator"
         )
-        project = self.request.query_params.get("project")
-        if project:
+        project = project_param(self.request.query_params)
+        if project is not None:
             queryset = queryset.filter(prediction__project_id=project)
         return queryset.order_by("pk")
 
@@ -381,7 +345,7 @@ class AnnotationViewSet(
         detail=False,
         methods=["post"],
         url_path="import",
-        parser_classes=[MultiPartParser, FormParser],
+        parser_classes=[UploadParser],
     )
     def import_labels(self, request):
         """Import labels JSONL ({prediction_id, label: safe|unsafe, ...})."""
@@ -404,12 +368,12 @@ class ExtractionRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSe
 
     serializer_class = s.ExtractionRunSerializer
     permission_classes = [ProjectAdminWrites]
-    parser_classes = [JSONParser]
+    parser_classes = [BoundedJSONParser]
 
     def get_queryset(self):
         queryset = selectors.extraction_runs_for(self.request.user)
-        project = self.request.query_params.get("project")
-        if project:
+        project = project_param(self.request.query_params)
+        if project is not None:
             queryset = queryset.filter(project_id=project)
         return queryset
 
@@ -455,10 +419,8 @@ class ScorerModelViewSet(
         queryset = selectors.scorer_models_for(self.request.user).select_related(
             "project"
         )
-        project = self.request.query_params.get("project")
-        if project:
-            if not project.isdigit():
-                raise ValidationError({"project": "must be an id"})
+        project = project_param(self.request.query_params)
+        if project is not None:
             queryset = queryset.filter(project_id=project)
         return queryset
 
@@ -505,14 +467,12 @@ class TrainingRunViewSet(
 
     serializer_class = s.TrainingRunSerializer
     permission_classes = [IsProjectAdmin]
-    parser_classes = [JSONParser]
+    parser_classes = [BoundedJSONParser]
 
     def get_queryset(self):
         queryset = selectors.training_runs_for(self.request.user)
-        project = self.request.query_params.get("project")
-        if project:
-            if not project.isdigit():
-                raise ValidationError({"project": "must be an id"})
+        project = project_param(self.request.query_params)
+        if project is not None:
             queryset = queryset.filter(project_id=project)
         return queryset
 

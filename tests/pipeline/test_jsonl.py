@@ -6,6 +6,7 @@ from pipeline.jsonl import (
     prediction_from_json,
     prediction_to_json,
     read_jsonl,
+    value_problem,
 )
 
 
@@ -77,3 +78,35 @@ def test_prediction_without_value_key_is_an_error_but_null_is_fine():
         {"id": "p", "document_id": "d", "type": "T", "value": None, "context": None}
     )
     assert p.value is None and p.context == ""
+
+
+def test_lines_no_store_could_keep_are_reported_not_read(tmp_path):
+    path = write(
+        tmp_path / "docs.jsonl",
+        [
+            b'\xef\xbb\xbf{"id": "a", "text": "byte-order mark on line 1"}',
+            b'{"id": "b", "text": "x", "metadata": {"n": NaN}}',
+            b'{"id": "c", "text": "nul \\u0000"}',
+            b'{"id": "d", "text": "half a pair \\ud83d"}',
+            b'{"id": "e", "text": "deep", "metadata": {"m": '
+            + b"[" * 5000
+            + b"]" * 5000
+            + b"}}",
+            b'{"id": "f", "text": "fine"}',
+        ],
+    )
+    report = read_jsonl(path, document_from_json)
+    assert [d.id for d in report.records] == ["a", "f"]
+    messages = {e.line: str(e) for e in report.errors}
+    assert "NaN is not a JSON number" in messages[2]
+    assert "NUL" in messages[3]
+    assert "lone surrogate" in messages[4]
+    assert "nested deeper" in messages[5]
+
+
+def test_value_problem_walks_keys_values_and_depth():
+    assert value_problem({"a": [1, 2.5, "ok", None, True]}) is None
+    assert value_problem({"a\x00": 1}) == "has a key that contains a NUL character"
+    assert value_problem([float("inf")]).startswith("contains a number that is not")
+    assert value_problem([[[]]], max_depth=2) == "is nested deeper than 2 levels"
+    assert value_problem({1: "a"}) == "has a key that is not text"

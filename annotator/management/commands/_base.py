@@ -38,3 +38,7 @@ class ProjectCommand(BaseCommand):
             f"{what}: {report.created} created, {report.updated} updated, "
             f"{report.unchanged} unchanged, {len(report.errors)} errors"
         )
+        # Some lines refused is a partial success (they are listed above, the
+        # rest went in); nothing imported at all fails the command.
+        if report.errors and not (report.created or report.updated or report.unchanged):
+            raise CommandError(f"no {what} imported: every record was refused")
