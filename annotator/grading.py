@@ -52,8 +52,8 @@ from .services import (
     ApplicationError,
     ConfigurationError,
     TransientError,
-    _batched,
-    _llm_config,
+    batched,
+    llm_config,
 )
 
 logger = logging.getLogger(__name__)
@@ -417,7 +417,7 @@ def grading_run_execute(*, run_id: int) -> GradingRun:
 
 def _execute(run: GradingRun) -> None:
     try:
-        config = _llm_config(run)
+        config = llm_config(run)
         prices = _prices(run.params, required=True)
     except (ConfigurationError, ApplicationError) as e:
         grading_run_fail(run_id=run.pk, error=str(e))
@@ -432,7 +432,7 @@ def _execute(run: GradingRun) -> None:
     run.refresh_from_db()
     run.progress_total = run.progress_done + len(ids)
     run.save(update_fields=["progress_total"])
-    for chunk in _batched(ids, BATCH_SIZE):
+    for chunk in batched(ids, BATCH_SIZE):
         run.refresh_from_db(fields=["cancel_requested", "cost", "progress_done"])
         if run.cancel_requested:
             _finish(run.pk, RunStatus.CANCELLED)

@@ -101,7 +101,9 @@ class ImportReport:
 # --- reading uploads ---------------------------------------------------------
 
 
-def _batched(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+def batched(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    """Lists of ``size`` items (the last one shorter); itertools has it from
+    Python 3.12."""
     batch: list[Any] = []
     for item in items:
         batch.append(item)
@@ -278,7 +280,7 @@ def documents_import(
                     yield name, None, document
 
     done = 0
-    for batch in _batched(gather(), IMPORT_BATCH_SIZE):
+    for batch in batched(gather(), IMPORT_BATCH_SIZE):
         _upsert_batch(
             lambda records: _documents_upsert(
                 project=project, records=records, report=report
@@ -419,7 +421,7 @@ def predictions_import(
     records = _parsed_records(
         stream, source, prediction_from_json, report, limits=limits
     )
-    for batch in _batched(records, IMPORT_BATCH_SIZE):
+    for batch in batched(records, IMPORT_BATCH_SIZE):
         _upsert_batch(
             lambda records: _predictions_upsert(
                 project=project,
@@ -546,7 +548,7 @@ def labels_import(
     report = ImportReport()
     limits = _max_lengths(prediction_id=(Prediction, "external_id"))
     records = _parsed_records(stream, source, parse, report, limits=limits)
-    for batch in _batched(records, IMPORT_BATCH_SIZE):
+    for batch in batched(records, IMPORT_BATCH_SIZE):
         _upsert_batch(
             lambda records: _labels_upsert(
                 project=project, records=records, report=report, source=source
@@ -1156,7 +1158,12 @@ def _project_scorer(project: Project) -> tuple[Any, str]:
     return None, ""
 
 
-def _project_schema(project: Project):
+def project_schema(project: Project):
+    """The project's entity schema, None when it has none.
+
+    Raises:
+        ConfigurationError: the stored schema does not parse.
+    """
     if not project.entity_schema:
         return None
     from pipeline.errors import SchemaError
@@ -1190,7 +1197,7 @@ def predictions_check(
     from . import selectors
 
     project = Project.objects.get(pk=project_id)
-    schema = _project_schema(project)
+    schema = project_schema(project)
     scorer, scorer_version = _project_scorer(project)
     summary = CheckSummary(scorer=getattr(scorer, "name", "") if scorer else "")
     version = getattr(pipeline, "__version__", "")
@@ -1338,7 +1345,7 @@ def extraction_run_start(
     return run
 
 
-def _llm_config(run: ExtractionRun):
+def llm_config(run: ExtractionRun):
     from pipeline.llm import LLMConfig
 
     project = run.project
@@ -1423,8 +1430,8 @@ def extraction_run_execute(*, run_id: int) -> ExtractionRun:
     )
     ExtractionRun.objects.filter(pk=run_id).update(heartbeat_at=timezone.now())
     try:
-        config = _llm_config(run)
-        schema = _project_schema(run.project)
+        config = llm_config(run)
+        schema = project_schema(run.project)
         if schema is None:
             raise ConfigurationError(
                 f"project {run.project.name!r} has no entity schema to extract"

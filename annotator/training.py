@@ -45,7 +45,7 @@ from .models import (
     ScorerModel,
     TrainingRun,
 )
-from .services import ApplicationError, _project_schema, scorer_activate
+from .services import ApplicationError, project_schema, scorer_activate
 
 logger = logging.getLogger(__name__)
 
@@ -637,7 +637,7 @@ def _execute(run_id: int, on_progress) -> None:
     run = TrainingRun.objects.select_related("project").get(pk=run_id)
     project = run.project
     config = train_config(run.params)
-    schema = _project_schema(project)
+    schema = project_schema(project)
     log = lambda message: _log(run_id, message)  # noqa: E731
     data = labelled_data(project, gold_set=False)
     unsafe = sum(lab.label == "unsafe" for lab in data.labels.values())
@@ -733,7 +733,7 @@ def gold_evaluate(
         data.documents,
         [p for p in data.predictions if p.id in data.labels],
         scorer=NLIScorer(model, threshold=threshold),
-        schema=_project_schema(project),
+        schema=project_schema(project),
         align_threshold=project.align_threshold,
     )
     result = evaluate_checked(report.checked, data.labels)

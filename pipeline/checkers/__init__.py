@@ -1,0 +1,62 @@
+"""Checkers by kind: one subpackage per kind of LLM output, behind
+:class:`~pipeline.checkers.base.Checker`.
+
+A checker class registers itself under its ``kind``; callers (the CLI, the
+web app's ``Project.kind``) look it up with :func:`checker_class`.
+"""
+
+from __future__ import annotations
+
+from .base import Checker, CheckResult, Evidence, Finding
+
+_REGISTRY: dict[str, type] = {}
+
+
+def register(cls: type) -> type:
+    """Class decorator: make ``cls`` the checker of ``cls.kind``.
+
+    Raises:
+        ValueError: another class already holds that kind.
+    """
+    kind = cls.kind
+    if _REGISTRY.get(kind, cls) is not cls:
+        raise ValueError(f"checker kind {kind!r} is already {_REGISTRY[kind]!r}")
+    _REGISTRY[kind] = cls
+    return cls
+
+
+def checker_class(kind: str) -> type:
+    """The checker class registered under ``kind``.
+
+    Raises:
+        KeyError: no checker of that kind (the message lists the known ones).
+    """
+    _load_builtin()
+    try:
+        return _REGISTRY[kind]
+    except KeyError:
+        raise KeyError(
+            f"no checker of kind {kind!r}; known: {', '.join(sorted(_REGISTRY))}"
+        ) from None
+
+
+def kinds() -> list[str]:
+    """The kinds registered, built-in ones included."""
+    _load_builtin()
+    return sorted(_REGISTRY)
+
+
+def _load_builtin() -> None:
+    # Imported on first use: a checker's module may pull heavy dependencies.
+    from . import extraction  # noqa: F401
+
+
+__all__ = [
+    "Checker",
+    "CheckResult",
+    "Evidence",
+    "Finding",
+    "checker_class",
+    "kinds",
+    "register",
+]

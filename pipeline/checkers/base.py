@@ -1,0 +1,92 @@
+"""The one shape every checker shares: claims in, findings out.
+
+Four kinds of LLM output are checked (extracted fields against their
+document, RAG answers against their context, free-form answers against other
+models' samples, legal citations against case law). Each reduces to a claim,
+the evidence found for or against it, and a verdict with a reason and a
+score, which an expert then labels. A checker is configured with where its
+evidence comes from (documents, a case-law source) and turns claims into
+:class:`Finding` records; the web app, the labeling screen and the training
+loop see only findings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
+
+from ..errors import InputError
+from ..score import Scorer
+from ..types import LabelValue
+
+C = TypeVar("C")
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One piece of evidence for or against a claim.
+
+    ``source`` names what it was found in (a document id, a context item, a
+    sample, a court opinion), ``start``/``end`` are character offsets into
+    that source (None when the evidence is the whole source or nothing was
+    found), ``role`` says what it is to the claim (``aligned`` span,
+    ``context`` item, ``sample``, ``opinion``...) and ``score`` how strongly
+    it counts (alignment score, relevance, judgment), if the checker has one.
+    """
+
+    source: str
+    start: int | None
+    end: int | None
+    text: str
+    role: str
+    score: float | None = None
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A checker's answer about one claim.
+
+    ``claim`` is the claim as the scorer and the expert read it (for
+    extraction, the hypothesis "{Entity Type}: {value}"); ``score`` is the
+    scorer's p(supported) where one ran; ``reason`` says why an unsafe
+    verdict is unsafe, in the checker's own vocabulary.
+    """
+
+    claim_id: str
+    claim: str
+    verdict: LabelValue
+    reason: str | None
+    score: float | None
+    evidence: tuple[Evidence, ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class CheckResult:
+    """Findings in the order of the claims, and the claims that could not be
+    checked (an unknown document, say), each as an error naming it."""
+
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[InputError] = field(default_factory=list)
+
+
+class Checker(Protocol, Generic[C]):
+    """What the rest of the system knows of a checker.
+
+    ``kind`` names it (``Project.kind`` in the web app); ``claim_from_json``
+    reads one line of its JSONL claims; ``check`` judges a batch of claims,
+    scoring with ``scorer`` (an NLI cross-encoder, an LLM grader) when given.
+    """
+
+    kind: ClassVar[str]
+
+    def claim_from_json(self, raw: Any) -> C: ...
+
+    def check(
+        self,
+        claims: Sequence[C],
+        *,
+        scorer: Scorer | None = None,
+        progress: bool = False,
+    ) -> CheckResult: ...

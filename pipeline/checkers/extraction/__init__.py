@@ -1,0 +1,11 @@
+"""SafePassage: extracted fields checked against their document.
+
+A claim is a :class:`~pipeline.types.Prediction` (an entity type, a value and
+the context the LLM copied); its evidence is where that context aligns in the
+document; the scorer judges the aligned span against the hypothesis
+"{Entity Type}: {value}".
+"""
+
+from .checker import ExtractionChecker
+
+__all__ = ["ExtractionChecker"]

@@ -1,0 +1,85 @@
+"""The extraction check behind the :class:`~pipeline.checkers.base.Checker`
+protocol."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from ...align import DEFAULT_THRESHOLD
+from ...check import check_predictions
+from ...jsonl import prediction_from_json
+from ...schema import Schema
+from ...score import Scorer
+from ...types import CheckedPrediction, Document, Prediction
+from .. import register
+from ..base import CheckResult, Evidence, Finding
+
+
+@register
+class ExtractionChecker:
+    """Checks predictions against ``documents`` (by id).
+
+    Args:
+        documents: the documents the predictions were extracted from.
+        schema: the entity schema, for display names in hypotheses.
+        align_threshold: the alignment score a context needs to count as
+            found (paper eq. 2).
+    """
+
+    kind: ClassVar[str] = "extraction"
+
+    def __init__(
+        self,
+        documents: Mapping[str, Document],
+        *,
+        schema: Schema | None = None,
+        align_threshold: float = DEFAULT_THRESHOLD,
+    ):
+        self.documents = documents
+        self.schema = schema
+        self.align_threshold = align_threshold
+
+    def claim_from_json(self, raw: Any) -> Prediction:
+        return prediction_from_json(raw)
+
+    def check(
+        self,
+        claims: Sequence[Prediction],
+        *,
+        scorer: Scorer | None = None,
+        progress: bool = False,
+    ) -> CheckResult:
+        report = check_predictions(
+            self.documents,
+            claims,
+            scorer=scorer,
+            schema=self.schema,
+            align_threshold=self.align_threshold,
+            progress=progress,
+        )
+        return CheckResult(
+            findings=[finding_of(c) for c in report.checked], errors=report.errors
+        )
+
+
+def finding_of(checked: CheckedPrediction) -> Finding:
+    """A checked prediction as a finding: the aligned span is its evidence."""
+    a = checked.align
+    return Finding(
+        claim_id=checked.prediction.id,
+        claim=checked.hypothesis,
+        verdict=checked.verdict,
+        reason=checked.reason,
+        score=checked.nli_score,
+        evidence=(
+            Evidence(
+                source=checked.prediction.document_id,
+                start=a.start,
+                end=a.end,
+                text=a.text,
+                role="aligned",
+                score=a.score,
+            ),
+        ),
+    )
