@@ -27,6 +27,7 @@ class MembershipInline(admin.TabularInline):
 class ProjectAdmin(admin.ModelAdmin):
     list_display = [
         "name",
+        "kind",
         "llm_base_url",
         "align_threshold",
         "nli_threshold",
@@ -34,7 +35,11 @@ class ProjectAdmin(admin.ModelAdmin):
     ]
     search_fields = ["name", "description"]
     inlines = [MembershipInline]
-    list_filter = ["created_at"]
+    list_filter = ["kind", "created_at"]
+
+    def get_readonly_fields(self, request, obj=None):
+        # Its claims were made for one checker.
+        return ["kind"] if obj else []
 
 
 @admin.register(Document)

@@ -65,8 +65,20 @@ class Reason(models.TextChoices):
 
 
 class Project(models.Model):
+    class Kind(models.TextChoices):
+        """What the project checks; each value names a checker of
+        :mod:`pipeline.checkers` and a claim partial of the labeling page."""
+
+        EXTRACTION = "extraction", "Extracted fields against their document"
+
     name = models.CharField(max_length=200, unique=True)
     description = models.TextField(blank=True)
+    kind = models.CharField(
+        max_length=32,
+        choices=Kind.choices,
+        default=Kind.EXTRACTION,
+        help_text="What the project checks; chosen when it is created.",
+    )
     entity_schema = models.JSONField(
         default=dict,
         blank=True,

@@ -1190,7 +1190,7 @@ def predictions_check(
     workers on the same project split the work instead of repeating it.
     """
     import pipeline
-    from pipeline.check import check_predictions
+    from pipeline.checkers import checker_class
     from pipeline.types import Document as PDocument
     from pipeline.types import Prediction as PPrediction
 
@@ -1221,8 +1221,12 @@ def predictions_check(
                 )
                 for p in batch
             }
-            report = check_predictions(
-                documents,
+            # TODO(#9): claims and evidence of every kind, not only the
+            # extraction checker's predictions and aligned spans.
+            checker = checker_class(project.kind)(
+                documents, schema=schema, align_threshold=project.align_threshold
+            )
+            report = checker.check(
                 [
                     PPrediction(
                         id=str(p.pk),
@@ -1235,8 +1239,6 @@ def predictions_check(
                     for p in batch
                 ],
                 scorer=scorer,
-                schema=schema,
-                align_threshold=project.align_threshold,
             )
             now = timezone.now()
             # Read after scoring (which takes seconds), so a threshold change
@@ -1244,31 +1246,30 @@ def predictions_check(
             # one; a later change recomputes these rows (queue_keys_refresh).
             threshold = selectors.active_threshold(project)
             rows, scores = [], []
-            for c in report.checked:
-                row = by_id[c.prediction.id]
-                row.hypothesis = c.hypothesis
-                row.align_start, row.align_end = c.align.start, c.align.end
-                row.align_text, row.align_score = c.align.text, c.align.score
-                row.score = c.nli_score
-                row.uncertainty = (
-                    None if c.nli_score is None else abs(c.nli_score - threshold)
-                )
-                row.scored_by = summary.scorer if c.nli_score is not None else ""
-                row.verdict, row.reason = c.verdict, c.reason or Reason.NONE
+            for f in report.findings:
+                row = by_id[f.claim_id]
+                [span] = f.evidence  # the aligned context
+                row.hypothesis = f.claim
+                row.align_start, row.align_end = span.start, span.end
+                row.align_text, row.align_score = span.text, span.score
+                row.score = f.score
+                row.uncertainty = None if f.score is None else abs(f.score - threshold)
+                row.scored_by = summary.scorer if f.score is not None else ""
+                row.verdict, row.reason = f.verdict, f.reason or Reason.NONE
                 row.checked_at, row.pipeline_version = now, version
                 row.updated_at = now
                 rows.append(row)
-                if c.nli_score is not None:
+                if f.score is not None:
                     scores.append(
                         PredictionScore(
                             prediction=row,
                             scorer=summary.scorer,
                             scorer_version=scorer_version,
-                            score=c.nli_score,
+                            score=f.score,
                         )
                     )
-                summary.safe += c.verdict == Verdict.SAFE
-                summary.unsafe += c.verdict == Verdict.UNSAFE
+                summary.safe += f.verdict == Verdict.SAFE
+                summary.unsafe += f.verdict == Verdict.UNSAFE
             Prediction.objects.bulk_update(
                 rows, [*_CHECK_FIELDS, "updated_at"], batch_size=500
             )

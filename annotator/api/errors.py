@@ -20,6 +20,11 @@ from annotator.services import (
 logger = logging.getLogger(__name__)
 
 
+def _is_lone_surrogate(exc) -> bool:
+    # Text from a JSON body (a \ud800 escape) that has no UTF-8 encoding.
+    return isinstance(exc, UnicodeEncodeError) and "surrogate" in exc.reason
+
+
 def exception_handler(exc, context):
     if isinstance(exc, (OperationalError, InterfaceError)):
         # The database restarting or failing over: nothing was written, and
@@ -38,9 +43,9 @@ def exception_handler(exc, context):
         return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
     if isinstance(exc, ApplicationError):
         return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
-    if isinstance(exc, DataError):
-        # A value the database refuses (NUL in a JSON field, say) that no
-        # serializer check caught: the request's fault, not the server's.
+    if isinstance(exc, DataError) or _is_lone_surrogate(exc):
+        # A value the database refuses (NUL in a JSON field, say) or the driver
+        # cannot encode, that no serializer check caught: the request's fault.
         detail = f"a value was refused by the database: {describe_refusal(exc)}"
         return Response({"detail": detail}, status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, ObjectDoesNotExist):

@@ -19,6 +19,7 @@ from annotator.models import GradingRun
 from .params import project_param
 from .parsers import BoundedJSONParser
 from .permissions import ProjectAdminWrites, managed_project
+from .serializers import storable_json
 
 _PARAMS_HELP = (
     "price_per_mtok_prompt and price_per_mtok_completion (price per million "
@@ -107,7 +108,10 @@ class GradingEstimateRequestSerializer(serializers.Serializer):
         help_text="LLM model name (one of the project's llm_models, if it has any)."
     )
     params = serializers.DictField(
-        required=False, default=dict, help_text=f"Optional. {_PARAMS_HELP}"
+        required=False,
+        default=dict,
+        validators=[storable_json],
+        help_text=f"Optional. {_PARAMS_HELP}",
     )
 
 
@@ -118,7 +122,8 @@ class GradingRunStartSerializer(GradingEstimateRequestSerializer):
         help_text="Most the run may spend, more than 0, in the prices' currency.",
     )
     params = serializers.DictField(
-        help_text=f"Required, with both prices. {_PARAMS_HELP}"
+        validators=[storable_json],
+        help_text=f"Required, with both prices. {_PARAMS_HELP}",
     )
 
 

@@ -10,14 +10,20 @@ from rest_framework.exceptions import ValidationError
 _ID = re.compile(r"[0-9]{1,18}")  # fits Postgres' bigint
 
 
-def project_param(params) -> int | None:
-    """``?project=``: a project id, or None when absent."""
-    raw = params.get("project")
+def id_param(params, name: str, *, what: str = "an id") -> int | None:
+    """``?<name>=``: a row id, or None when absent. (``str.isdigit`` is not the
+    test: it passes "²", which ``int`` refuses.)"""
+    raw = params.get(name)
     if raw in (None, ""):
         return None
     if not _ID.fullmatch(raw):
-        raise ValidationError({"project": "must be a project id (a whole number)"})
+        raise ValidationError({name: f"must be {what} (a whole number)"})
     return int(raw)
+
+
+def project_param(params) -> int | None:
+    """``?project=``: a project id, or None when absent."""
+    return id_param(params, "project", what="a project id")
 
 
 def float_param(params, name: str) -> float | None:

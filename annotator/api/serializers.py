@@ -18,6 +18,16 @@ from annotator.models import (
 )
 
 
+def storable_json(value) -> None:
+    """A JSON field's validator: refuses what Postgres would refuse or the
+    API could not send back (NUL, lone surrogates, NaN, deep nesting)."""
+    from pipeline.jsonl import value_problem
+
+    problem = value_problem(value)
+    if problem:
+        raise serializers.ValidationError(f"the value {problem}")
+
+
 class MembershipSerializer(serializers.ModelSerializer):
     username = serializers.CharField(
         source="user.get_username", read_only=True, help_text="The member's name."
@@ -49,6 +59,7 @@ class ProjectSerializer(serializers.ModelSerializer):
         fields = [
             "id",
             "name",
+            "kind",
             "description",
             "entity_schema",
             "extraction_prompt",
@@ -71,6 +82,8 @@ class ProjectSerializer(serializers.ModelSerializer):
             "name": {"help_text": "Unique project name."},
             "description": {"help_text": "Free text for the team."},
             "extraction_prompt": {"help_text": "Extra instructions sent to the LLM."},
+            "entity_schema": {"validators": [storable_json]},
+            "llm_models": {"validators": [storable_json]},
             "align_threshold": {
                 "help_text": "Minimum alignment score (matches / alignment length) "
                 "for a context to count as found in the document."
@@ -90,6 +103,14 @@ class ProjectSerializer(serializers.ModelSerializer):
             "created_at": {"help_text": "When the project was created."},
             "updated_at": {"help_text": "Last change."},
         }
+
+    def validate_kind(self, value):
+        if self.instance is not None and value != self.instance.kind:
+            raise serializers.ValidationError(
+                "a project's kind is chosen when it is created: its claims were "
+                "made for that checker"
+            )
+        return value
 
     def validate_entity_schema(self, value):
         if not value:
@@ -392,6 +413,7 @@ class ExtractionRunStartSerializer(serializers.Serializer):
     params = serializers.DictField(
         required=False,
         default=dict,
+        validators=[storable_json],
         help_text="temperature, json_mode, max_tokens..., and optional "
         "price_per_mtok_prompt / price_per_mtok_completion for the cost estimate.",
     )
@@ -531,6 +553,7 @@ class TrainingRunStartSerializer(serializers.Serializer):
     params = serializers.DictField(
         required=False,
         default=dict,
+        validators=[storable_json],
         help_text="TrainConfig fields overriding the deployment's defaults, e.g. "
         '{"human_epochs": 4, "base": "cross-encoder/nli-deberta-v3-base"}.',
     )

@@ -23,7 +23,7 @@ from annotator import selectors, services
 from annotator.models import Annotation, Membership, Project, Role, RunStatus
 
 from . import serializers as s
-from .params import bool_param, float_param, project_param
+from .params import bool_param, float_param, id_param, project_param
 from .parsers import BoundedJSONParser, UploadParser, upload_limit_check
 from .permissions import (
     IsProjectAdmin,
@@ -87,10 +87,10 @@ class ProjectViewSet(viewsets.ModelViewSet):
     def remove_member(self, request, pk=None):
         """Remove a member (``?user=<id>``); their labels stay."""
         project = self.get_object()
-        user = request.query_params.get("user", "")
-        if not user.isdigit():
+        user = id_param(request.query_params, "user", what="a user id")
+        if user is None:
             raise ValidationError({"user": "must be a user id"})
-        project.memberships.filter(user_id=int(user)).delete()
+        project.memberships.filter(user_id=user).delete()
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(

@@ -3,13 +3,17 @@ reported with its number, every good line around it kept."""
 
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.db import connection
 
-from annotator.models import Annotation, Document, Prediction
-from tests.annotator.factories import DOC_TEXT, make_document, upload
+from annotator.models import Annotation, Document, Prediction, Project
+from tests.annotator.factories import DOC_TEXT, make_document, make_prediction, upload
 from tests.conftest import wait_for
 
 pytestmark = [pytest.mark.bad_input, pytest.mark.django_db]
@@ -35,7 +39,8 @@ def _deep(levels: int) -> bytes:
 BAD_PREDICTION_LINES = {
     "NaN": b'{"id": "bad", "document_id": "d1", "type": "GPE", "value": NaN}',
     "Infinity": b'{"id": "bad", "document_id": "d1", "type": "GPE", "value": Infinity}',
-    "-Infinity": b'{"id": "bad", "document_id": "d1", "value": -Infinity}',
+    "-Infinity": b'{"id": "bad", "document_id": "d1", "type": "GPE", '
+    b'"value": -Infinity}',
     "NUL in value": _prediction(id="bad", value="Tor\u0000onto"),
     "NUL in context": _prediction(id="bad", context="took\u0000place"),
     "lone surrogate in value": _prediction(id="bad", value="\ud800"),
@@ -270,6 +275,17 @@ def test_a_project_filter_that_is_not_an_id_is_a_400_naming_it(
     assert "project" in response.json()
 
 
+@pytest.mark.parametrize("value", ["²", "99999999999999999999"])
+def test_a_member_to_remove_that_is_not_an_id_is_a_400_naming_it(personas, api, value):
+    project = personas.project
+    response = api(personas.admin).delete(
+        f"/api/projects/{project.pk}/members/?user={value}"
+    )
+    assert response.status_code == 400, response.content
+    assert response.json() == {"user": "must be a user id (a whole number)"}
+    assert project.memberships.count() == 2
+
+
 def test_an_upload_over_the_limit_is_refused_before_it_is_read(personas, api, settings):
     settings.MAX_UPLOAD_BYTES = 1000
     project = personas.project
@@ -307,3 +323,355 @@ def test_a_json_body_of_the_wrong_types_is_a_400(personas, api, url, body):
     body = {"project": personas.project.pk, **body}
     response = api(personas.admin).post(url, body, format="json")
     assert response.status_code == 400, response.content
+
+
+# --- values only the database would have refused --------------------------
+
+
+def _docs(*rows: dict) -> bytes:
+    return b"\n".join(json.dumps(r).encode() for r in rows)
+
+
+BAD_METADATA = {
+    "NaN in metadata": b'{"id": "bad", "text": "t", "metadata": {"n": NaN}}',
+    "overflowing number in metadata": b'{"id": "bad", "text": "t", "metadata": '
+    b'{"n": 1e999}}',
+    "NUL in a metadata key": _docs({"id": "bad", "text": "t", "metadata": {"\0": 1}}),
+    "metadata nested 100 deep": b'{"id": "bad", "text": "t", "metadata": {"m": '
+    + b"[" * 100
+    + b"]" * 100
+    + b"}}",
+}
+
+
+@pytest.mark.parametrize("bad", BAD_METADATA.values(), ids=BAD_METADATA)
+def test_document_metadata_the_database_refuses_is_a_line_error(personas, api, bad):
+    project = personas.project
+    content = b"\n".join(
+        [
+            _docs({"id": "before", "text": "one"}),
+            bad,
+            _docs({"id": "after", "text": "2"}),
+        ]
+    )
+    response = upload(
+        api(personas.admin),
+        "/api/documents/upload/",
+        project,
+        "d.jsonl",
+        content,
+        "files",
+    )
+    assert response.status_code == 200, response.content
+    [error] = response.json()["errors"]
+    assert (error["source"], error["line"]) == ("d.jsonl", 2)
+    stored = Document.objects.filter(project=project)
+    assert sorted(stored.values_list("external_id", flat=True)) == ["after", "before"]
+
+
+@pytest.mark.parametrize(
+    "bad, refusal",
+    [
+        (_prediction(id="bad", context="took\u0000place"), "NUL"),
+        (_prediction(id="bad", context="half a pair \ud83d"), "not valid Unicode"),
+        (_prediction(id="bad", value={"k": "\u0000"}), "\\u0000"),
+    ],
+    ids=["NUL in text", "lone surrogate in text", "NUL in JSON"],
+)
+def test_a_refusal_in_the_third_batch_costs_only_its_line(
+    personas, monkeypatch, bad, refusal
+):
+    """The audit's 1,200 lines again, with the checks before the database
+    switched off: the batch is retried row by row and keeps its 199 good rows."""
+    from annotator import services
+
+    monkeypatch.setattr("pipeline.jsonl.value_problem", lambda value, **kw: None)
+    project = personas.project
+    make_document(project, external_id="d1")
+    lines = [_prediction(id=f"p{i}") for i in range(1, 1201)]
+    lines[1100] = bad
+    report = services.predictions_import(
+        project=project, stream=io.BytesIO(b"\n".join(lines)), source="p.jsonl"
+    )
+    assert [(e.line, e.source) for e in report.errors] == [(1101, "p.jsonl")]
+    assert report.errors[0].message.startswith("refused by the database: ")
+    assert refusal in report.errors[0].message
+    assert "INSERT" not in report.errors[0].message  # no SQL echoed back
+    assert report.created == 1199
+    assert Prediction.objects.filter(project=project).count() == 1199
+
+
+BAD_JSON_FIELDS = {
+    "NUL in a project's models": (
+        "post",
+        "/api/projects/",
+        {"name": "new", "llm_models": ["gpt\u0000"]},
+        "llm_models",
+        "NUL",
+    ),
+    "lone surrogate in a project's models": (
+        "post",
+        "/api/projects/",
+        {"name": "new", "llm_models": ["\ud800"]},
+        "llm_models",
+        "lone surrogate",
+    ),
+    "lone surrogate in a schema key": (
+        "patch",
+        "/api/projects/{pk}/",
+        {"entity_schema": {"entity_types": {"GPE\udc00": {}}}},
+        "entity_schema",
+        "lone surrogate",
+    ),
+    "NUL in extraction params": (
+        "post",
+        "/api/extraction-runs/",
+        {"model": "m", "params": {"stop": "\u0000"}},
+        "params",
+        "NUL",
+    ),
+    "grading params nested 100 deep": (
+        "post",
+        "/api/grading-runs/",
+        {
+            "model": "m",
+            "budget": "1",
+            "params": {"p": json.loads("[" * 100 + "]" * 100)},
+        },
+        "params",
+        "nested deeper",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    "method, url, body, field, problem", BAD_JSON_FIELDS.values(), ids=BAD_JSON_FIELDS
+)
+def test_a_json_field_that_would_not_store_is_a_400_naming_it(
+    personas, api, method, url, body, field, problem
+):
+    # Stored, the surrogate made every later read of the project a 500.
+    project = personas.project
+    body = {"project": project.pk, **body}
+    # Sent as \u escapes: a lone surrogate has no UTF-8 encoding to send.
+    response = getattr(api(personas.admin), method)(
+        url.format(pk=project.pk), json.dumps(body), content_type="application/json"
+    )
+    assert response.status_code == 400, response.content
+    assert problem in str(response.json()[field])
+    assert not Project.objects.filter(name="new").exists()
+    assert api(personas.admin).get(f"/api/projects/{project.pk}/").status_code == 200
+
+
+def test_a_value_the_database_refuses_is_a_400_not_a_500(personas, api):
+    # A refusal no serializer foresaw (SQLSTATE class 22, a data exception).
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            CREATE FUNCTION refuse_description() RETURNS trigger AS $$
+            BEGIN
+                IF NEW.description = 'poison' THEN
+                    RAISE EXCEPTION 'poisoned description' USING ERRCODE = '22023',
+                        DETAIL = 'the trigger says no';
+                END IF;
+                RETURN NEW;
+            END $$ LANGUAGE plpgsql;
+            CREATE TRIGGER refuse_description BEFORE UPDATE ON annotator_project
+            FOR EACH ROW EXECUTE FUNCTION refuse_description();
+            """
+        )
+    response = api(personas.admin).patch(
+        f"/api/projects/{personas.project.pk}/",
+        {"description": "poison"},
+        format="json",
+    )
+    assert response.status_code == 400, response.content
+    assert response.json() == {
+        "detail": "a value was refused by the database: poisoned description "
+        "(the trigger says no)"
+    }
+    # (The test's transaction is aborted now; the rollback at its end drops the
+    # trigger with it.)
+
+
+@pytest.mark.parametrize(
+    "url, key",
+    [
+        ("/api/projects/", "entity_schema"),
+        ("/api/training-runs/", "params"),
+        ("/api/grading-runs/", "params"),
+    ],
+)
+def test_a_json_body_nested_past_the_recursion_limit_is_a_400(personas, api, url, key):
+    deep = b"[" * 100_000 + b"]" * 100_000
+    body = b'{"project": %d, "name": "n", "%s": %s}' % (
+        personas.project.pk,
+        key.encode(),
+        deep,
+    )
+    response = api(personas.admin).post(url, body, content_type="application/json")
+    assert response.status_code == 400, response.content
+    assert "nested too deeply" in response.json()["detail"]
+
+
+# --- files -------------------------------------------------------------------
+
+
+def test_an_empty_file_among_others_is_reported_by_name_and_the_rest_go_in(
+    personas, api
+):
+    project = personas.project
+    response = api(personas.admin).post(
+        "/api/documents/upload/",
+        {
+            "project": project.pk,
+            "files": [
+                SimpleUploadedFile("empty.jsonl", b""),
+                SimpleUploadedFile("empty.txt", b""),
+                SimpleUploadedFile("blank.jsonl", b"\n  \n"),
+                SimpleUploadedFile("good.txt", b"A decision."),
+            ],
+        },
+        format="multipart",
+    )
+    assert response.status_code == 200, response.content
+    errors = {e["source"]: e for e in response.json()["errors"]}
+    assert set(errors) == {"empty.jsonl", "empty.txt", "blank.jsonl"}
+    assert errors["blank.jsonl"]["message"] == "the file has no records"
+    assert errors["empty.txt"]["message"] == "document is empty"
+    assert list(Document.objects.values_list("external_id", flat=True)) == ["good"]
+
+
+def test_a_file_of_blank_lines_is_reported_not_silently_empty(personas, api):
+    response = upload(
+        api(personas.admin),
+        "/api/predictions/import/",
+        personas.project,
+        "p.jsonl",
+        b"\n\r\n   \n",
+    )
+    assert response.status_code == 200, response.content
+    assert response.json()["errors"] == [
+        {"source": "p.jsonl", "line": None, "message": "the file has no records"}
+    ]
+
+
+def test_a_text_document_loses_its_byte_order_mark(personas, api):
+    response = upload(
+        api(personas.admin),
+        "/api/documents/upload/",
+        personas.project,
+        "decision.txt",
+        b"\xef\xbb\xbfThe hearing took place in Toronto.",
+        "files",
+    )
+    assert response.status_code == 200, response.content
+    assert response.json()["created"] == 1
+    assert Document.objects.get().text == "The hearing took place in Toronto."
+
+
+def test_a_content_length_over_the_limit_is_refused_before_parsing(
+    personas, api, settings
+):
+    settings.MAX_UPLOAD_BYTES = 1000
+    # Not even multipart: a parser that read it would answer 400, not 413.
+    response = api(personas.admin).post(
+        "/api/documents/upload/",
+        b"x" * 1001,
+        content_type="multipart/form-data; boundary=nothing",
+    )
+    assert response.status_code == 413, response.content
+    assert response.json()["detail"] == (
+        "1001 bytes sent, over the limit of 1000 bytes (MAX_UPLOAD_BYTES); "
+        "split the upload"
+    )
+
+
+def test_several_files_over_the_limit_together_are_a_413(personas, api, settings):
+    settings.MAX_UPLOAD_BYTES = 2000
+    files = [SimpleUploadedFile(f"d{i}.txt", b"y" * 800) for i in range(3)]
+    response = api(personas.admin).post(
+        "/api/documents/upload/",
+        {"project": personas.project.pk, "files": files},
+        format="multipart",
+    )
+    assert response.status_code == 413, response.content
+    assert "MAX_UPLOAD_BYTES" in response.json()["detail"]
+    assert not Document.objects.exists()
+
+
+# --- labels ------------------------------------------------------------------
+
+BAD_LABEL_EXTRAS = {
+    "note an object": b'{"prediction_id": "p1", "label": "safe", "note": {"a": 1}}',
+    "note too long": json.dumps(
+        {"prediction_id": "p1", "label": "safe", "note": "n" * 10_001}
+    ).encode(),
+    "NaN in an extra field": b'{"prediction_id": "p1", "label": "safe", "c": NaN}',
+    "lone surrogate in prediction_id": b'{"prediction_id": "p\\udc00", '
+    b'"label": "safe"}',
+}
+
+
+@pytest.mark.parametrize("bad", BAD_LABEL_EXTRAS.values(), ids=BAD_LABEL_EXTRAS)
+def test_a_label_line_that_would_not_store_is_reported(personas, api, bad):
+    project = personas.project
+    document = make_document(project, external_id="d1")
+    for external_id in ("p0", "p1", "p2"):
+        make_prediction(document, external_id=external_id)
+    content = b"\n".join(
+        [
+            b'{"prediction_id": "p0", "label": "safe"}',
+            bad,
+            b'{"prediction_id": "p2", "label": "unsafe", "note": "invented"}',
+        ]
+    )
+    response = upload(
+        api(personas.admin), "/api/annotations/import/", project, "l.jsonl", content
+    )
+    assert response.status_code == 200, response.content
+    assert [e["line"] for e in response.json()["errors"]] == [2]
+    labelled = Annotation.objects.filter(prediction__project=project)
+    assert dict(labelled.values_list("prediction__external_id", "note")) == {
+        "p0": "",
+        "p2": "invented",
+    }
+
+
+# --- management commands -----------------------------------------------------
+
+
+def test_a_command_lists_bad_lines_and_succeeds_when_some_went_in(personas, tmp_path):
+    project = personas.project
+    make_document(project, external_id="d1")
+    path = tmp_path / "p.jsonl"
+    path.write_bytes(
+        b"\n".join([_prediction(id="a"), BAD_PREDICTION_LINES["NaN"], b"{oops"])
+    )
+    out, err = io.StringIO(), io.StringIO()
+    call_command("import_predictions", project.name, str(path), stdout=out, stderr=err)
+    assert "1 created, 0 updated, 0 unchanged, 2 errors" in out.getvalue()
+    assert f"{path}:2: invalid JSON: NaN is not a JSON number" in err.getvalue()
+    assert f"{path}:3: invalid JSON" in err.getvalue()
+
+
+@pytest.mark.parametrize(
+    "command, content",
+    [
+        ("import_predictions", BAD_PREDICTION_LINES["lone surrogate in value"]),
+        ("import_documents", b'{"id": "d", "text": "a\\u0000b"}'),
+        ("import_labels", b'{"prediction_id": "p", "label": "safe", "x": Infinity}'),
+        ("import_predictions", b""),
+    ],
+    ids=["predictions", "documents", "labels", "empty file"],
+)
+def test_a_command_that_imports_nothing_fails(personas, tmp_path, command, content):
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(content)
+    err = io.StringIO()
+    with pytest.raises(CommandError, match="imported: every record was refused"):
+        call_command(
+            command, personas.project.name, str(path), stdout=io.StringIO(), stderr=err
+        )
+    assert "bad.jsonl" in err.getvalue()
+    assert not Document.objects.filter(external_id="d").exists()
