@@ -3,7 +3,7 @@
 Everything is aggregated in SQL (counts, group-bys, a self-join for the
 agreement pairs, buckets for the histogram), so a project of 100k predictions
 costs a dozen small queries; only aggregates and the gold set's (score, label)
-pairs reach Python. The charts are drawn by :mod:`pipeline.plots`.
+pairs reach Python. The charts are drawn by :mod:`annotator.charts`.
 """
 
 from __future__ import annotations
@@ -14,22 +14,29 @@ from typing import Any
 from django.db.models import Count, F, IntegerField, Max, Min, Q, Sum
 from django.db.models.functions import Cast, Floor, Least
 
-from pipeline import plots
 from pipeline.evaluate import cohen_kappa, flag_metrics, precision_recall_curve
 
 from . import gold
+from .charts import (
+    BarSeries,
+    Reference,
+    Series,
+    bar_chart,
+    histogram,
+    line_chart,
+    pr_curve,
+)
 from .models import (
+    ACTIVE_RUN_STATUSES,
     Annotation,
     GradingRun,
     Prediction,
     Project,
-    RunStatus,
     ScorerModel,
     TrainingRun,
     Verdict,
 )
 
-DECISIVE = [Annotation.Label.SAFE, Annotation.Label.UNSAFE]
 # A label that took longer than this counts as this long: the expert left the
 # item on screen and walked away (the labeling page caps it at an hour).
 LABEL_SECONDS_CAP = 300
@@ -38,7 +45,6 @@ PAPER_LABELS_PER_HOUR = 250
 # Paper Table 1, NLI synth>human: the scorer this loop reproduces.
 PAPER_TABLE1 = {"precision": 0.928, "recall": 0.857, "f1": 0.891}
 HISTOGRAM_BINS = 20
-ACTIVE_RUN_STATUSES = [RunStatus.PENDING, RunStatus.RUNNING]
 
 
 def overview(project: Project) -> dict[str, Any]:
@@ -54,8 +60,10 @@ def overview(project: Project) -> dict[str, Any]:
         unsafe=Count("pk", filter=Q(verdict=Verdict.UNSAFE)),
     )
     labels = Annotation.objects.filter(prediction__project=project).aggregate(
-        labels=Count("pk", filter=Q(label__in=DECISIVE)),
-        labelled=Count("prediction", filter=Q(label__in=DECISIVE), distinct=True),
+        labels=Count("pk", filter=Q(label__in=Annotation.DECISIVE)),
+        labelled=Count(
+            "prediction", filter=Q(label__in=Annotation.DECISIVE), distinct=True
+        ),
         unsure=Count("pk", filter=Q(label=Annotation.Label.UNSURE)),
     )
     checked = counts["safe"] + counts["unsafe"]
@@ -127,9 +135,9 @@ def agreement(project: Project) -> dict[str, Any]:
     pair = dict(
         prediction__project=project,
         annotator__isnull=False,
-        label__in=DECISIVE,
+        label__in=Annotation.DECISIVE,
         prediction__annotations__annotator__isnull=False,
-        prediction__annotations__label__in=DECISIVE,
+        prediction__annotations__label__in=Annotation.DECISIVE,
         prediction__annotations__pk__gt=F("pk"),
     )
     cells = (
@@ -138,7 +146,7 @@ def agreement(project: Project) -> dict[str, Any]:
         .annotate(n=Count("pk"))
         .order_by()
     )
-    matrix = {a: {b: 0 for b in DECISIVE} for a in DECISIVE}
+    matrix = {a: {b: 0 for b in Annotation.DECISIVE} for a in Annotation.DECISIVE}
     for cell in cells:
         matrix[cell["label"]][cell["prediction__annotations__label"]] = cell["n"]
     n = sum(sum(row.values()) for row in matrix.values())
@@ -232,7 +240,7 @@ def llm_scores(project: Project) -> list[dict[str, Any]]:
     labelled = {
         row["prediction__model"]: row
         for row in Annotation.objects.filter(
-            prediction__project=project, label__in=DECISIVE
+            prediction__project=project, label__in=Annotation.DECISIVE
         )
         .values("prediction__model")
         .annotate(labels=Count("pk"), safe=Count("pk", filter=Q(label="safe")))
@@ -269,7 +277,7 @@ def gold_pr_curve(project: Project, active: ScorerModel | None) -> dict[str, Any
     labels = gold.only(
         Annotation.objects.filter(
             prediction__project=project,
-            label__in=DECISIVE,
+            label__in=Annotation.DECISIVE,
             prediction__score__isnull=False,
         ),
         project,
@@ -353,7 +361,7 @@ def dashboard(project: Project) -> dict[str, Any]:
 def charts(project: Project, stats: dict[str, Any]) -> dict[str, str]:
     curve = stats["curve"]["points"]
     learning = [
-        plots.Series(
+        Series(
             "Scorer versions",
             [(p["expert_labels"], p["gold_f1"]) for p in curve],
             notes=[_version_note(p) for p in curve],
@@ -362,7 +370,7 @@ def charts(project: Project, stats: dict[str, Any]) -> dict[str, str]:
     active_points = [p for p in curve if p["active"]]
     if active_points:
         learning.append(
-            plots.Series(
+            Series(
                 "Active version",
                 [(p["expert_labels"], p["gold_f1"]) for p in active_points],
                 notes=[_version_note(p) for p in active_points],
@@ -376,7 +384,7 @@ def charts(project: Project, stats: dict[str, Any]) -> dict[str, str]:
     if pr["operating"]:
         op = pr["operating"]
         operating.append(
-            plots.Series(
+            Series(
                 f"Active threshold {pr['threshold']:.2f}",
                 [(op["recall"], op["precision"])],
                 notes=[
@@ -386,26 +394,26 @@ def charts(project: Project, stats: dict[str, Any]) -> dict[str, str]:
             )
         )
     operating.append(
-        plots.Series(
+        Series(
             "Paper Table 1",
             [(PAPER_TABLE1["recall"], PAPER_TABLE1["precision"])],
             notes=["Paper Table 1, NLI synth>human: precision 0.928, recall 0.857"],
         )
     )
     return {
-        "learning_curve": plots.line_chart(
+        "learning_curve": line_chart(
             learning,
             title="Learning curve: gold-set F1 by expert labels",
             x_label="Expert labels trained on",
             y_label="F1 flagging unsafe (gold set)",
             y_range=(0.0, 1.0),
-            references=[plots.Reference(PAPER_TABLE1["f1"], "paper Table 1 F1 0.891")],
+            references=[Reference(PAPER_TABLE1["f1"], "paper Table 1 F1 0.891")],
             empty_message="No scorer version measured on the gold set yet",
         ),
-        "llms": plots.bar_chart(
+        "llms": bar_chart(
             [r["model"] for r in llms],
             [
-                plots.BarSeries(
+                BarSeries(
                     "SafePassage score",
                     [r["safepassage_score"] for r in llms],
                     notes=[
@@ -415,7 +423,7 @@ def charts(project: Project, stats: dict[str, Any]) -> dict[str, str]:
                         for r in llms
                     ],
                 ),
-                plots.BarSeries(
+                BarSeries(
                     "Human score",
                     [r["human_score"] for r in llms],
                     notes=[
@@ -430,10 +438,10 @@ def charts(project: Project, stats: dict[str, Any]) -> dict[str, str]:
             value_range=(0.0, 1.0),
             empty_message="No predictions yet",
         ),
-        "rates": plots.bar_chart(
+        "rates": bar_chart(
             [r["annotator"] for r in rates],
             [
-                plots.BarSeries(
+                BarSeries(
                     "Labels per hour",
                     [r["per_hour"] for r in rates],
                     notes=[
@@ -446,13 +454,13 @@ def charts(project: Project, stats: dict[str, Any]) -> dict[str, str]:
             title="Labels per hour per expert",
             value_label="Labels per hour of labelling time",
             references=[
-                plots.Reference(PAPER_LABELS_PER_HOUR, "paper: 250/h"),
+                Reference(PAPER_LABELS_PER_HOUR, "paper: 250/h"),
             ],
             empty_message="No timed labels yet",
         ),
-        "pr_curve": plots.pr_curve(
+        "pr_curve": pr_curve(
             [
-                plots.Series(
+                Series(
                     f"Active scorer {stats['active'].version}"
                     if stats["active"]
                     else "Current scores",
@@ -468,13 +476,13 @@ def charts(project: Project, stats: dict[str, Any]) -> dict[str, str]:
             operating_points=operating,
             empty_message="No unsafe gold labels with scores yet",
         ),
-        "histogram": plots.histogram(
+        "histogram": histogram(
             stats["histogram"],
             title="Alignment scores",
             x_label="Alignment score (matches / alignment length)",
             y_label="Predictions",
             markers=[
-                plots.Reference(
+                Reference(
                     project.align_threshold, f"keep >= {project.align_threshold:g}"
                 )
             ],

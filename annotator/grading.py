@@ -38,6 +38,8 @@ from django.utils import timezone
 from . import gold
 from .dispatch import send_after_commit
 from .models import (
+    ACTIVE_RUN_STATUSES,
+    FINISHED_RUN_STATUSES,
     GRADER_SCORER_PREFIX,
     Annotation,
     GradingRun,
@@ -76,8 +78,6 @@ COMPLETION_TOKENS_PER_PREDICTION = 100
 
 _MICRO = Decimal("0.000001")  # the money fields' precision
 _MAX_BUDGET = Decimal(1_000_000)  # max_digits=12, 6 of them decimals
-_FINISHED = (RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED)
-_ACTIVE = (RunStatus.PENDING, RunStatus.RUNNING)
 _DECISIVE = (Annotation.Label.SAFE, Annotation.Label.UNSAFE)
 # High bits of the Postgres advisory lock key held by whoever executes a run.
 _LOCK_CLASS = 0x5AFE
@@ -292,7 +292,9 @@ def grading_run_start(
     with transaction.atomic():
         # Serialises concurrent starts on the project: one run at a time.
         Project.objects.select_for_update().filter(pk=project.pk).first()
-        active = GradingRun.objects.filter(project=project, status__in=_ACTIVE).first()
+        active = GradingRun.objects.filter(
+            project=project, status__in=ACTIVE_RUN_STATUSES
+        ).first()
         if active is not None:
             raise ApplicationError(
                 f"grading run {active.pk} is already {active.status} on project "
@@ -331,13 +333,13 @@ def _run_lock(run_id: int) -> Iterator[bool]:
 
 def grading_run_cancel(*, run: GradingRun) -> GradingRun:
     """Ask a run to stop before its next batch; one no worker holds stops now."""
-    if run.status in _FINISHED:
+    if run.status in FINISHED_RUN_STATUSES:
         raise ApplicationError(f"grading run {run.pk} already {run.status}")
     GradingRun.objects.filter(pk=run.pk).update(cancel_requested=True)
     with _run_lock(run.pk) as free:
         if free:
             # Pending, or between retries: the task will find it cancelled.
-            GradingRun.objects.filter(pk=run.pk, status__in=_ACTIVE).update(
+            GradingRun.objects.filter(pk=run.pk, status__in=ACTIVE_RUN_STATUSES).update(
                 status=RunStatus.CANCELLED, finished_at=timezone.now()
             )
     run.refresh_from_db()
@@ -348,7 +350,7 @@ def grading_run_fail(*, run_id: int, error: str) -> None:
     """Record a permanent failure on the run (its task will not retry)."""
     with transaction.atomic():
         run = GradingRun.objects.select_for_update().get(pk=run_id)
-        if run.status not in _ACTIVE:
+        if run.status not in ACTIVE_RUN_STATUSES:
             return
         run.status, run.finished_at = RunStatus.FAILED, timezone.now()
         # First, above the predictions that failed before it.
@@ -396,7 +398,7 @@ def grading_run_execute(*, run_id: int) -> GradingRun:
     key or an unknown model fails the run.
     """
     run = GradingRun.objects.select_related("project").get(pk=run_id)
-    if run.status in _FINISHED:
+    if run.status in FINISHED_RUN_STATUSES:
         return run
     with _run_lock(run_id) as held:
         if not held:
@@ -404,7 +406,9 @@ def grading_run_execute(*, run_id: int) -> GradingRun:
         # PENDING -> RUNNING, or RUNNING again after a retry or a lost worker:
         # the lock, not the status, says that nobody else is on it.
         now = Value(timezone.now(), output_field=DateTimeField())
-        claimed = GradingRun.objects.filter(pk=run_id, status__in=_ACTIVE).update(
+        claimed = GradingRun.objects.filter(
+            pk=run_id, status__in=ACTIVE_RUN_STATUSES
+        ).update(
             status=RunStatus.RUNNING,
             started_at=Coalesce(F("started_at"), now),
             heartbeat_at=now,

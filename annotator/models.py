@@ -52,6 +52,11 @@ class RunStatus(models.TextChoices):
     CANCELLED = "cancelled", "Cancelled"
 
 
+#: A run some worker may still be on (or will be); the rest are finished.
+ACTIVE_RUN_STATUSES = (RunStatus.PENDING, RunStatus.RUNNING)
+FINISHED_RUN_STATUSES = (RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED)
+
+
 class Verdict(models.TextChoices):
     UNCHECKED = "", "Not checked yet"
     SAFE = "safe", "Safe"
@@ -453,6 +458,10 @@ class Annotation(models.Model):
     class Source(models.TextChoices):
         UI = "ui", "Labeling UI"
         IMPORT = "import", "Imported file"
+
+    #: The labels that say something (unsure does not): what training, the
+    #: gold set and agreement count.
+    DECISIVE = (Label.SAFE, Label.UNSAFE)
 
     prediction = models.ForeignKey(
         Prediction, on_delete=models.CASCADE, related_name="annotations"

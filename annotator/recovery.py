@@ -16,7 +16,7 @@ from django.db.models import F, Value
 from django.db.models.functions import Coalesce, Concat
 from django.utils import timezone
 
-from .models import LLMRun, Prediction, RunStatus
+from .models import ACTIVE_RUN_STATUSES, LLMRun, Prediction, RunStatus
 
 
 def projects_with_unchecked() -> list[int]:
@@ -40,7 +40,7 @@ def llm_runs_lost(model: type[LLMRun]) -> tuple[list[int], list[int]]:
     lost = model.objects.annotate(
         last_sign=Coalesce("heartbeat_at", "started_at", "created_at")
     ).filter(
-        status__in=[RunStatus.PENDING, RunStatus.RUNNING],
+        status__in=ACTIVE_RUN_STATUSES,
         last_sign__lt=now - timedelta(seconds=settings.LLM_RUN_STALE_SECONDS),
     )
     resend, failed = [], []

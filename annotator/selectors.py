@@ -225,7 +225,7 @@ def export_rows(*, project: Project, kind: str) -> Iterator[dict[str, Any]]:
     elif kind == "labels":
         rows = (
             Annotation.objects.filter(
-                prediction__project=project, label__in=["safe", "unsafe"]
+                prediction__project=project, label__in=Annotation.DECISIVE
             )
             .select_related("prediction", "annotator")
             .order_by("pk")
@@ -432,25 +432,6 @@ def queue_available(
     return Prediction.objects.filter(project=project).filter(
         RawSQL(sql, params, output_field=BooleanField())
     )
-
-
-def lease_available_sql(
-    *, project: Project, annotator, ids: list[int], now: datetime, expires: datetime
-) -> tuple[str, list[Any]]:
-    """Lease those of ``ids`` available to ``annotator``, renewing their own
-    leases; the statement returns the prediction ids it leased."""
-    condition, params = available_sql(
-        "p", project=project, annotator=annotator, now=now
-    )
-    sql = f"""
-        INSERT INTO {_LEASE} (prediction_id, annotator_id, expires_at, created_at)
-        SELECT p.id, %s, %s, %s
-        FROM unnest(%s::bigint[]) AS w(id) JOIN {_PREDICTION} p ON p.id = w.id
-        WHERE {condition}
-        ON CONFLICT (prediction_id, annotator_id)
-            DO UPDATE SET expires_at = EXCLUDED.expires_at
-        RETURNING prediction_id"""
-    return sql, [annotator.pk, expires, now, ids, *params]
 
 
 def queue_candidates(

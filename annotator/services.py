@@ -39,6 +39,7 @@ from django.utils import timezone
 from . import allowlists
 from .dispatch import send_after_commit
 from .models import (
+    ACTIVE_RUN_STATUSES,
     Annotation,
     Document,
     ExtractionItem,
@@ -971,10 +972,21 @@ def _leases_take(
 
     if not ids:
         return []
+    condition, params = selectors.available_sql(
+        "p", project=project, annotator=annotator, now=now
+    )
     cursor.execute(
-        *selectors.lease_available_sql(
-            project=project, annotator=annotator, ids=ids, now=now, expires=expires
-        )
+        f"""
+        INSERT INTO {Lease._meta.db_table}
+            (prediction_id, annotator_id, expires_at, created_at)
+        SELECT p.id, %s, %s, %s
+        FROM unnest(%s::bigint[]) AS w(id)
+            JOIN {Prediction._meta.db_table} p ON p.id = w.id
+        WHERE {condition}
+        ON CONFLICT (prediction_id, annotator_id)
+            DO UPDATE SET expires_at = EXCLUDED.expires_at
+        RETURNING prediction_id""",
+        [annotator.pk, expires, now, ids, *params],
     )
     leased = {row[0] for row in cursor.fetchall()}
     return [pk for pk in ids if pk in leased]
@@ -1528,7 +1540,7 @@ def _run_finish(run_id: int) -> ExtractionRun:
         run = ExtractionRun.objects.select_for_update().get(pk=run_id)
         if run.status != RunStatus.RUNNING:
             return run
-        if run.items.filter(status__in=[RunStatus.PENDING, RunStatus.RUNNING]).exists():
+        if run.items.filter(status__in=ACTIVE_RUN_STATUSES).exists():
             return run  # another worker still holds a document
         items = run.items.all()
         failed = items.filter(status=RunStatus.FAILED).count()

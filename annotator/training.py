@@ -37,6 +37,7 @@ from . import gold
 from .allowlists import scorer_source_problem, trained_scorers_root
 from .dispatch import send_after_commit
 from .models import (
+    ACTIVE_RUN_STATUSES,
     Annotation,
     Document,
     Prediction,
@@ -49,8 +50,6 @@ from .services import ApplicationError, project_schema, scorer_activate
 
 logger = logging.getLogger(__name__)
 
-ACTIVE_STATUSES = (RunStatus.PENDING, RunStatus.RUNNING)
-DECISIVE = (Annotation.Label.SAFE, Annotation.Label.UNSAFE)
 # Share of TrainingRun.progress given to preparing the data (before) and to
 # the gold evaluation (after); training takes the rest.
 _PREPARE_SHARE, _EVALUATE_SHARE = 0.05, 0.05
@@ -73,7 +72,9 @@ def expert_labels(project: Project, *, gold_set: bool) -> dict[int, str]:
     predictions (True) or the training side (False).
     """
     annotations = gold.only(
-        Annotation.objects.filter(prediction__project=project, label__in=DECISIVE),
+        Annotation.objects.filter(
+            prediction__project=project, label__in=Annotation.DECISIVE
+        ),
         project,
         gold=gold_set,
         document_field="prediction__document_id",
@@ -292,7 +293,7 @@ def training_run_start(
         # beat) cannot both pass the check below.
         Project.objects.select_for_update().filter(pk=project.pk).first()
         busy = TrainingRun.objects.filter(
-            project=project, status__in=ACTIVE_STATUSES
+            project=project, status__in=ACTIVE_RUN_STATUSES
         ).first()
         if busy is not None:
             raise ApplicationError(
@@ -344,7 +345,7 @@ def training_run_cancel(*, run: TrainingRun) -> TrainingRun:
 
 def training_run_fail(*, run_id: int, error: str) -> bool:
     """Mark a pending or running run failed; False if it had already ended."""
-    done = TrainingRun.objects.filter(pk=run_id, status__in=ACTIVE_STATUSES).update(
+    done = TrainingRun.objects.filter(pk=run_id, status__in=ACTIVE_RUN_STATUSES).update(
         status=RunStatus.FAILED,
         error=error,
         finished_at=timezone.now(),
@@ -416,7 +417,9 @@ def new_expert_labels(project: Project) -> int:
     if last is not None:
         cutoffs.append(last)
     annotations = gold.only(
-        Annotation.objects.filter(prediction__project=project, label__in=DECISIVE),
+        Annotation.objects.filter(
+            prediction__project=project, label__in=Annotation.DECISIVE
+        ),
         project,
         gold=False,
         document_field="prediction__document_id",
@@ -430,7 +433,9 @@ def retrain_due() -> list[int]:
     """Start a scheduled run for every idle project with at least
     ``retrain_min_labels`` new expert labels (0 turns it off); their ids."""
     started = []
-    busy = TrainingRun.objects.filter(status__in=ACTIVE_STATUSES).values("project_id")
+    busy = TrainingRun.objects.filter(status__in=ACTIVE_RUN_STATUSES).values(
+        "project_id"
+    )
     for project in Project.objects.exclude(pk__in=busy).filter(
         retrain_min_labels__gt=0
     ):

@@ -130,7 +130,7 @@ def dashboard_page(request, pk: int):
     # an expert gets a 403 (they may know the project exists, not its metrics).
     project = _project_page(request, pk, selectors.MANAGE)
     stats = dashboard.dashboard(project)
-    # Safe to inline: pipeline.plots escapes every piece of text it is given
+    # Safe to inline: annotator.charts escapes every piece of text it is given
     # (model names, usernames and versions come from users and imports).
     charts = {name: mark_safe(svg) for name, svg in stats.pop("charts").items()}
     live = stats["runs"]["live_training"]

@@ -42,11 +42,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_quality import evaluate_on, split_corpus  # noqa: E402
 
-from pipeline.demo_corpus import generate_corpus  # noqa: E402
+from annotator.charts import Reference, Series, line_chart  # noqa: E402
 from pipeline.evaluate import best_threshold  # noqa: E402
-from pipeline.plots import Reference, Series, line_chart  # noqa: E402
 from pipeline.score import NLIScorer  # noqa: E402
 from pipeline.train import TrainConfig, build_dataset, train_scorer  # noqa: E402
+from tools.demo_corpus import generate_corpus  # noqa: E402
 
 SCORERS = ("base", "silver", "expert", "silver>expert")
 #: Paper Table 1, for the reader's eye only: another corpus, another model.

@@ -23,10 +23,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pipeline.check import check_predictions  # noqa: E402
-from pipeline.demo_corpus import generate_corpus  # noqa: E402
 from pipeline.evaluate import evaluate_checked  # noqa: E402
 from pipeline.score import NLIScorer  # noqa: E402
 from pipeline.train import TrainConfig, train_scorer  # noqa: E402
+from tools.demo_corpus import generate_corpus  # noqa: E402
 
 
 def split_corpus(corpus, *, test_share: float, n_labels: int, seed: int):

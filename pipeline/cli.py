@@ -1,4 +1,4 @@
-"""``python -m pipeline``: extract, check, train, evaluate, demo-corpus.
+"""``python -m pipeline``: extract, check, train, evaluate.
 
 Exit status: 0 when every input line was used, 1 when some lines were skipped
 (each reported on stderr as ``file:line: problem``; the rest was processed and
@@ -199,15 +199,6 @@ def cmd_evaluate(args, run: _Run) -> None:
     print(json.dumps(evaluate_checked(checked, labels), indent=2))
 
 
-def cmd_demo_corpus(args, run: _Run) -> None:
-    from .demo_corpus import generate_corpus, write_corpus
-
-    styles = args.styles.split(",") if args.styles else None
-    corpus = generate_corpus(docs=args.docs, seed=args.seed, styles=styles)
-    paths = write_corpus(corpus, args.out)
-    print(json.dumps({name: str(path) for name, path in paths.items()}))
-
-
 def _add_llm_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--base-url",
@@ -283,15 +274,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--checked", required=True, help="output of check")
     p.add_argument("--labels", required=True)
     p.set_defaults(func=cmd_evaluate)
-
-    p = sub.add_parser(
-        "demo-corpus", help="write a seeded synthetic ASYLEX-like corpus"
-    )
-    p.add_argument("--out", required=True, help="folder to write")
-    p.add_argument("--docs", type=int, default=200)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--styles", help="comma-separated document styles")
-    p.set_defaults(func=cmd_demo_corpus)
     return parser
 
 

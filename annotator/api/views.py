@@ -20,7 +20,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotator import selectors, services
-from annotator.models import Annotation, Membership, Project, Role, RunStatus
+from annotator.models import (
+    ACTIVE_RUN_STATUSES,
+    Annotation,
+    Membership,
+    Project,
+    Role,
+)
 
 from . import serializers as s
 from .params import bool_param, float_param, id_param, project_param
@@ -509,7 +515,7 @@ class TrainingRunViewSet(
         return Response(self.get_serializer(run).data)
 
     def perform_destroy(self, instance):
-        if instance.status in (RunStatus.PENDING, RunStatus.RUNNING):
+        if instance.status in ACTIVE_RUN_STATUSES:
             raise ValidationError({"status": "cancel the run before deleting it"})
         instance.delete()
 

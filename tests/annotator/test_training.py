@@ -54,7 +54,7 @@ SLOW = {
 
 @pytest.fixture(scope="module")
 def corpus():
-    from pipeline.demo_corpus import generate_corpus
+    from tools.demo_corpus import generate_corpus
 
     return generate_corpus(docs=12, seed=3)
 

@@ -3,6 +3,7 @@ import json
 import pytest
 
 from pipeline.cli import main
+from tools.demo_corpus import generate_corpus, write_corpus
 
 
 def read_jsonl(path):
@@ -11,8 +12,9 @@ def read_jsonl(path):
 
 @pytest.fixture
 def corpus(tmp_path):
+    """The demo corpus's files: the library's commands take them from here."""
     out = tmp_path / "corpus"
-    assert main(["demo-corpus", "--out", str(out), "--docs", "12", "--seed", "3"]) == 0
+    write_corpus(generate_corpus(docs=12, seed=3), out)
     return out
 
 

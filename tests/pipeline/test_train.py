@@ -5,12 +5,12 @@ import json
 import pytest
 
 from pipeline.check import align_predictions, check_predictions
-from pipeline.demo_corpus import generate_corpus
 from pipeline.errors import TrainingError
 from pipeline.evaluate import evaluate_checked
 from pipeline.score import NLIScorer
 from pipeline.silver import silver_examples, value_anchored
 from pipeline.train import TrainConfig, train_scorer
+from tools.demo_corpus import generate_corpus
 
 CONFIG = TrainConfig(silver_limit=1200, silver_epochs=1, human_epochs=3, seed=1)
 

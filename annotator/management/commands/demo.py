@@ -48,8 +48,8 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, docs, port, no_serve, retrain, **options):
-        from pipeline.demo_corpus import generate_corpus
         from pipeline.jsonl import document_to_json, label_to_json, prediction_to_json
+        from tools.demo_corpus import generate_corpus
 
         started = time.monotonic()
         # `kill` and process managers stop with SIGTERM, which by default ends

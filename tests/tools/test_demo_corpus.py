@@ -1,11 +1,16 @@
+import hashlib
+import json
 import re
 import time
 from collections import Counter, defaultdict
+from pathlib import Path
 
 import pytest
 
-from pipeline import demo_corpus
-from pipeline.demo_corpus import (
+from pipeline.hypothesis import render_hypothesis
+from pipeline.jsonl import prediction_from_json, read_jsonl
+from pipeline.schema import schema_from_dict
+from tools.demo_corpus import (
     DEFAULT_TYPES,
     HELD_OUT_STYLES,
     MODELS,
@@ -18,9 +23,8 @@ from pipeline.demo_corpus import (
     tribunal_schema,
     write_corpus,
 )
-from pipeline.hypothesis import render_hypothesis
-from pipeline.jsonl import prediction_from_json, read_jsonl
-from pipeline.schema import schema_from_dict
+from tools.demo_corpus.__main__ import main
+from tools.demo_corpus.lexicon import BACK_TRANSLATIONS, TRANSLATIONS
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +57,7 @@ def _in_two_pieces(context, text):
 
 
 def _translated_back(context, text):
-    pairs = {**demo_corpus._TRANSLATIONS, **demo_corpus._BACK_TRANSLATIONS}
+    pairs = {**TRANSLATIONS, **BACK_TRANSLATIONS}
     for t in re.finditer(r"[^\W\d_]+", context):
         other = pairs.get(t.group().lower())
         if other is None:
@@ -75,6 +79,61 @@ _PRESENT = {
     "translation": lambda c, t: c not in t and _translated_back(c, t),
     "whitespace": lambda c, t: c not in t and c in _squash(t),
 }
+
+
+# sha256 of documents.jsonl, predictions.jsonl, labels.jsonl and schema.json, in
+# that order, as written by the single-module generator before it moved to tools/.
+# A mismatch means every corpus made with that seed has changed (the demo's cached
+# scorer, benchmark baselines, other tests' expectations): keep the generator's
+# draws as they are, or update these on purpose. A change to the JSONL layout in
+# pipeline.jsonl moves them too.
+PINNED = {
+    (20, 0, None): "b9bd814478d9649c1ac7d499f6e72ede4e861a4db74eb3c561397b026954d86a",
+    (20, 1, None): "3ea9be6ab3e0073135f67d802bf95b4e391b2cb9ee78ea5df19583331767a4ae",
+    (60, 7, None): "b8159c0a44af1511315bc27dc44fd041bdf3dcc70a6f8ad4c1f499b39bda535d",
+    (15, 3, ("tribunal",)): (
+        "31a5cd85db40391bb83aecc42c3c1269067104b28ef956a482d8d66a3249dfef"
+    ),
+    (25, 2, ("irb_header", "tribunal")): (
+        "7bb7bd2954a8d3d023059993a40d30a53f14383a4e92d9746690df5554b1f9e4"
+    ),
+}
+
+
+def _files_sha256(paths) -> str:
+    digest = hashlib.sha256()
+    for name in ("documents", "predictions", "labels", "schema"):
+        digest.update(paths[name].read_bytes())
+    return digest.hexdigest()
+
+
+@pytest.mark.parametrize(("docs", "seed", "styles"), list(PINNED))
+def test_known_seeds_still_give_the_corpus_they_always_gave(
+    tmp_path, docs, seed, styles
+):
+    paths = write_corpus(generate_corpus(docs=docs, seed=seed, styles=styles), tmp_path)
+    assert _files_sha256(paths) == PINNED[docs, seed, styles]
+
+
+def test_command_line_writes_the_same_files_as_the_api(tmp_path, capsys):
+    assert main(["--out", str(tmp_path), "--docs", "20", "--seed", "1"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed == {
+        "documents": str(tmp_path / "documents.jsonl"),
+        "predictions": str(tmp_path / "predictions.jsonl"),
+        "labels": str(tmp_path / "labels.jsonl"),
+        "schema": str(tmp_path / "schema.json"),
+    }
+    paths = {name: Path(path) for name, path in printed.items()}
+    assert _files_sha256(paths) == PINNED[20, 1, None]
+
+
+def test_command_line_names_the_styles_it_accepts(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["--out", str(tmp_path), "--styles", "sonnet"])
+    assert exit_.value.code == 2
+    assert "unknown styles ['sonnet']" in capsys.readouterr().err
+    assert not (tmp_path / "documents.jsonl").exists()
 
 
 def test_same_seed_gives_byte_identical_files(tmp_path):

@@ -8,6 +8,9 @@ bar. Series differ in colour *and* in something that survives greyscale
 printing: marker shape and dash pattern for lines, lightness and outline for
 bars.
 
+Drawing is the app's business, not the library's; this module still imports
+nothing from Django, so the benchmarks use it without settings.
+
 Every piece of caller text (titles, series and category labels, notes) is
 escaped here, which is what makes the output safe to inline in an HTML page
 even when the labels come from untrusted data (LLM names, usernames).

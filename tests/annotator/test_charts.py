@@ -2,7 +2,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from pipeline.plots import (
+from annotator.charts import (
     BarSeries,
     Reference,
     Series,
