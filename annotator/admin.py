@@ -170,7 +170,7 @@ class ScorerModelAdmin(admin.ModelAdmin):
 
     @admin.action(description="Make active (promote or roll back; rescores)")
     def activate(self, request, queryset):
-        from .services import scorer_activate
+        from .checking import scorer_activate
 
         scorers = list(queryset)
         if len({s.project_id for s in scorers}) != len(scorers):
@@ -229,7 +229,7 @@ class TrainingRunAdmin(admin.ModelAdmin):
 
     @admin.action(description="Cancel the selected runs")
     def cancel(self, request, queryset):
-        from .services import ApplicationError
+        from .errors import ApplicationError
         from .training import training_run_cancel
 
         for run in queryset:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -101,10 +100,16 @@ def _forget_dead_redis(db_file: Path) -> None:
         path = json.loads(registry.read_text())["unixsocket"]
     except (OSError, ValueError, KeyError):
         return
-    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    import redis
+
+    # A PING, not a connect: a child the dead server forked (an append-only
+    # log rewrite) can hold its listening socket for a while, answering nothing.
+    probe = redis.Redis(unix_socket_path=path, socket_timeout=2)
     try:
-        probe.connect(path)
-    except OSError:
+        probe.ping()
+    except redis.BusyLoadingError:
+        pass  # alive, reading its data back
+    except redis.RedisError:
         logger.warning("embedded Redis at %s is gone; starting a new one", path)
         registry.unlink(missing_ok=True)
     finally:

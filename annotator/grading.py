@@ -37,6 +37,9 @@ from django.utils import timezone
 
 from . import gold
 from .dispatch import send_after_commit
+from .errors import ApplicationError, ConfigurationError, TransientError
+from .extraction import llm_config
+from .ingest import batched
 from .models import (
     ACTIVE_RUN_STATUSES,
     FINISHED_RUN_STATUSES,
@@ -49,13 +52,6 @@ from .models import (
     Reason,
     RunStatus,
     Verdict,
-)
-from .services import (
-    ApplicationError,
-    ConfigurationError,
-    TransientError,
-    batched,
-    llm_config,
 )
 
 logger = logging.getLogger(__name__)

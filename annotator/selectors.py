@@ -299,7 +299,7 @@ def active_threshold(project: Project) -> float:
 def _order_uncertainty(queryset, *, project, annotator):
     # Score nearest the active threshold first; unscored predictions (not
     # checked yet, or alignment only) have no key and come last. The hand-out
-    # keeps the key current (services.queue_keys_refresh); the order matches
+    # keeps the key current (labeling.queue_keys_refresh); the order matches
     # the prediction_queue_uncertainty index.
     return queryset.order_by(F("uncertainty").asc(nulls_last=True), "pk")
 
@@ -382,7 +382,7 @@ def is_overlap(project: Project, prediction_id: int) -> bool:
 
 # The availability rule, stated once in SQL for both statements that need it:
 # scanning a project for candidates (queue_available) and re-checking rows
-# already locked in the statement that leases them (services.labeling_next).
+# already locked in the statement that leases them (labeling.labeling_next).
 # Written out rather than composed in the ORM: compiling the ORM form took
 # three times as long as running it, twice per hand-out. The label counts it
 # reads are kept on the prediction by triggers (migration 0006).

@@ -12,7 +12,7 @@ from celery.signals import task_failure, worker_ready
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
-from . import recovery, services, training
+from . import checking, errors, extraction, recovery, training
 from .models import ExtractionRun, GradingRun, Project, RunStatus
 
 logger = logging.getLogger(__name__)
@@ -24,7 +24,7 @@ _LLM_RUN = dict(
     bind=True,
     acks_late=True,
     reject_on_worker_lost=True,
-    autoretry_for=(services.TransientError,),
+    autoretry_for=(errors.TransientError,),
     retry_backoff=10,
     retry_backoff_max=600,
     max_retries=settings.EXTRACTION_MAX_RETRIES,
@@ -34,13 +34,13 @@ _LLM_RUN = dict(
 def _llm_run(task, run_id: int, *, execute, fail) -> dict:
     try:
         run = execute(run_id=run_id)
-    except services.ConfigurationError:
+    except errors.ConfigurationError:
         return {"run": run_id, "status": RunStatus.FAILED}  # recorded on the run
     except (OperationalError, InterfaceError) as e:
         # The database went away (restart, failover): every finished document
         # or batch is committed, so retry like any transient failure.
-        raise services.TransientError(f"database unavailable: {e}") from e
-    except services.TransientError as e:
+        raise errors.TransientError(f"database unavailable: {e}") from e
+    except errors.TransientError as e:
         if task.request.retries >= task.max_retries:
             fail(
                 run_id=run_id,
@@ -61,8 +61,8 @@ def run_extraction(self, run_id: int) -> dict:
     return _llm_run(
         self,
         run_id,
-        execute=services.extraction_run_execute,
-        fail=services.extraction_run_fail,
+        execute=extraction.extraction_run_execute,
+        fail=extraction.extraction_run_fail,
     )
 
 
@@ -83,7 +83,7 @@ def check_predictions(project_id: int, force: bool = False) -> dict:
 
     if not Project.objects.filter(pk=project_id).exists():
         return {"project": project_id, "checked": 0}  # deleted meanwhile
-    summary = services.predictions_check(
+    summary = checking.predictions_check(
         project_id=project_id, force=force, progress=progress
     )
     for error in summary.errors:

@@ -4,7 +4,7 @@ A run trains on the project's expert labels outside the gold set (silver
 stage first, its pairs cached per unlabelled pool), is measured on the gold
 set's labels beside the active scorer, is registered as a new version and
 becomes active only if its gold F1 is not worse. Activating any version by
-hand (promote or roll back) is ``services.scorer_activate``.
+hand (promote or roll back) is ``checking.scorer_activate``.
 
 Runs are claimed with ``filter(status=PENDING).update(status=RUNNING)``: a
 second delivery of the same task finds nothing to do. A worker that dies
@@ -35,7 +35,9 @@ from django.utils import timezone
 
 from . import gold
 from .allowlists import scorer_source_problem, trained_scorers_root
+from .checking import project_schema, scorer_activate
 from .dispatch import send_after_commit
+from .errors import ApplicationError
 from .models import (
     ACTIVE_RUN_STATUSES,
     Annotation,
@@ -46,7 +48,6 @@ from .models import (
     ScorerModel,
     TrainingRun,
 )
-from .services import ApplicationError, project_schema, scorer_activate
 
 logger = logging.getLogger(__name__)
 

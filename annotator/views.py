@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.safestring import mark_safe
 
-from . import accounts, dashboard, selectors, services
+from . import accounts, dashboard, labeling, selectors
 from .models import Project, Verdict
 
 
@@ -87,7 +87,7 @@ def predictions_page(request, pk: int):
 def label_page(request, pk: int):
     project = _project_page(request, pk, selectors.LABEL)
     # The first batch comes with the page, so the first item needs no round trip.
-    ids = services.labeling_next(
+    ids = labeling.labeling_next(
         project=project, annotator=request.user, count=settings.LABEL_BATCH_SIZE
     )
     schema = (

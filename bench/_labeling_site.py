@@ -65,7 +65,7 @@ def _seed(*, annotators: int, documents: int, per_document: int) -> tuple[int, l
     from django.contrib.auth import get_user_model
     from django.contrib.auth.hashers import make_password
 
-    from annotator import services
+    from annotator import labeling
     from annotator.models import Document, Prediction, Project
 
     rng = random.Random(7)
@@ -107,7 +107,7 @@ def _seed(*, annotators: int, documents: int, per_document: int) -> tuple[int, l
             )
     Prediction.objects.bulk_create(predictions, batch_size=2000)
     # As the check would have left them: queue order keys set.
-    services.queue_keys_refresh(project=project)
+    labeling.queue_keys_refresh(project=project)
     from django.db import connection
 
     with connection.cursor() as cursor:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from annotator import selectors, services
+from annotator import labeling, selectors
 from annotator.models import (
     Annotation,
     Document,
@@ -644,7 +644,7 @@ class LabelInSerializer(serializers.Serializer):
     note = serializers.CharField(
         required=False,
         allow_blank=True,
-        max_length=services.LABEL_NOTE_MAX_CHARS,
+        max_length=labeling.LABEL_NOTE_MAX_CHARS,
         help_text="Free text, at most 10,000 characters.",
     )
     corrected_type = serializers.CharField(
@@ -675,7 +675,7 @@ class LabelsInSerializer(serializers.Serializer):
     labels = LabelInSerializer(
         many=True,
         allow_empty=False,
-        max_length=services.LABELS_BATCH_MAX,
+        max_length=labeling.LABELS_BATCH_MAX,
         help_text="Labels in the order they were given. Labels past the 500th "
         "are not processed: each gets an error result, to send again.",
     )

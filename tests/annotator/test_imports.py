@@ -7,7 +7,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import override_settings
 
-from annotator import services
+from annotator import export, ingest
 from annotator.models import Annotation, Document, Prediction
 from tests.annotator.factories import (
     DOC_TEXT,
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.django_db
 
 
 def _import_documents(project, *files):
-    return services.documents_import(
+    return ingest.documents_import(
         project=project, files=[(name, io.BytesIO(data)) for name, data in files]
     )
 
@@ -119,7 +119,7 @@ def test_prediction_for_unknown_document_is_an_error_on_its_line(personas):
         {"id": "p-x", "document_id": "nope", "type": "GPE", "value": "x"},
         {"id": "p-y", "document_id": "d1", "type": "GPE"},
     )
-    report = services.predictions_import(
+    report = ingest.predictions_import(
         project=project, stream=io.BytesIO(data), source="p.jsonl"
     )
     assert report.created == 3
@@ -132,13 +132,11 @@ def test_prediction_for_unknown_document_is_an_error_on_its_line(personas):
 def test_changed_prediction_loses_its_verdict_unchanged_keeps_it(personas):
     project = personas.project
     _import_documents(project, ("docs.jsonl", documents_jsonl()))
-    services.predictions_import(project=project, stream=io.BytesIO(predictions_jsonl()))
+    ingest.predictions_import(project=project, stream=io.BytesIO(predictions_jsonl()))
     Prediction.objects.update(verdict="safe", hypothesis="h")
     rows = [json.loads(line) for line in predictions_jsonl().splitlines()]
     rows[0]["value"] = "Ottawa"
-    report = services.predictions_import(
-        project=project, stream=io.BytesIO(jsonl(*rows))
-    )
+    report = ingest.predictions_import(project=project, stream=io.BytesIO(jsonl(*rows)))
     assert (report.created, report.updated, report.unchanged) == (0, 1, 2)
     assert Prediction.objects.get(external_id="p-found").verdict == ""
     assert Prediction.objects.get(external_id="p-date").verdict == "safe"
@@ -152,10 +150,10 @@ def test_labels_import_upserts_and_reports_unknown_predictions(personas):
         {"prediction_id": "p2", "label": "safe"},
         {"prediction_id": "p1", "label": "maybe"},
     )
-    report = services.labels_import(project=project, stream=io.BytesIO(data))
+    report = ingest.labels_import(project=project, stream=io.BytesIO(data))
     assert report.created == 1
     assert sorted(e.line for e in report.errors) == [2, 3]
-    again = services.labels_import(
+    again = ingest.labels_import(
         project=project,
         stream=io.BytesIO(jsonl({"prediction_id": "p1", "label": "safe"})),
     )
@@ -187,12 +185,12 @@ def test_upload_over_api_reports_line_errors(personas, api):
 def test_export_round_trips_in_pipeline_formats(personas, api, tmp_path):
     project = personas.project
     _import_documents(project, ("docs.jsonl", documents_jsonl()))
-    services.predictions_import(project=project, stream=io.BytesIO(predictions_jsonl()))
-    services.labels_import(
+    ingest.predictions_import(project=project, stream=io.BytesIO(predictions_jsonl()))
+    ingest.labels_import(
         project=project,
         stream=io.BytesIO(jsonl({"prediction_id": "p-found", "label": "safe"})),
     )
-    counts = services.project_export(project=project, out_dir=tmp_path)
+    counts = export.project_export(project=project, out_dir=tmp_path)
     assert counts == {"documents": 2, "predictions": 3, "labels": 1}
     from pipeline.jsonl import document_from_json, prediction_from_json, read_jsonl
 

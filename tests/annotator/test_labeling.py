@@ -8,7 +8,7 @@ from django.db import connection
 from django.utils import timezone
 
 from annotator import gold as gold_set
-from annotator import selectors, services
+from annotator import labeling, selectors
 from annotator.models import Annotation, Lease, Prediction, PredictionScore
 from tests.annotator.factories import make_document, make_prediction
 
@@ -389,7 +389,7 @@ def test_concurrent_hand_outs_on_two_connections_do_not_overlap(personas):
             barrier.wait()
             got = []
             for _ in range(3):
-                got += services.labeling_next(
+                got += labeling.labeling_next(
                     project=project, annotator=user, count=4, exclude=got
                 )
             results[user.username] = got

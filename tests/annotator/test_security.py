@@ -158,7 +158,7 @@ def test_a_stored_key_name_outside_the_list_never_reaches_the_endpoint(
 ):
     """A row written before the allow-lists: the worker refuses it before any
     request leaves the server."""
-    from annotator import services
+    from annotator import errors, extraction
 
     monkeypatch.setenv("SECRET_KEY", "the-real-secret")
     project = make_project(
@@ -167,9 +167,9 @@ def test_a_stored_key_name_outside_the_list_never_reaches_the_endpoint(
         llm_models=["fake-model"],
     )
     make_document(project)
-    run = services.extraction_run_start(project=project, model="fake-model")
-    with pytest.raises(services.ConfigurationError, match="LLM_API_KEY_ENVS"):
-        services.extraction_run_execute(run_id=run.pk)
+    run = extraction.extraction_run_start(project=project, model="fake-model")
+    with pytest.raises(errors.ConfigurationError, match="LLM_API_KEY_ENVS"):
+        extraction.extraction_run_execute(run_id=run.pk)
     run.refresh_from_db()
     assert run.status == "failed" and "LLM_API_KEY_ENVS" in run.error
     assert fake_openai.requests == []

@@ -2,7 +2,7 @@
 
 import pytest
 
-from annotator import services, tasks
+from annotator import checking, extraction, tasks
 from annotator.models import (
     ExtractionRun,
     Prediction,
@@ -31,7 +31,7 @@ class FakeScorer:
 @pytest.fixture
 def fake_scorer(monkeypatch):
     scorer = FakeScorer()
-    monkeypatch.setattr(services, "_project_scorer", lambda project: (scorer, "v1"))
+    monkeypatch.setattr(checking, "_project_scorer", lambda project: (scorer, "v1"))
     return scorer
 
 
@@ -67,7 +67,7 @@ def test_check_without_scorer_uses_alignment_alone(settings):
     project = make_project()
     document = make_document(project)
     make_prediction(document, external_id="ok")
-    summary = services.predictions_check(project_id=project.pk)
+    summary = checking.predictions_check(project_id=project.pk)
     assert (summary.checked, summary.safe, summary.scorer) == (1, 1, "")
     ok = Prediction.objects.get()
     assert ok.score is None and ok.align_score == pytest.approx(1.0)
@@ -99,14 +99,14 @@ def _llm_project(fake_openai, **fields):
 
 
 def test_extraction_twice_calls_the_llm_once_per_document(fake_openai, monkeypatch):
-    monkeypatch.setattr(services, "_enqueue_check", lambda project_id: None)
+    monkeypatch.setattr(checking, "check_enqueue", lambda project_id: None)
     project = _llm_project(fake_openai)
     make_document(project, external_id="d1")
     make_document(project, external_id="d2")
     fake_openai.reply_json(_entities(("GPE", "Toronto", "took place in Toronto")))
     fake_openai.reply_json(_entities(("GPE", "Colombia", "a citizen of Colombia")))
 
-    run = services.extraction_run_start(project=project, model="fake-model")
+    run = extraction.extraction_run_start(project=project, model="fake-model")
     done = tasks.run_extraction(run.pk)
     assert done["status"] == RunStatus.SUCCEEDED
     again = tasks.run_extraction(run.pk)
@@ -127,7 +127,7 @@ def test_extraction_twice_calls_the_llm_once_per_document(fake_openai, monkeypat
 def test_document_the_llm_fails_on_is_recorded_and_the_run_goes_on(
     fake_openai, monkeypatch
 ):
-    monkeypatch.setattr(services, "_enqueue_check", lambda project_id: None)
+    monkeypatch.setattr(checking, "check_enqueue", lambda project_id: None)
     project = _llm_project(fake_openai)
     make_document(project, external_id="d1")
     make_document(project, external_id="d2")
@@ -135,7 +135,7 @@ def test_document_the_llm_fails_on_is_recorded_and_the_run_goes_on(
     for _ in range(8):  # the answer stays unusable through the repair attempt
         fake_openai.reply_text("{not json")
 
-    run = services.extraction_run_start(
+    run = extraction.extraction_run_start(
         project=project,
         model="fake-model",
         params={"max_retries": 0, "price_per_mtok_prompt": 1.0},
@@ -153,7 +153,7 @@ def test_missing_api_key_fails_the_run_permanently(fake_openai, monkeypatch):
     monkeypatch.delenv("SAFEPASSAGE_TEST_KEY", raising=False)
     project = _llm_project(fake_openai, llm_api_key_env="SAFEPASSAGE_TEST_KEY")
     make_document(project)
-    run = services.extraction_run_start(project=project, model="fake-model")
+    run = extraction.extraction_run_start(project=project, model="fake-model")
     assert tasks.run_extraction(run.pk)["status"] == RunStatus.FAILED
     run.refresh_from_db()
     assert run.status == RunStatus.FAILED
@@ -223,10 +223,10 @@ def test_check_with_the_packaged_scorer_stores_its_scores(settings):
     make_prediction(document, external_id="ok")
     make_prediction(document, external_id="absent", context="in a galaxy far away")
 
-    summary = services.predictions_check(project_id=project.pk)
+    summary = checking.predictions_check(project_id=project.pk)
     assert summary.checked == 2 and summary.scorer.startswith("nli:")
     ok = Prediction.objects.get(external_id="ok")
     assert 0.0 <= ok.score <= 1.0 and ok.scored_by == summary.scorer
     [stored] = PredictionScore.objects.all()  # the unaligned one is not scored
     assert (stored.prediction, stored.scorer_version) == (ok, "default")
-    assert services.predictions_check(project_id=project.pk).checked == 0
+    assert checking.predictions_check(project_id=project.pk).checked == 0

@@ -18,7 +18,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotator import embedded, gold, services, tasks, training
+from annotator import embedded, gold, ingest, tasks, training
 from annotator.models import (
     Annotation,
     Document,
@@ -71,11 +71,11 @@ def load_corpus(project, corpus) -> None:
     project.entity_schema = corpus.schema
     project.gold_share = 0.4
     project.save()
-    services.documents_import(
+    ingest.documents_import(
         project=project,
         files=[("d.jsonl", _jsonl(document_to_json(d) for d in corpus.documents))],
     )
-    services.predictions_import(
+    ingest.predictions_import(
         project=project,
         stream=_jsonl(prediction_to_json(p) for p in corpus.predictions),
     )
@@ -130,7 +130,7 @@ def import_labels(project, labels: dict[int, str]) -> None:
     external = dict(
         Prediction.objects.filter(pk__in=labels).values_list("pk", "external_id")
     )
-    services.labels_import(
+    ingest.labels_import(
         project=project,
         stream=_jsonl(
             {"prediction_id": external[pk], "label": label}

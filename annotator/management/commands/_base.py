@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotator.ingest import ImportReport
 from annotator.models import Project
-from annotator.services import ImportReport
 
 
 class ProjectCommand(BaseCommand):

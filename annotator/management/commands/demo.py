@@ -20,7 +20,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
-from annotator import embedded, services
+from annotator import checking, embedded, ingest
 from annotator.models import (
     Document,
     Prediction,
@@ -68,14 +68,14 @@ class Command(BaseCommand):
             },
         )
         self.step(f"importing {len(corpus.documents)} documents")
-        services.documents_import(
+        ingest.documents_import(
             project=project,
             files=[
                 ("demo.jsonl", jsonl(document_to_json(d) for d in corpus.documents))
             ],
         )
         self.step(f"importing {len(corpus.predictions)} predictions")
-        services.predictions_import(
+        ingest.predictions_import(
             project=project,
             stream=jsonl(prediction_to_json(p) for p in corpus.predictions),
         )
@@ -84,7 +84,7 @@ class Command(BaseCommand):
             f"importing {len(expert)} expert labels and {len(gold_labels)} "
             "labels of the gold test set"
         )
-        services.labels_import(
+        ingest.labels_import(
             project=project,
             stream=jsonl(
                 label_to_json(lab) for lab in [*expert.values(), *gold_labels.values()]
@@ -204,7 +204,7 @@ class Command(BaseCommand):
         active = ScorerModel.objects.filter(project=project, is_active=True).first()
         if active is None:
             # Resets verdicts and queues the check: the worker scores with it.
-            active = services.scorer_activate(scorer=done)
+            active = checking.scorer_activate(scorer=done)
         return active
 
     def accounts(self, project) -> tuple[str, str]:
@@ -337,4 +337,4 @@ class Command(BaseCommand):
 
 def jsonl(rows):
     """A binary JSONL stream, the import services' input."""
-    return services.stream_of("".join(json.dumps(r) + "\n" for r in rows))
+    return ingest.stream_of("".join(json.dumps(r) + "\n" for r in rows))

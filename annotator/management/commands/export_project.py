@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from annotator import services
+from annotator import export
 
 from ._base import ProjectCommand
 
@@ -14,6 +14,6 @@ class Command(ProjectCommand):
 
     def handle(self, *args, project, out, **options):
         target = self.get_project(project)
-        counts = services.project_export(project=target, out_dir=out)
+        counts = export.project_export(project=target, out_dir=out)
         for kind, count in counts.items():
             self.stdout.write(f"{out / (kind + '.jsonl')}: {count} records")

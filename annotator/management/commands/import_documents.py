@@ -2,7 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
-from annotator import services
+from annotator import ingest
 from annotator.models import Project
 
 from ._base import ProjectCommand
@@ -35,7 +35,7 @@ class Command(ProjectCommand):
                 except OSError as e:
                     raise CommandError(f"{member}: {e.strerror}") from e
         try:
-            report = services.documents_import(
+            report = ingest.documents_import(
                 project=target, files=files, progress=self.progress("documents")
             )
         finally:

@@ -2,7 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
-from annotator import services
+from annotator import ingest
 
 from ._base import ProjectCommand
 
@@ -21,7 +21,7 @@ class Command(ProjectCommand):
         except OSError as e:
             raise CommandError(f"{path}: {e.strerror}") from e
         with stream:
-            report = services.labels_import(
+            report = ingest.labels_import(
                 project=target, stream=stream, source=str(path)
             )
         self.print_report("labels", report)

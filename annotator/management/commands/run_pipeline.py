@@ -1,4 +1,4 @@
-from annotator import services
+from annotator import checking, extraction
 
 from ._base import ProjectCommand
 
@@ -24,22 +24,22 @@ class Command(ProjectCommand):
     def handle(self, *args, project, model, force, queue, **options):
         target = self.get_project(project)
         if model:
-            run = services.extraction_run_start(project=target, model=model)
+            run = extraction.extraction_run_start(project=target, model=model)
             self.stdout.write(
                 f"extraction run {run.pk}: {run.progress_total} documents"
             )
             if not queue:
-                run = services.extraction_run_execute(run_id=run.pk)
+                run = extraction.extraction_run_execute(run_id=run.pk)
                 self.stdout.write(
                     f"extraction run {run.pk}: {run.status}, {run.progress_done} "
                     f"documents, {run.prompt_tokens + run.completion_tokens} tokens"
                     + (f", error: {run.error}" if run.error else "")
                 )
         if queue:
-            waiting = services.predictions_check_queue(project=target, force=force)
+            waiting = checking.predictions_check_queue(project=target, force=force)
             self.stdout.write(f"queued: the workers will check {waiting} predictions")
             return
-        summary = services.predictions_check(
+        summary = checking.predictions_check(
             project_id=target.pk, force=force, progress=self.progress("checked")
         )
         self.stderr.write("")

@@ -1,0 +1,302 @@
+"""Checking: align, score and judge a project's claims with its checker and
+scorer (the worker runs it), and the scorer activation that rescores them.
+
+The pipeline is imported inside the functions that use it: the web process
+never loads torch.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from . import allowlists
+from .dispatch import send_after_commit
+from .errors import ApplicationError, ConfigurationError
+from .models import (
+    Prediction,
+    PredictionScore,
+    Project,
+    Reason,
+    ScorerModel,
+    Verdict,
+)
+
+logger = logging.getLogger(__name__)
+
+
+ProgressCallback = Callable[[int, int], None]
+
+
+CHECK_FIELDS = dict(
+    hypothesis="",
+    align_start=None,
+    align_end=None,
+    align_text="",
+    align_score=None,
+    score=None,
+    uncertainty=None,
+    scored_by="",
+    verdict=Verdict.UNCHECKED,
+    reason=Reason.NONE,
+    checked_at=None,
+    pipeline_version="",
+)
+
+
+def predictions_reset(queryset) -> int:
+    """Forget verdicts that no longer hold (their document or claim changed)."""
+    return queryset.update(**CHECK_FIELDS, updated_at=timezone.now())
+
+
+def predictions_recheck(queryset) -> int:
+    """Ask for a new check but keep the verdicts until it replaces them (a new
+    scorer, a forced rerun): ``checked_at`` empty is what the check looks for."""
+    return queryset.update(checked_at=None, updated_at=timezone.now())
+
+
+@dataclass
+class CheckSummary:
+    checked: int = 0
+    safe: int = 0
+    unsafe: int = 0
+    errors: list[str] = field(default_factory=list)
+    scorer: str = ""
+
+
+_scorer_lock = threading.Lock()
+
+
+_scorer_cache: dict[str, Any] = {}
+
+
+def _scorer_load(path: str, *, threshold: float | None):
+    """One scorer per worker process: loading a cross-encoder takes seconds."""
+    key = f"{path}@{threshold}"
+    with _scorer_lock:
+        if key not in _scorer_cache:
+            from pipeline.score import NLIScorer
+
+            scorer = NLIScorer(path, threshold=threshold)
+            _scorer_cache.clear()
+            _scorer_cache[key] = scorer
+        return _scorer_cache[key]
+
+
+def _project_scorer(project: Project) -> tuple[Any, str]:
+    """The active scorer of the project, else DEFAULT_SCORER, else none."""
+    active = ScorerModel.objects.filter(project=project, is_active=True).first()
+    if active is not None:
+        return _scorer_load(active.path, threshold=active.threshold), active.version
+    if settings.DEFAULT_SCORER:
+        scorer = _scorer_load(settings.DEFAULT_SCORER, threshold=project.nli_threshold)
+        return scorer, "default"
+    return None, ""
+
+
+def project_schema(project: Project):
+    """The project's entity schema, None when it has none.
+
+    Raises:
+        ConfigurationError: the stored schema does not parse.
+    """
+    if not project.entity_schema:
+        return None
+    from pipeline.errors import SchemaError
+    from pipeline.schema import schema_from_dict
+
+    try:
+        return schema_from_dict(project.entity_schema)
+    except SchemaError as e:
+        raise ConfigurationError(f"project {project.name!r}: {e}") from e
+
+
+def predictions_check(
+    *,
+    project_id: int,
+    force: bool = False,
+    progress: ProgressCallback | None = None,
+) -> CheckSummary:
+    """Align, score and judge the project's unchecked predictions.
+
+    Only predictions not yet checked (``checked_at`` empty) are computed (all
+    of them when ``force``, keeping their verdicts until replaced), so running
+    it twice does nothing the second time. Each batch
+    is claimed with ``FOR UPDATE SKIP LOCKED`` and committed on its own: two
+    workers on the same project split the work instead of repeating it.
+    """
+    import pipeline
+    from pipeline.checkers import checker_class
+    from pipeline.types import Document as PDocument
+    from pipeline.types import Prediction as PPrediction
+
+    from . import selectors
+
+    project = Project.objects.get(pk=project_id)
+    schema = project_schema(project)
+    scorer, scorer_version = _project_scorer(project)
+    summary = CheckSummary(scorer=getattr(scorer, "name", "") if scorer else "")
+    version = getattr(pipeline, "__version__", "")
+    if force:
+        predictions_recheck(Prediction.objects.filter(project=project))
+    total = Prediction.objects.filter(project=project, checked_at=None).count()
+    while True:
+        with transaction.atomic():
+            batch = list(
+                Prediction.objects.select_for_update(skip_locked=True, of=("self",))
+                .filter(project=project, checked_at=None)
+                .select_related("document")
+                .order_by("pk")[: settings.CHECK_BATCH_SIZE]
+            )
+            if not batch:
+                break
+            by_id = {str(p.pk): p for p in batch}
+            documents = {
+                str(p.document_id): PDocument(
+                    id=str(p.document_id), text=p.document.text
+                )
+                for p in batch
+            }
+            # TODO(#9): claims and evidence of every kind, not only the
+            # extraction checker's predictions and aligned spans.
+            checker = checker_class(project.kind)(
+                documents, schema=schema, align_threshold=project.align_threshold
+            )
+            report = checker.check(
+                [
+                    PPrediction(
+                        id=str(p.pk),
+                        document_id=str(p.document_id),
+                        type=p.type,
+                        value=p.value,
+                        context=p.context,
+                        model=p.model or None,
+                    )
+                    for p in batch
+                ],
+                scorer=scorer,
+            )
+            now = timezone.now()
+            # Read after scoring (which takes seconds), so a threshold change
+            # that a hand-out has already applied is not undone with a stale
+            # one; a later change recomputes these rows (queue_keys_refresh).
+            threshold = selectors.active_threshold(project)
+            rows, scores = [], []
+            for f in report.findings:
+                row = by_id[f.claim_id]
+                [span] = f.evidence  # the aligned context
+                row.hypothesis = f.claim
+                row.align_start, row.align_end = span.start, span.end
+                row.align_text, row.align_score = span.text, span.score
+                row.score = f.score
+                row.uncertainty = None if f.score is None else abs(f.score - threshold)
+                row.scored_by = summary.scorer if f.score is not None else ""
+                row.verdict, row.reason = f.verdict, f.reason or Reason.NONE
+                row.checked_at, row.pipeline_version = now, version
+                row.updated_at = now
+                rows.append(row)
+                if f.score is not None:
+                    scores.append(
+                        PredictionScore(
+                            prediction=row,
+                            scorer=summary.scorer,
+                            scorer_version=scorer_version,
+                            score=f.score,
+                        )
+                    )
+                summary.safe += f.verdict == Verdict.SAFE
+                summary.unsafe += f.verdict == Verdict.UNSAFE
+            Prediction.objects.bulk_update(
+                rows, [*CHECK_FIELDS, "updated_at"], batch_size=500
+            )
+            PredictionScore.objects.bulk_create(
+                scores,
+                update_conflicts=True,
+                unique_fields=["prediction", "scorer", "scorer_version"],
+                update_fields=["score", "updated_at"],
+            )
+            summary.checked += len(rows)
+            summary.errors.extend(str(e) for e in report.errors)
+            if len(rows) < len(batch):
+                # Should not happen (every prediction has its document); stop
+                # rather than claim the same rows forever.
+                logger.error("check left %d predictions", len(batch) - len(rows))
+                break
+        if progress:
+            progress(summary.checked, total)
+    return summary
+
+
+def predictions_check_queue(*, project: Project, force: bool = False) -> int:
+    """Have the workers check the project's unchecked predictions (every one
+    when ``force``, keeping verdicts until replaced). The rows record what is
+    left before the message is sent, so a lost message is found by the sweep.
+    Returns how many predictions wait for the check."""
+    with transaction.atomic():
+        if force:
+            predictions_recheck(Prediction.objects.filter(project=project))
+        check_enqueue(project.pk)
+    return Prediction.objects.filter(project=project, checked_at=None).count()
+
+
+def check_enqueue(project_id: int) -> None:
+    from . import tasks
+
+    send_after_commit(tasks.check_predictions, project_id)
+
+
+def scorer_problem(scorer: ScorerModel) -> str | None:
+    """Why workers could not load ``scorer``: outside the allow-list, or not a
+    model folder. A hub name the deployment lists passes (it loads where the
+    hub is reachable)."""
+    from pipeline.score import model_folder_problem, resolve_model
+
+    problem = allowlists.scorer_source_problem(scorer.path)
+    if problem:
+        return problem
+    local = Path(resolve_model(scorer.path))
+    if local.is_absolute() or local.exists():
+        return model_folder_problem(local)
+    return None
+
+
+def scorer_activate(*, scorer: ScorerModel, recheck: bool = True) -> ScorerModel:
+    """Make ``scorer`` the project's active one; verdicts are recomputed with it.
+
+    A scorer that fails validation changes nothing. The old verdicts stay
+    (and keep the labeling queue ordered) until the check rescores each row.
+
+    Raises:
+        ApplicationError: the scorer's folder is missing or broken.
+    """
+    problem = scorer_problem(scorer)
+    if problem:
+        raise ApplicationError(
+            f"scorer {scorer.version} cannot be activated: {problem}; the "
+            "active scorer is unchanged"
+        )
+    with transaction.atomic():
+        # Serialises concurrent activations; the partial unique constraint
+        # would otherwise turn the loser into an IntegrityError.
+        list(
+            ScorerModel.objects.select_for_update()
+            .filter(project=scorer.project_id)
+            .values_list("pk", flat=True)
+        )
+        ScorerModel.objects.filter(project=scorer.project_id, is_active=True).exclude(
+            pk=scorer.pk
+        ).update(is_active=False)
+        scorer.is_active = True
+        scorer.save(update_fields=["is_active"])
+        if recheck:
+            predictions_recheck(Prediction.objects.filter(project=scorer.project_id))
+            check_enqueue(scorer.project_id)
+    return scorer

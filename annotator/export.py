@@ -1,0 +1,34 @@
+"""Exports: a project's documents, predictions and labels as the pipeline's
+JSONL, readable by ``python -m pipeline`` and importable again.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .models import Project
+
+EXPORT_KINDS = ("documents", "predictions", "labels")
+
+
+def project_export(*, project: Project, out_dir: Path) -> dict[str, int]:
+    """Write documents.jsonl, predictions.jsonl and labels.jsonl to ``out_dir``.
+
+    Predictions that were checked are written as checked records (alignment,
+    score, verdict); the others as plain prediction records.
+    """
+    from pipeline.jsonl import write_jsonl_stream
+
+    from . import selectors
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    counts = {}
+    for kind in EXPORT_KINDS:
+        path = out_dir / f"{kind}.jsonl"
+        tmp = path.with_suffix(".jsonl.tmp")
+        with open(tmp, "w", encoding="utf-8") as out:
+            counts[kind] = write_jsonl_stream(
+                out, selectors.export_rows(project=project, kind=kind)
+            )
+        tmp.replace(path)
+    return counts
