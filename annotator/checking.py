@@ -108,13 +108,10 @@ def project_schema(project: Project):
     Raises:
         ConfigurationError: the stored schema does not parse.
     """
-    if not project.entity_schema:
-        return None
     from pipeline.errors import SchemaError
-    from pipeline.schema import schema_from_dict
 
     try:
-        return schema_from_dict(project.entity_schema)
+        return project.schema()
     except SchemaError as e:
         raise ConfigurationError(f"project {project.name!r}: {e}") from e
 

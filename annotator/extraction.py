@@ -28,6 +28,7 @@ from .models import (
     Project,
     RunStatus,
 )
+from .runs import run_claim, run_end
 
 
 def extraction_run_start(
@@ -122,9 +123,7 @@ def _cost(run: ExtractionRun) -> Decimal | None:
 
 def extraction_run_fail(*, run_id: int, error: str) -> None:
     """Record a permanent failure on the run (its task will not retry)."""
-    ExtractionRun.objects.filter(pk=run_id).update(
-        status=RunStatus.FAILED, error=error, finished_at=timezone.now()
-    )
+    run_end(ExtractionRun, run_id, RunStatus.FAILED, note=error)
 
 
 def extraction_run_execute(*, run_id: int) -> ExtractionRun:
@@ -144,10 +143,7 @@ def extraction_run_execute(*, run_id: int) -> ExtractionRun:
     run = ExtractionRun.objects.select_related("project").get(pk=run_id)
     if run.status in (RunStatus.SUCCEEDED, RunStatus.FAILED):
         return run
-    ExtractionRun.objects.filter(pk=run_id, status=RunStatus.PENDING).update(
-        status=RunStatus.RUNNING, started_at=timezone.now()
-    )
-    ExtractionRun.objects.filter(pk=run_id).update(heartbeat_at=timezone.now())
+    run_claim(ExtractionRun, run_id)
     try:
         config = llm_config(run)
         schema = project_schema(run.project)

@@ -24,13 +24,10 @@ from typing import Any
 from django.db import connection, transaction
 from django.db.models import (
     Count,
-    DateTimeField,
     Exists,
-    F,
     OuterRef,
     QuerySet,
     Sum,
-    Value,
 )
 from django.db.models.functions import Coalesce, Length
 from django.utils import timezone
@@ -53,6 +50,7 @@ from .models import (
     RunStatus,
     Verdict,
 )
+from .runs import run_claim, run_end
 
 logger = logging.getLogger(__name__)
 
@@ -335,32 +333,15 @@ def grading_run_cancel(*, run: GradingRun) -> GradingRun:
     with _run_lock(run.pk) as free:
         if free:
             # Pending, or between retries: the task will find it cancelled.
-            GradingRun.objects.filter(pk=run.pk, status__in=ACTIVE_RUN_STATUSES).update(
-                status=RunStatus.CANCELLED, finished_at=timezone.now()
-            )
+            run_end(GradingRun, run.pk, RunStatus.CANCELLED)
     run.refresh_from_db()
     return run
 
 
 def grading_run_fail(*, run_id: int, error: str) -> None:
-    """Record a permanent failure on the run (its task will not retry)."""
-    with transaction.atomic():
-        run = GradingRun.objects.select_for_update().get(pk=run_id)
-        if run.status not in ACTIVE_RUN_STATUSES:
-            return
-        run.status, run.finished_at = RunStatus.FAILED, timezone.now()
-        # First, above the predictions that failed before it.
-        run.error = f"{error}\n{run.error}" if run.error else error
-        run.save(update_fields=["status", "finished_at", "error"])
-
-
-def _finish(run_id: int, status: str, note: str = "") -> None:
-    with transaction.atomic():
-        run = GradingRun.objects.select_for_update().get(pk=run_id)
-        run.status, run.finished_at = status, timezone.now()
-        if note:
-            run.error = f"{note}\n{run.error}" if run.error else note
-        run.save(update_fields=["status", "finished_at", "error"])
+    """Record a permanent failure on the run (its task will not retry), above
+    the predictions that failed before it."""
+    run_end(GradingRun, run_id, RunStatus.FAILED, note=error)
 
 
 ANSWER, TRANSIENT, RUN = "answer", "transient", "run"
@@ -401,15 +382,7 @@ def grading_run_execute(*, run_id: int) -> GradingRun:
             return run  # another worker is executing it
         # PENDING -> RUNNING, or RUNNING again after a retry or a lost worker:
         # the lock, not the status, says that nobody else is on it.
-        now = Value(timezone.now(), output_field=DateTimeField())
-        claimed = GradingRun.objects.filter(
-            pk=run_id, status__in=ACTIVE_RUN_STATUSES
-        ).update(
-            status=RunStatus.RUNNING,
-            started_at=Coalesce(F("started_at"), now),
-            heartbeat_at=now,
-        )
-        if claimed:
+        if run_claim(GradingRun, run_id):
             _execute(run)
     run.refresh_from_db()
     return run
@@ -435,7 +408,7 @@ def _execute(run: GradingRun) -> None:
     for chunk in batched(ids, BATCH_SIZE):
         run.refresh_from_db(fields=["cancel_requested", "cost", "progress_done"])
         if run.cancel_requested:
-            _finish(run.pk, RunStatus.CANCELLED)
+            run_end(GradingRun, run.pk, RunStatus.CANCELLED)
             return
         # Labelled or graded since the list was made: skipped.
         batch = list(
@@ -447,12 +420,13 @@ def _execute(run: GradingRun) -> None:
             continue
         projected = run.cost + _batch_estimate(run, batch, prices)
         if projected > run.budget:
-            _finish(
+            run_end(
+                GradingRun,
                 run.pk,
                 RunStatus.SUCCEEDED,
-                f"Stopped before the budget: the next {len(batch)} predictions "
-                f"would bring the cost to about {projected} of {run.budget}; "
-                f"{todo().count()} predictions left ungraded.",
+                note=f"Stopped before the budget: the next {len(batch)} "
+                f"predictions would bring the cost to about {projected} of "
+                f"{run.budget}; {todo().count()} predictions left ungraded.",
             )
             return
         spent_before = llm.usage
@@ -484,16 +458,17 @@ def _execute(run: GradingRun) -> None:
             if error is not None:
                 if kind == TRANSIENT and _cancel_requested(run.pk):
                     # Asked to stop while the SDK retried: no task retry.
-                    _finish(run.pk, RunStatus.CANCELLED)
+                    run_end(GradingRun, run.pk, RunStatus.CANCELLED)
                     return
                 if kind == RUN:
                     grading_run_fail(run_id=run.pk, error=str(error))
                 raise raise_as(str(error)) from error
     left = todo().count()
-    _finish(
+    run_end(
+        GradingRun,
         run.pk,
         RunStatus.SUCCEEDED,
-        f"{left} predictions left ungraded; a later run tries them again."
+        note=f"{left} predictions left ungraded; a later run tries them again."
         if left
         else "",
     )

@@ -170,6 +170,16 @@ class Project(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def schema(self):
+        """The entity schema as the pipeline reads it, None when there is none.
+
+        Raises:
+            pipeline.errors.SchemaError: the stored schema does not parse.
+        """
+        from pipeline.schema import schema_from_dict
+
+        return schema_from_dict(self.entity_schema) if self.entity_schema else None
+
 
 class Role(models.TextChoices):
     """What a member may do on one project. Superusers may do everything on

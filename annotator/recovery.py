@@ -12,11 +12,12 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django.conf import settings
-from django.db.models import F, Value
-from django.db.models.functions import Coalesce, Concat
+from django.db.models import F, Q
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from .models import ACTIVE_RUN_STATUSES, LLMRun, Prediction, RunStatus
+from .runs import run_end
 
 
 def projects_with_unchecked() -> list[int]:
@@ -56,12 +57,14 @@ def llm_runs_lost(model: type[LLMRun]) -> tuple[list[int], list[int]]:
         reason = (
             f"its worker was lost {run.resumes + 1} times (killed, out of memory "
             f"or its message dropped), {run.progress_done} of "
-            f"{run.progress_total} done; start a new run for the rest\n"
+            f"{run.progress_total} done; start a new run for the rest"
         )
-        if lost.filter(pk=run.pk).update(
-            status=RunStatus.FAILED,
-            finished_at=now,
-            error=Concat(Value(reason), F("error")),
+        if run_end(
+            model,
+            run.pk,
+            RunStatus.FAILED,
+            note=reason,
+            where=Q(pk__in=lost.values("pk")),
         ):
             failed.append(run.pk)
     return resend, failed

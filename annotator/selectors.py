@@ -516,12 +516,9 @@ def queue_progress(*, project: Project, annotator, now: datetime) -> dict[str, A
 
 def _project_schema_or_none(project: Project):
     from pipeline.errors import SchemaError
-    from pipeline.schema import schema_from_dict
 
-    if not project.entity_schema:
-        return None
     try:
-        return schema_from_dict(project.entity_schema)
+        return project.schema()
     except SchemaError:
         return None  # shown with default display names; the import reports it
 

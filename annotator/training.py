@@ -48,6 +48,7 @@ from .models import (
     ScorerModel,
     TrainingRun,
 )
+from .runs import run_claim, run_end
 
 logger = logging.getLogger(__name__)
 
@@ -346,10 +347,11 @@ def training_run_cancel(*, run: TrainingRun) -> TrainingRun:
 
 def training_run_fail(*, run_id: int, error: str) -> bool:
     """Mark a pending or running run failed; False if it had already ended."""
-    done = TrainingRun.objects.filter(pk=run_id, status__in=ACTIVE_RUN_STATUSES).update(
-        status=RunStatus.FAILED,
-        error=error,
-        finished_at=timezone.now(),
+    done = run_end(
+        TrainingRun,
+        run_id,
+        RunStatus.FAILED,
+        note=error,
         log=Concat(F("log"), Value(_line(f"failed: {error}"))),
     )
     if done:
@@ -365,9 +367,10 @@ def training_runs_sweep_stale(*, now=None) -> list[int]:
 
     now = now or timezone.now()
     cutoff = now - timedelta(seconds=settings.TRAINING_STALE_SECONDS)
-    stale = TrainingRun.objects.filter(status=RunStatus.RUNNING).filter(
+    silent = Q(status=RunStatus.RUNNING) & (
         Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, started_at__lt=cutoff)
     )
+    stale = TrainingRun.objects.filter(silent)
     failed = []
     for run in stale.only("pk", "heartbeat_at"):
         seen = run.heartbeat_at.isoformat() if run.heartbeat_at else "never"
@@ -377,10 +380,12 @@ def training_runs_sweep_stale(*, now=None) -> list[int]:
         )
         # The stale filter again in the UPDATE: a heartbeat that arrived since
         # the read above keeps the run alive.
-        if stale.filter(pk=run.pk).update(
-            status=RunStatus.FAILED,
-            error=error,
-            finished_at=now,
+        if run_end(
+            TrainingRun,
+            run.pk,
+            RunStatus.FAILED,
+            note=error,
+            where=silent,
             log=Concat(F("log"), Value(_line(f"failed: {error}"))),
         ):
             _remove_tmp_folder(run.pk)
@@ -604,11 +609,10 @@ def training_run_execute(*, run_id: int, on_progress=None) -> TrainingRun | None
     """
     from pipeline.errors import PipelineError, TrainingCancelled
 
-    now = timezone.now()
-    claimed = TrainingRun.objects.filter(pk=run_id, status=RunStatus.PENDING).update(
-        status=RunStatus.RUNNING,
-        started_at=now,
-        heartbeat_at=now,
+    claimed = run_claim(
+        TrainingRun,
+        run_id,
+        resume=False,
         stage="preparing",
         log=Concat(F("log"), Value(_line("started"))),
     )
@@ -620,9 +624,11 @@ def training_run_execute(*, run_id: int, on_progress=None) -> TrainingRun | None
             _execute(run_id, on_progress)
     except (TrainingCancelled, TrainingStopped):
         _remove_tmp_folder(run_id)
-        TrainingRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
-            status=RunStatus.CANCELLED,
-            finished_at=timezone.now(),
+        run_end(
+            TrainingRun,
+            run_id,
+            RunStatus.CANCELLED,
+            where=Q(status=RunStatus.RUNNING),
             log=Concat(F("log"), Value(_line("cancelled; nothing registered"))),
         )
     except (PipelineError, ApplicationError) as e:

@@ -1,0 +1,61 @@
+"""The one lifecycle every run shares (extraction, grading, training).
+
+pending -> running -> succeeded | failed | cancelled. Each transition is one
+conditional UPDATE on the run's status, so that two deliveries of a task, a
+sweep and a cancel can race and exactly one of them moves the run.
+"""
+
+from __future__ import annotations
+
+from django.db.models import Case, F, Q, TextField, Value, When
+from django.db.models.functions import Coalesce, Concat
+from django.utils import timezone
+
+from .models import ACTIVE_RUN_STATUSES, RunStatus
+
+
+def run_claim(model, run_id: int, *, resume: bool = True, **fields) -> bool:
+    """Move the run to running, with a heartbeat; False when it cannot be.
+
+    ``resume`` claims a running run again too (a retry, or a worker taking
+    over from a lost one: runs whose work is recorded item by item); without
+    it only a pending run is claimed (training, which cannot resume).
+    ``fields`` are set in the same UPDATE.
+    """
+    now = timezone.now()
+    statuses = ACTIVE_RUN_STATUSES if resume else (RunStatus.PENDING,)
+    return bool(
+        model.objects.filter(pk=run_id, status__in=statuses).update(
+            status=RunStatus.RUNNING,
+            started_at=Coalesce(F("started_at"), Value(now)),
+            heartbeat_at=now,
+            **fields,
+        )
+    )
+
+
+def run_end(
+    model, run_id: int, status: str, *, note: str = "", where: Q | None = None, **fields
+) -> bool:
+    """Finish a run still pending or running with ``status``; False when it had
+    already ended (or ``where`` no longer holds).
+
+    ``note`` (why it failed or stopped) goes first in the run's error text,
+    above what the run recorded while it ran; ``fields`` are set in the same
+    UPDATE.
+    """
+    if note:
+        text = TextField()
+        fields["error"] = Concat(
+            Value(note, output_field=text),
+            Case(
+                When(error="", then=Value("", output_field=text)),
+                default=Concat(Value("\n", output_field=text), F("error")),
+                output_field=text,
+            ),
+            output_field=text,
+        )
+    runs = model.objects.filter(pk=run_id, status__in=ACTIVE_RUN_STATUSES)
+    if where is not None:
+        runs = runs.filter(where)
+    return bool(runs.update(status=status, finished_at=timezone.now(), **fields))
