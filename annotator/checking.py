@@ -29,6 +29,7 @@ from .models import (
     ScorerModel,
     Verdict,
 )
+from .records import document_record, prediction_record
 
 logger = logging.getLogger(__name__)
 
@@ -132,8 +133,6 @@ def predictions_check(
     """
     import pipeline
     from pipeline.checkers import checker_class
-    from pipeline.types import Document as PDocument
-    from pipeline.types import Prediction as PPrediction
 
     from . import selectors
 
@@ -156,31 +155,13 @@ def predictions_check(
             if not batch:
                 break
             by_id = {str(p.pk): p for p in batch}
-            documents = {
-                str(p.document_id): PDocument(
-                    id=str(p.document_id), text=p.document.text
-                )
-                for p in batch
-            }
+            documents = {str(p.document_id): document_record(p.document) for p in batch}
             # TODO(#9): claims and evidence of every kind, not only the
             # extraction checker's predictions and aligned spans.
             checker = checker_class(project.kind)(
                 documents, schema=schema, align_threshold=project.align_threshold
             )
-            report = checker.check(
-                [
-                    PPrediction(
-                        id=str(p.pk),
-                        document_id=str(p.document_id),
-                        type=p.type,
-                        value=p.value,
-                        context=p.context,
-                        model=p.model or None,
-                    )
-                    for p in batch
-                ],
-                scorer=scorer,
-            )
+            report = checker.check([prediction_record(p) for p in batch], scorer=scorer)
             now = timezone.now()
             # Read after scoring (which takes seconds), so a threshold change
             # that a hand-out has already applied is not undone with a stale

@@ -28,6 +28,7 @@ from .models import (
     Project,
     RunStatus,
 )
+from .records import document_record
 from .runs import run_claim, run_end
 
 
@@ -138,7 +139,6 @@ def extraction_run_execute(*, run_id: int) -> ExtractionRun:
     from pipeline.errors import PipelineError
     from pipeline.extract import extract_document
     from pipeline.llm import make_client
-    from pipeline.types import Document as PDocument
 
     run = ExtractionRun.objects.select_related("project").get(pk=run_id)
     if run.status in (RunStatus.SUCCEEDED, RunStatus.FAILED):
@@ -174,11 +174,7 @@ def extraction_run_execute(*, run_id: int) -> ExtractionRun:
                 result = extract_document(
                     client,
                     config,
-                    PDocument(
-                        id=document.external_id,
-                        text=document.text,
-                        metadata=document.metadata,
-                    ),
+                    document_record(document, external=True),
                     schema,
                 )
             except PipelineError as e:

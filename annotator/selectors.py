@@ -180,14 +180,12 @@ def export_rows(*, project: Project, kind: str) -> Iterator[dict[str, Any]]:
         prediction_to_json,
     )
     from pipeline.types import Alignment, CheckedPrediction, Label
-    from pipeline.types import Document as PDocument
-    from pipeline.types import Prediction as PPrediction
+
+    from .records import document_record, prediction_record
 
     if kind == "documents":
         for d in Document.objects.filter(project=project).order_by("pk").iterator():
-            yield document_to_json(
-                PDocument(id=d.external_id, text=d.text, metadata=d.metadata)
-            )
+            yield document_to_json(document_record(d, external=True))
     elif kind == "predictions":
         rows = (
             Prediction.objects.filter(project=project)
@@ -195,15 +193,7 @@ def export_rows(*, project: Project, kind: str) -> Iterator[dict[str, Any]]:
             .order_by("pk")
         )
         for p in rows.iterator(chunk_size=2000):
-            prediction = PPrediction(
-                id=p.external_id,
-                document_id=p.document.external_id,
-                type=p.type,
-                value=p.value,
-                context=p.context,
-                model=p.model or None,
-                extra={**p.extra, **({"kind": p.kind} if p.kind != "entity" else {})},
-            )
+            prediction = prediction_record(p, external=True)
             if not p.verdict:
                 yield prediction_to_json(prediction)
                 continue

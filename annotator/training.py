@@ -48,6 +48,7 @@ from .models import (
     ScorerModel,
     TrainingRun,
 )
+from .records import document_record, prediction_record
 from .runs import run_claim, run_end
 
 logger = logging.getLogger(__name__)
@@ -115,8 +116,6 @@ def labelled_data(
     predictions, schema), not the labels: it names the silver cache.
     """
     from pipeline.jsonl import label_from_json
-    from pipeline.types import Document as PDocument
-    from pipeline.types import Prediction as PPrediction
 
     labels = expert_labels(project, gold_set=gold_set)
     predictions_qs = gold.only(
@@ -127,30 +126,26 @@ def labelled_data(
     digest = hashlib.sha256()
     digest.update(json.dumps(project.entity_schema, sort_keys=True).encode())
     predictions = []
-    for pk, document_id, type_, value, context, model in predictions_qs.values_list(
+    rows = predictions_qs.only(
         "pk", "document_id", "type", "value", "context", "model"
-    ).iterator(chunk_size=2000):
-        predictions.append(
-            PPrediction(
-                id=str(pk),
-                document_id=str(document_id),
-                type=type_,
-                value=value,
-                context=context,
-                model=model or None,
-            )
+    ).iterator(chunk_size=2000)
+    for row in rows:
+        p = prediction_record(row)
+        predictions.append(p)
+        digest.update(
+            json.dumps([row.pk, row.document_id, p.type, p.value, p.context]).encode()
         )
-        digest.update(json.dumps([pk, document_id, type_, value, context]).encode())
     document_ids = {int(p.document_id) for p in predictions}
     documents = {}
-    for pk, text in (
+    for row in (
         Document.objects.filter(pk__in=document_ids)
         .order_by("pk")
-        .values_list("pk", "text")
+        .only("pk", "text")
         .iterator(chunk_size=500)
     ):
-        documents[str(pk)] = PDocument(id=str(pk), text=text)
-        digest.update(f"{pk}:{hashlib.sha256(text.encode()).hexdigest()}".encode())
+        documents[str(row.pk)] = document_record(row)
+        text_hash = hashlib.sha256(row.text.encode()).hexdigest()
+        digest.update(f"{row.pk}:{text_hash}".encode())
     return LabelledData(
         documents=documents,
         predictions=predictions,
