@@ -236,7 +236,7 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
         # The manifest needs `collectstatic` first (the Docker image runs it).
-        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        "BACKEND": "annotator.storage.ManifestStaticFilesStorage"
         if env_bool("STATIC_MANIFEST", False)
         else "whitenoise.storage.CompressedStaticFilesStorage"
     },

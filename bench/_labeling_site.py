@@ -56,6 +56,18 @@ def _base_url() -> str:
     return embedded.postgres_url(Path(os.environ.get("VAR_DIR", ROOT / "var")))
 
 
+def _cache_url() -> str:
+    """Login throttling needs a shared cache: the one named, else the
+    embedded Redis (the broker here is in memory)."""
+    url = os.environ.get("CACHE_URL")
+    if url:
+        return url
+    from annotator import embedded
+
+    var_dir = Path(os.environ.get("VAR_DIR", ROOT / "var"))
+    return f"unix://{embedded.redis_socket(var_dir)}?db=1"
+
+
 def _with_database(url: str, name: str) -> str:
     parts = urlsplit(url)
     return urlunsplit(parts._replace(path=f"/{name}"))
@@ -142,6 +154,7 @@ def labeling_site(
         "CSRF_COOKIE_SECURE": "false",
         "WHITENOISE_USE_FINDERS": "true",
         "CELERY_BROKER_URL": "memory://",
+        "CACHE_URL": _cache_url(),
         "LOG_LEVEL": "WARNING",
     }
     os.environ.update(env)

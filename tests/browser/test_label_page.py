@@ -1,4 +1,5 @@
 import json
+import re
 
 import pytest
 
@@ -217,6 +218,33 @@ def test_document_html_is_shown_as_text(personas, new_page, artifacts):
     page.screenshot(
         path=str(artifacts / "label-screen-html-as-text.png"), full_page=True
     )
+
+
+def test_page_loads_each_of_its_modules_once_under_the_csp(personas, new_page):
+    # label.js imports the modules under js/label/, which the template also
+    # preloads: a preload under another URL than the import's (a hashed name
+    # against an unhashed one, say) would fetch a module twice. The CSP allows
+    # only same-origin scripts; a violation is logged as a console error.
+    _corpus(personas.project, n_docs=1, per_doc=2)
+    page = new_page()
+    log_in(page, "ann1", "ann1-pass")
+    errors = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    scripts = []
+    page.on(
+        "response",
+        lambda r: scripts.append((r.url, r.status)) if "/js/" in r.url else None,
+    )
+    page.goto(f"/projects/{personas.project.pk}/label/")
+    _shown(page)
+    page.wait_for_selector("#sync:text('all saved')")
+    # One file per module, hashed (STATIC_MANIFEST) or not.
+    modules = [re.sub(r"(\.[0-9a-f]{12})?\.js(\?.*)?$", "", url) for url, _ in scripts]
+    assert len(modules) == len(set(modules)), modules
+    assert all(status == 200 for _, status in scripts), scripts
+    assert any("/js/label/" in url for url in modules)
+    assert errors == []
 
 
 def test_a_refused_label_is_set_aside_with_its_reason_and_can_be_resent_or_discarded(

@@ -1,0 +1,212 @@
+// Drawing the page from `state`: the prediction on screen (claim, machine
+// verdict, evidence diff, document with the aligned span highlighted, the
+// other predictions on the same document), the progress and sync status line,
+// and the list of labels set aside.
+//
+// Each show() ends with a "label:rendered" event on document: the next item's
+// DOM is in place (bench/bench_label_ui.py times keypress to this event).
+
+import { firstMessage } from "./api.js";
+import { renderDiff } from "./diff.js";
+import { closePanels, el, span } from "./dom.js";
+import { loadFailed, outbox } from "./outbox.js";
+import { state } from "./state.js";
+
+// Puts item on screen (null: nothing left); detour says why it is not the
+// queue's next ("" when it is).
+export function show(item, detour) {
+  state.current = item;
+  state.detour = item ? detour : "";
+  state.draft = {
+    note: item?.my_label?.note || "",
+    corrected_type: item?.my_label?.corrected_type || "",
+    corrected_value: item?.my_label?.corrected_value ?? null,
+  };
+  state.expanded = false;
+  closePanels();
+  if (!item) {
+    el.item.hidden = true;
+    el.empty.hidden = false;
+    renderStatus();
+    document.dispatchEvent(new CustomEvent("label:rendered", { detail: { id: null } }));
+    return;
+  }
+  el.empty.hidden = true;
+  el.item.hidden = false;
+  el.item.dataset.predictionId = String(item.id);
+
+  el.detour.hidden = !detour;
+  el.detourWhy.textContent = detour;
+  el.typeDisplay.textContent = item.type_display;
+  el.typeRaw.textContent = item.type_display === item.type ? "" : `(${item.type})`;
+  el.model.textContent = item.model ? `from ${item.model}` : "";
+  el.value.textContent = item.value_display;
+  el.hypothesis.textContent = item.hypothesis;
+  renderCurrentLabel(item);
+  renderDraft();
+  renderMachine(item);
+
+  const align = item.align;
+  el.alignScore.textContent =
+    align.score == null ? "not aligned" : align.score.toFixed(2);
+  renderDiff(el.context, el.span, item.context || "", align.text || "");
+  renderDocument(item);
+  renderSiblings(item);
+  renderStatus();
+  state.shownAt = performance.now();
+  document.dispatchEvent(new CustomEvent("label:rendered", { detail: { id: item.id } }));
+}
+
+function renderCurrentLabel(item) {
+  const mine = item.my_label;
+  el.current.hidden = !mine;
+  el.current.textContent = mine
+    ? `Your label: ${mine.label} (a new decision replaces it)`
+    : "";
+}
+
+export function renderDraft() {
+  const parts = [];
+  if (state.draft.corrected_type || state.draft.corrected_value != null) {
+    const value =
+      state.draft.corrected_value == null
+        ? ""
+        : ` = ${typeof state.draft.corrected_value === "string" ? state.draft.corrected_value : JSON.stringify(state.draft.corrected_value)}`;
+    parts.push(`correction: ${state.draft.corrected_type || state.current?.type}${value}`);
+  }
+  if (state.draft.note) parts.push(`note: ${state.draft.note}`);
+  el.draft.hidden = !parts.length;
+  el.draft.textContent = parts.join(" · ");
+}
+
+function renderMachine(item) {
+  const m = item.machine;
+  el.machine.hidden = !m;
+  el.machine.replaceChildren();
+  if (!m) return;
+  const line = [`verdict ${m.verdict || "unchecked"}`];
+  if (m.reason) line.push(m.reason.replace(/_/g, " "));
+  if (m.score != null) line.push(`score ${m.score.toFixed(3)} (${m.scored_by || "?"})`);
+  for (const s of m.scores) line.push(`${s.scorer}: ${s.score.toFixed(3)}`);
+  el.machine.textContent = `Machine: ${line.join(" · ")}`;
+}
+
+// The document window (or the whole text, once expanded) with the aligned
+// span highlighted.
+export function renderDocument(item) {
+  const doc = item.document;
+  el.docId.textContent = doc.external_id;
+  let text;
+  let offset;
+  const full = state.expanded ? state.documents.get(doc.id) : undefined;
+  if (full !== undefined) {
+    text = full;
+    offset = 0;
+  } else {
+    text = doc.window_text;
+    offset = doc.window_start;
+  }
+  el.expandBtn.firstChild.textContent = state.expanded ? "Collapse " : "Expand ";
+  const nodes = [];
+  if (offset > 0) nodes.push(span("… ", "d-none"));
+  const { start, end } = item.align;
+  if (start != null && end != null && end > start) {
+    const s = Math.max(0, start - offset);
+    const e = Math.max(s, end - offset);
+    nodes.push(text.slice(0, s), span(text.slice(s, e), "d-hit"), text.slice(e));
+  } else {
+    nodes.push(text);
+  }
+  if (offset + text.length < doc.length) nodes.push(span(" …", "d-none"));
+  el.doc.replaceChildren(...nodes);
+  el.doc.classList.toggle("expanded", state.expanded);
+  if (state.expanded) el.doc.querySelector(".d-hit")?.scrollIntoView({ block: "center" });
+}
+
+function renderSiblings(item) {
+  const rows = item.siblings.map((s) => {
+    const li = document.createElement("li");
+    const button = document.createElement("button");
+    button.type = "button";
+    button.dataset.prediction = String(s.id);
+    button.textContent = s.hypothesis;
+    if (s.id === item.id) {
+      li.className = "here";
+      button.disabled = true;
+    }
+    const label = state.labelled.has(s.id)
+      ? "labelled"
+      : s.my_label || "";
+    li.append(button, label ? span(` ${label}`, "sib-label") : "");
+    return li;
+  });
+  el.siblings.replaceChildren(...rows);
+}
+
+export function renderStatus() {
+  const p = state.progress || {};
+  const pending = outbox.ops.filter((op) => op.kind === "label").length;
+  const pace = p.per_hour == null ? "" : ` · ${Math.round(p.per_hour)}/hour`;
+  // Approximate between batches (a label stored while the batch request was
+  // on its way counts twice until the next one); exact at each batch.
+  const done = (p.done || 0) + state.sentSince + pending;
+  const left = Math.max(0, (p.remaining || 0) - state.sentSince - pending);
+  el.progress.textContent = `done ${done} · left ${left}${pace}`;
+  const failed = loadFailed().length;
+  el.failedButton.hidden = !failed;
+  el.failedButton.textContent = `${failed} set aside: review`;
+  const parts = [];
+  if (pending) parts.push(`${pending} unsent`);
+  if (state.offline === "offline") parts.push("offline, retrying");
+  else if (state.offline === 401 || state.offline === 403)
+    parts.push(
+      `session expired or access changed (${state.offlineWhy || state.offline}): ` +
+        "log in again in another tab",
+    );
+  else if (state.offline === 429) parts.push("server busy, retrying");
+  else if (state.offline) parts.push(`server error ${state.offline}, retrying`);
+  if (failed) parts.push(`${failed} refused by the server (kept in this browser)`);
+  el.sync.textContent = parts.length ? parts.join(" · ") : "all saved";
+  el.sync.classList.toggle("warn", Boolean(state.offline || failed));
+}
+
+// The set-aside labels' table (its overlay closes once it is empty), and the
+// status line, which counts them.
+export function renderFailed() {
+  const failed = loadFailed();
+  el.failedRows.replaceChildren(
+    ...failed.map((f) => {
+      const tr = document.createElement("tr");
+      const what = document.createElement("button");
+      what.type = "button";
+      what.dataset.prediction = String(f.prediction);
+      what.textContent = f.hypothesis || `prediction ${f.prediction}`;
+      const cells = [
+        what,
+        `${f.label}${f.note ? " ✎" : ""}`,
+        typeof f.why === "string" ? f.why : firstMessage(f.why) || "refused",
+      ].map((content) => {
+        const td = document.createElement("td");
+        td.append(content);
+        return td;
+      });
+      cells[2].className = "why";
+      const td = document.createElement("td");
+      for (const [action, text] of [
+        ["resend", "Resend"],
+        ["discard", "Discard"],
+      ]) {
+        const button = document.createElement("button");
+        button.type = "button";
+        button.textContent = text;
+        button.dataset.failed = action;
+        button.dataset.clientId = f.client_id;
+        td.append(button, " ");
+      }
+      tr.append(...cells, td);
+      return tr;
+    }),
+  );
+  if (!failed.length && !el.failed.hidden) el.failed.hidden = true;
+  renderStatus();
+}
