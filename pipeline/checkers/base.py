@@ -12,13 +12,13 @@ loop see only findings.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from ..errors import InputError
 from ..score import Scorer
-from ..types import LabelValue
+from ..types import Document, LabelValue
 
 C = TypeVar("C")
 
@@ -74,12 +74,19 @@ class CheckResult:
 class Checker(Protocol, Generic[C]):
     """What the rest of the system knows of a checker.
 
-    ``kind`` names it (``Project.kind`` in the web app); ``claim_from_json``
-    reads one line of its JSONL claims; ``check`` judges a batch of claims,
-    scoring with ``scorer`` (an NLI cross-encoder, an LLM grader) when given.
+    ``kind`` names it (``Project.kind`` in the web app) and ``title`` says
+    what it checks, for people. A checker is built with the documents its
+    claims came from (by id) and keyword options (the web app passes the
+    project's ``schema`` and ``align_threshold``), ignoring options it has no
+    use for. ``claim_from_json`` reads one line of its JSONL claims; ``check``
+    judges a batch of claims, scoring with ``scorer`` (an NLI cross-encoder,
+    an LLM grader) when given.
     """
 
     kind: ClassVar[str]
+    title: ClassVar[str]
+
+    def __init__(self, documents: Mapping[str, Document], **options: Any): ...
 
     def claim_from_json(self, raw: Any) -> C: ...
 

@@ -28,6 +28,7 @@ class ExtractionChecker:
     """
 
     kind: ClassVar[str] = "extraction"
+    title: ClassVar[str] = "Extracted fields against their document"
 
     def __init__(
         self,
@@ -35,6 +36,7 @@ class ExtractionChecker:
         *,
         schema: Schema | None = None,
         align_threshold: float = DEFAULT_THRESHOLD,
+        **_options: Any,
     ):
         self.documents = documents
         self.schema = schema
