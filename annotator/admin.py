@@ -108,7 +108,7 @@ class PredictionAdmin(admin.ModelAdmin):
         "model",
         "verdict",
         "reason",
-        "align_score",
+        "evidence_score",
         "score",
         "decisive_labels",
     ]
@@ -117,7 +117,6 @@ class PredictionAdmin(admin.ModelAdmin):
         "verdict",
         "reason",
         "queue_open",
-        "kind",
         "model",
         "type",
     ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,10 +39,9 @@ ProgressCallback = Callable[[int, int], None]
 
 CHECK_FIELDS = dict(
     hypothesis="",
-    align_start=None,
-    align_end=None,
-    align_text="",
-    align_score=None,
+    premise="",
+    evidence=[],
+    evidence_score=None,
     score=None,
     uncertainty=None,
     scored_by="",
@@ -156,8 +155,6 @@ def predictions_check(
                 break
             by_id = {str(p.pk): p for p in batch}
             documents = {str(p.document_id): document_record(p.document) for p in batch}
-            # TODO(#9): claims and evidence of every kind, not only the
-            # extraction checker's predictions and aligned spans.
             checker = checker_class(project.kind)(
                 documents, schema=schema, align_threshold=project.align_threshold
             )
@@ -170,10 +167,12 @@ def predictions_check(
             rows, scores = [], []
             for f in report.findings:
                 row = by_id[f.claim_id]
-                [span] = f.evidence  # the aligned context
-                row.hypothesis = f.claim
-                row.align_start, row.align_end = span.start, span.end
-                row.align_text, row.align_score = span.text, span.score
+                row.hypothesis, row.premise = f.claim, f.premise
+                row.evidence = [
+                    {**asdict(e), "source": _source_name(e.source, row)}
+                    for e in f.evidence
+                ]
+                row.evidence_score = f.evidence[0].score if f.evidence else None
                 row.score = f.score
                 row.uncertainty = None if f.score is None else abs(f.score - threshold)
                 row.scored_by = summary.scorer if f.score is not None else ""
@@ -211,6 +210,12 @@ def predictions_check(
         if progress:
             progress(summary.checked, total)
     return summary
+
+
+def _source_name(source: str, row: Prediction) -> str:
+    """Evidence found in the claim's own document is named by the document's
+    external id (the check names documents by database id)."""
+    return row.document.external_id if source == str(row.document_id) else source
 
 
 def predictions_check_queue(*, project: Project, force: bool = False) -> int:

@@ -14,6 +14,7 @@ from typing import Any
 from django.db.models import Count, F, IntegerField, Max, Min, Q, Sum
 from django.db.models.functions import Cast, Floor, Least
 
+from pipeline.checkers import checker_class
 from pipeline.evaluate import cohen_kappa, flag_metrics, precision_recall_curve
 
 from . import gold
@@ -301,15 +302,16 @@ def gold_pr_curve(project: Project, active: ScorerModel | None) -> dict[str, Any
     }
 
 
-def alignment_histogram(project: Project, *, bins: int = HISTOGRAM_BINS) -> list[int]:
-    """Counts of alignment scores in ``bins`` equal bins over [0, 1]."""
+def evidence_histogram(project: Project, *, bins: int = HISTOGRAM_BINS) -> list[int]:
+    """Counts of deciding-evidence scores (alignment scores, for extraction)
+    in ``bins`` equal bins over [0, 1]."""
     bucket = Least(
-        Cast(Floor(F("align_score") * bins), IntegerField()),
+        Cast(Floor(F("evidence_score") * bins), IntegerField()),
         bins - 1,
         output_field=IntegerField(),
     )
     rows = (
-        Prediction.objects.filter(project=project, align_score__isnull=False)
+        Prediction.objects.filter(project=project, evidence_score__isnull=False)
         .annotate(bucket=bucket)
         .values("bucket")
         .annotate(n=Count("pk"))
@@ -349,7 +351,7 @@ def dashboard(project: Project) -> dict[str, Any]:
         "curve": learning_curve(versions),
         "llms": llm_scores(project),
         "pr": gold_pr_curve(project, active),
-        "histogram": alignment_histogram(project),
+        "histogram": evidence_histogram(project),
         "versions": versions,
         "active": active,
         "runs": recent_runs(project),
@@ -478,15 +480,15 @@ def charts(project: Project, stats: dict[str, Any]) -> dict[str, str]:
         ),
         "histogram": histogram(
             stats["histogram"],
-            title="Alignment scores",
-            x_label="Alignment score (matches / alignment length)",
+            title="Evidence scores",
+            x_label=checker_class(project.kind).evidence_score_name,
             y_label="Predictions",
             markers=[
                 Reference(
                     project.align_threshold, f"keep >= {project.align_threshold:g}"
                 )
             ],
-            empty_message="No aligned predictions yet",
+            empty_message="No evidence scored yet",
         ),
     }
 

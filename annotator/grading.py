@@ -102,15 +102,16 @@ def _grader(project: Project, model: str):
 # --- reads -------------------------------------------------------------------
 
 
-def _aligned(project: Project) -> QuerySet[Prediction]:
-    """Checked predictions whose context aligned: the grader needs a span.
+def _with_premise(project: Project) -> QuerySet[Prediction]:
+    """Checked predictions with evidence: the grader reads the same premise
+    and hypothesis as the scorer.
 
     On the training side of the gold split only."""
     queryset = (
         Prediction.objects.filter(project=project)
         .exclude(verdict=Verdict.UNCHECKED)
         .exclude(reason=Reason.NOT_IN_DOCUMENT)
-        .exclude(align_text="")
+        .exclude(premise="")
         .exclude(hypothesis="")
     )
     return gold.only(queryset, project, gold=False)
@@ -129,7 +130,7 @@ def gradable(project: Project, *, model: str, version: str) -> QuerySet[Predicti
     graded = PredictionScore.objects.filter(
         prediction=OuterRef("pk"), scorer=scorer_name(model), scorer_version=version
     )
-    return _aligned(project).filter(~_expertly_labelled(), ~Exists(graded))
+    return _with_premise(project).filter(~_expertly_labelled(), ~Exists(graded))
 
 
 def grader_silver_labels(project: Project) -> dict[int, str]:
@@ -140,7 +141,7 @@ def grader_silver_labels(project: Project) -> dict[int, str]:
     predictions no longer aligned. When several models or prompt versions
     graded a prediction, the latest grade wins.
     """
-    predictions = _aligned(project).filter(~_expertly_labelled())
+    predictions = _with_premise(project).filter(~_expertly_labelled())
     rows = (
         PredictionScore.objects.filter(
             scorer__startswith=GRADER_SCORER_PREFIX, prediction__in=predictions
@@ -238,7 +239,7 @@ def grading_estimate(
     version = _grader(project, model).version
     totals = gradable(project, model=model, version=version).aggregate(
         n=Count("pk"),
-        chars=Coalesce(Sum(Length("align_text") + Length("hypothesis")), 0),
+        chars=Coalesce(Sum(Length("premise") + Length("hypothesis")), 0),
     )
     n = totals["n"]
     prompt = _prompt_tokens(chars=n * _fixed_chars() + totals["chars"], predictions=n)
@@ -414,7 +415,7 @@ def _execute(run: GradingRun) -> None:
         batch = list(
             todo()
             .filter(pk__in=chunk)
-            .only("pk", "external_id", "align_text", "hypothesis")
+            .only("pk", "external_id", "premise", "hypothesis")
         )
         if not batch:
             continue
@@ -483,7 +484,7 @@ def _grade(llm, prediction: Prediction):
     from pipeline.errors import ScorerError
 
     try:
-        return llm.grade(prediction.align_text, prediction.hypothesis)
+        return llm.grade(prediction.premise, prediction.hypothesis)
     except ScorerError as e:
         return e
 
@@ -493,7 +494,7 @@ def _batch_estimate(
 ) -> Decimal:
     """The batch's cost from its prompts' length, or from what the run has
     paid per prediction so far when that is more (repairs, long reasoning)."""
-    chars = sum(len(p.align_text) + len(p.hypothesis) for p in batch)
+    chars = sum(len(p.premise) + len(p.hypothesis) for p in batch)
     n = len(batch)
     estimate = _price(
         prices,

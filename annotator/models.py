@@ -1,8 +1,9 @@
 """The SafePassage data model.
 
-A Prediction is a claim with its evidence: an extracted entity today, a RAG
-answer sentence or a citation later (``kind``). Checking gives it an aligned
-span, per-scorer scores and a verdict; Annotations are expert labels on it.
+A Prediction is a claim an LLM made (an extracted field, a RAG answer, a
+citation, an answer sentence: the project's ``kind`` says which checker judges
+it). Checking gives it its evidence, per-scorer scores and a verdict;
+Annotations are expert labels on it.
 Rows that other rows derive from record what produced them, under unique
 constraints, so re-running an import or a check updates instead of duplicating.
 """
@@ -31,6 +32,26 @@ def _default_nli_threshold() -> float:
 
 
 _unit_interval = [MinValueValidator(0.0), MaxValueValidator(1.0)]
+
+
+def checker_kinds() -> list[tuple[str, str]]:
+    """``Project.kind`` choices: the checkers registered in the pipeline, so
+    adding a checker adds a kind without a migration."""
+    from pipeline.checkers import checker_class, kinds
+
+    return [(kind, checker_class(kind).title) for kind in kinds()]
+
+
+def validate_evidence(value) -> None:
+    """Evidence is a list of the pipeline's evidence records (a checked JSON
+    document, so every kind stores and reads the same shape)."""
+    from django.core.exceptions import ValidationError
+
+    from pipeline.checkers.base import evidence_problem
+
+    problem = evidence_problem(value)
+    if problem:
+        raise ValidationError(f"evidence: {problem}")
 
 
 def validate_queue_strategy(value: str) -> None:
@@ -70,19 +91,17 @@ class Reason(models.TextChoices):
 
 
 class Project(models.Model):
-    class Kind(models.TextChoices):
-        """What the project checks; each value names a checker of
-        :mod:`pipeline.checkers` and a claim partial of the labeling page."""
-
-        EXTRACTION = "extraction", "Extracted fields against their document"
+    #: The kind of a project made without one.
+    DEFAULT_KIND = "extraction"
 
     name = models.CharField(max_length=200, unique=True)
     description = models.TextField(blank=True)
     kind = models.CharField(
         max_length=32,
-        choices=Kind.choices,
-        default=Kind.EXTRACTION,
-        help_text="What the project checks; chosen when it is created.",
+        choices=checker_kinds,
+        default=DEFAULT_KIND,
+        help_text="What the project checks (a checker of pipeline.checkers, "
+        "and the claim partial of the labeling page); chosen when it is created.",
     )
     entity_schema = models.JSONField(
         default=dict,
@@ -323,11 +342,9 @@ class ExtractionItem(models.Model):
 
 
 class Prediction(models.Model):
-    class Kind(models.TextChoices):
-        ENTITY = "entity", "Extracted entity"
-        ANSWER = "answer", "Generated answer"
-        CITATION = "citation", "Citation"
-        CLAIM = "claim", "Free-form claim"
+    """A claim of the project's kind, from ``document``; the check fills in
+    what its checker found (the scorer's premise and hypothesis, the evidence,
+    the verdict)."""
 
     project = models.ForeignKey(
         Project, on_delete=models.CASCADE, related_name="predictions"
@@ -336,18 +353,33 @@ class Prediction(models.Model):
         Document, on_delete=models.CASCADE, related_name="predictions"
     )
     external_id = models.CharField(max_length=255)
-    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.ENTITY)
     model = models.CharField(max_length=200, blank=True, help_text="Source LLM.")
     type = models.CharField(max_length=200)
     value = models.JSONField(null=True, blank=True)
     context = models.TextField(blank=True)
     extra = models.JSONField(default=dict, blank=True)
     # Filled by the check; cleared when the prediction or its document changes.
-    hypothesis = models.TextField(blank=True)
-    align_start = models.IntegerField(null=True, blank=True)
-    align_end = models.IntegerField(null=True, blank=True)
-    align_text = models.TextField(blank=True)
-    align_score = models.FloatField(null=True, blank=True)
+    hypothesis = models.TextField(
+        blank=True, help_text="The claim as the scorer and the expert read it."
+    )
+    premise = models.TextField(
+        blank=True,
+        help_text="The evidence text the scorer read the hypothesis against "
+        "(for extraction, the aligned span of the document).",
+    )
+    evidence = models.JSONField(
+        default=list,
+        blank=True,
+        validators=[validate_evidence],
+        help_text="The evidence found, deciding first: source, start, end, "
+        "text, role, score.",
+    )
+    evidence_score = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="Score of the deciding evidence (for extraction, the "
+        "alignment score), kept as a column for charts and the queue.",
+    )
     score = models.FloatField(
         null=True, blank=True, help_text="Score of the scorer that gave the verdict."
     )

@@ -33,7 +33,7 @@ def prediction_record(
 ) -> PredictionRecord:
     """The prediction as the pipeline reads it. With ``external`` ids its
     document must be loaded (``select_related("document")``), and its extra
-    fields (and its kind, unless an entity) come along, as in an export."""
+    fields come along, as in an export."""
     from pipeline.types import Prediction as PredictionRecord
 
     if not external:
@@ -45,9 +45,6 @@ def prediction_record(
             context=prediction.context,
             model=prediction.model or None,
         )
-    kind = (
-        {} if prediction.kind == Prediction.Kind.ENTITY else {"kind": prediction.kind}
-    )
     return PredictionRecord(
         id=prediction.external_id,
         document_id=prediction.document.external_id,
@@ -55,5 +52,5 @@ def prediction_record(
         value=prediction.value,
         context=prediction.context,
         model=prediction.model or None,
-        extra={**prediction.extra, **kind},
+        extra=prediction.extra,
     )

@@ -14,6 +14,7 @@ from django.db.models import (
     Exists,
     F,
     FloatField,
+    IntegerField,
     OuterRef,
     Q,
     QuerySet,
@@ -22,7 +23,9 @@ from django.db.models import (
     When,
 )
 from django.db.models.expressions import RawSQL
-from django.db.models.functions import Coalesce, Greatest, Length, Substr
+from django.db.models.fields.json import KT
+from django.db.models.functions import Cast, Coalesce, Greatest, Length, Substr
+from django.db.models.lookups import Exact
 
 from . import gold as gold_set
 from .models import (
@@ -197,15 +200,17 @@ def export_rows(*, project: Project, kind: str) -> Iterator[dict[str, Any]]:
             if not p.verdict:
                 yield prediction_to_json(prediction)
                 continue
+            # The deciding evidence in the checked format's "align".
+            deciding = p.evidence[0] if p.evidence else {}
             yield checked_to_json(
                 CheckedPrediction(
                     prediction=prediction,
                     hypothesis=p.hypothesis,
                     align=Alignment(
-                        score=p.align_score or 0.0,
-                        start=p.align_start,
-                        end=p.align_end,
-                        text=p.align_text,
+                        score=p.evidence_score or 0.0,
+                        start=deciding.get("start"),
+                        end=deciding.get("end"),
+                        text=p.premise,
                     ),
                     nli_score=p.score,
                     verdict=p.verdict,
@@ -301,15 +306,16 @@ def _order_random(queryset, *, project, annotator):
     return queryset.order_by("random_key", "pk")
 
 
-# How close to the alignment threshold an alignment score counts as borderline.
+# How close to the project's evidence threshold (the alignment threshold) a
+# deciding evidence score counts as borderline.
 BORDERLINE_ALIGN = 0.1
 
 
 @queue_strategy("disagreement")
 def _order_disagreement(queryset, *, project, annotator):
     # Where the machine judges disagree, one of them is wrong. First the NLI
-    # verdict against the LLM grader's, then alignments so close to their
-    # threshold that a few characters decide them; within each tier, and for
+    # verdict against the LLM grader's, then evidence (alignments) so close to
+    # their threshold that a few characters decide them; within each tier, and for
     # the rest, the uncertainty order. Unlike the other orders this one sorts
     # the available rows (no index serves it).
     threshold = active_threshold(project)
@@ -327,8 +333,8 @@ def _order_disagreement(queryset, *, project, annotator):
             then=Value(2),
         ),
         When(
-            align_score__gte=project.align_threshold - BORDERLINE_ALIGN,
-            align_score__lte=project.align_threshold + BORDERLINE_ALIGN,
+            evidence_score__gte=project.align_threshold - BORDERLINE_ALIGN,
+            evidence_score__lte=project.align_threshold + BORDERLINE_ALIGN,
             then=Value(1),
         ),
         default=Value(0),
@@ -516,18 +522,32 @@ def _project_schema_or_none(project: Project):
 _ITEM_FIELDS = (
     "pk",
     "external_id",
-    "kind",
     "model",
     "type",
     "value",
     "hypothesis",
     "context",
-    "align_start",
-    "align_end",
-    "align_text",
-    "align_score",
+    "premise",
+    "evidence",
+    "evidence_score",
     "document_id",
 )
+
+
+def _anchor(end: str) -> Case:
+    """Where the deciding evidence starts or ends (``end``) in the claim's own
+    document; null when it is elsewhere (another source) or absent. The
+    labeling window and the order of a document's claims follow it."""
+    return Case(
+        When(
+            Exact(KT("evidence__0__source"), F("document__external_id")),
+            then=Cast(KT(f"evidence__0__{end}"), IntegerField()),
+        ),
+        default=None,
+        output_field=IntegerField(),
+    )
+
+
 _MACHINE_FIELDS = ("score", "scored_by", "verdict", "reason")
 
 
@@ -536,8 +556,8 @@ def labeling_items(
 ) -> list[dict[str, Any]]:
     """What the labeling page needs to judge each prediction, in ``ids`` order.
 
-    Documents come as a window around the aligned span (cut in SQL, so a long
-    document is not shipped 20 times); the page fetches the whole text only
+    Documents come as a window around the deciding evidence (cut in SQL, so a
+    long document is not shipped 20 times); the page fetches the whole text only
     when the expert expands it. Machine scores are left out unless the project
     shows them. A batch costs the same few queries whatever its size, and
     rows come as dicts of the columns used: building model instances and
@@ -548,8 +568,8 @@ def labeling_items(
     if not ids:
         return []
     schema = _project_schema_or_none(project)
-    start = Greatest(Coalesce(F("align_start"), Value(0)) - WINDOW_CHARS, Value(0))
-    end = Coalesce(F("align_end"), Value(0)) + WINDOW_CHARS
+    start = Greatest(Coalesce(_anchor("start"), Value(0)) - WINDOW_CHARS, Value(0))
+    end = Coalesce(_anchor("end"), Value(0)) + WINDOW_CHARS
     machine = _MACHINE_FIELDS if project.show_machine_scores else ()
     rows = (
         Prediction.objects.filter(project=project, pk__in=ids)
@@ -584,7 +604,8 @@ def labeling_items(
     siblings: dict[int, list[dict[str, Any]]] = {}
     for sibling in (
         Prediction.objects.filter(document_id__in=document_ids)
-        .order_by("document_id", "align_start", "pk")
+        .alias(anchor=_anchor("start"))
+        .order_by("document_id", "anchor", "pk")
         # The value only to render a hypothesis the check has not stored yet.
         .values(
             "pk",
@@ -633,7 +654,6 @@ def labeling_items(
         item = {
             "id": pk,
             "external_id": p["external_id"],
-            "kind": p["kind"],
             "model": p["model"],
             "type": p["type"],
             "type_display": type_display_name(p["type"], schema),
@@ -643,12 +663,9 @@ def labeling_items(
             ),
             "hypothesis": hypothesis(p, p["value"]),
             "context": p["context"],
-            "align": {
-                "start": p["align_start"],
-                "end": p["align_end"],
-                "text": p["align_text"],
-                "score": p["align_score"],
-            },
+            "premise": p["premise"],
+            "evidence": p["evidence"],
+            "evidence_score": p["evidence_score"],
             "document": {
                 "id": p["document_id"],
                 "external_id": p["document_external_id"],

@@ -98,6 +98,7 @@ def label_page(request, pk: int):
         "project": {
             "id": project.pk,
             "name": project.name,
+            "kind": project.kind,
             "show_machine_scores": project.show_machine_scores,
             "entity_types": sorted(schema),
         },
@@ -121,7 +122,14 @@ def label_page(request, pk: int):
             "document": "/api/documents/",
         },
     }
-    return render(request, "label.html", {"project": project, "data": data})
+    # The claim and evidence of the project's kind (a registered checker, so
+    # the name is one of ours).
+    context = {
+        "project": project,
+        "data": data,
+        "claim_partial": f"claims/{project.kind}.html",
+    }
+    return render(request, "label.html", context)
 
 
 @login_required

@@ -100,6 +100,7 @@ def _seed(*, annotators: int, documents: int, per_document: int) -> tuple[int, l
     for doc in docs:
         for i in range(per_document):
             start = doc.text.find("Toronto")
+            span = doc.text[max(start - 26, 0) : start + 7]
             predictions.append(
                 Prediction(
                     project=project,
@@ -109,10 +110,18 @@ def _seed(*, annotators: int, documents: int, per_document: int) -> tuple[int, l
                     value="Toronto" if i % 3 else "Toronto, Ontario",
                     context="The hearing took place in Toronto, Ontario",
                     hypothesis="GPE: Toronto",
-                    align_start=max(start - 26, 0),
-                    align_end=start + 7,
-                    align_text=doc.text[max(start - 26, 0) : start + 7],
-                    align_score=0.85,
+                    premise=span,
+                    evidence=[
+                        dict(
+                            source=doc.external_id,
+                            start=max(start - 26, 0),
+                            end=start + 7,
+                            text=span,
+                            role="aligned",
+                            score=0.85,
+                        )
+                    ],
+                    evidence_score=0.85,
                     score=rng.random(),
                     verdict="safe",
                 )

@@ -244,17 +244,15 @@ class PredictionSerializer(serializers.ModelSerializer):
             "document",
             "document_external_id",
             "external_id",
-            "kind",
             "model",
             "type",
             "value",
             "context",
             "extra",
             "hypothesis",
-            "align_start",
-            "align_end",
-            "align_text",
-            "align_score",
+            "premise",
+            "evidence",
+            "evidence_score",
             "score",
             "scored_by",
             "scores",
@@ -271,16 +269,26 @@ class PredictionSerializer(serializers.ModelSerializer):
             "project": {"help_text": "Project id."},
             "document": {"help_text": "Document database id."},
             "external_id": {"help_text": "The prediction's id in imports/exports."},
-            "kind": {"help_text": "What kind of claim: entity, answer, citation..."},
             "type": {"help_text": "Entity type as extracted."},
             "value": {"help_text": "Extracted value (string or structured payload)."},
             "context": {"help_text": "The text the LLM quoted as evidence."},
             "extra": {"help_text": "Other fields of the imported record."},
-            "hypothesis": {"help_text": 'h(y) = "{Entity Type}: {value}".'},
-            "align_start": {"help_text": "Aligned span start offset in the text."},
-            "align_end": {"help_text": "Aligned span end offset (exclusive)."},
-            "align_text": {"help_text": "The aligned span of the document."},
-            "align_score": {"help_text": "Alignment score in [0, 1]."},
+            "hypothesis": {
+                "help_text": "The claim as the scorer reads it; for extraction "
+                'h(y) = "{Entity Type}: {value}".'
+            },
+            "premise": {
+                "help_text": "The evidence text the scorer read it against "
+                "(for extraction, the aligned span of the document)."
+            },
+            "evidence": {
+                "help_text": "Evidence found, deciding first: source, start, end "
+                "(offsets into the source), text, role, score."
+            },
+            "evidence_score": {
+                "help_text": "Score of the deciding evidence in [0, 1] (for "
+                "extraction, the alignment score)."
+            },
             "verdict": {"help_text": "safe, unsafe, or empty while not checked."},
             "reason": {"help_text": "Why unsafe: not_in_document or not_supported."},
             "checked_at": {"help_text": "When the verdict was computed."},
@@ -597,7 +605,6 @@ class LabelingItemSerializer(serializers.Serializer):
 
     id = serializers.IntegerField(help_text="Prediction id.")
     external_id = serializers.CharField(help_text="Prediction id in imports/exports.")
-    kind = serializers.CharField(help_text="entity, answer, citation or claim.")
     model = serializers.CharField(help_text="Source LLM.")
     type = serializers.CharField(help_text="Entity type as extracted.")
     type_display = serializers.CharField(help_text="Entity type, readable.")
@@ -605,8 +612,13 @@ class LabelingItemSerializer(serializers.Serializer):
     value_display = serializers.CharField(help_text="The value rendered readably.")
     hypothesis = serializers.CharField(help_text='h(y) = "{Entity Type}: {value}".')
     context = serializers.CharField(help_text="The text the LLM quoted as evidence.")
-    align = serializers.DictField(
-        help_text="Aligned span: start, end (offsets into the document), text, score."
+    premise = serializers.CharField(help_text="The evidence text the scorer read.")
+    evidence = serializers.ListField(
+        help_text="Evidence found, deciding first: source, start, end (offsets "
+        "into the source), text, role, score."
+    )
+    evidence_score = serializers.FloatField(
+        help_text="Score of the deciding evidence (alignment, for extraction)."
     )
     document = serializers.DictField(
         help_text="id, external_id, length, and window_text starting at window_start: "

@@ -43,14 +43,41 @@ class Evidence:
     score: float | None = None
 
 
+_EVIDENCE_FIELDS = {
+    "source": (str,),
+    "start": (int, type(None)),
+    "end": (int, type(None)),
+    "text": (str,),
+    "role": (str,),
+    "score": (int, float, type(None)),
+}
+
+
+def evidence_problem(value: Any) -> str | None:
+    """What is wrong with ``value`` as stored evidence (a list of
+    :class:`Evidence` as dicts), or None."""
+    if not isinstance(value, list):
+        return "a list of evidence records"
+    for i, item in enumerate(value):
+        if not isinstance(item, dict) or set(item) != set(_EVIDENCE_FIELDS):
+            return f"item {i}: an object with {', '.join(_EVIDENCE_FIELDS)}"
+        for name, types in _EVIDENCE_FIELDS.items():
+            v = item[name]
+            if not isinstance(v, types) or isinstance(v, bool):
+                return f"item {i}: {name} has the wrong type"
+    return None
+
+
 @dataclass(frozen=True)
 class Finding:
     """A checker's answer about one claim.
 
     ``claim`` is the claim as the scorer and the expert read it (for
-    extraction, the hypothesis "{Entity Type}: {value}"); ``score`` is the
-    scorer's p(supported) where one ran; ``reason`` says why an unsafe
-    verdict is unsafe, in the checker's own vocabulary.
+    extraction, the hypothesis "{Entity Type}: {value}") and ``premise`` the
+    evidence text the scorer read it against (the LLM grader and retraining
+    read the same pair); ``score`` is the scorer's p(supported) where one
+    ran; ``reason`` says why an unsafe verdict is unsafe, in the checker's own
+    vocabulary. ``evidence`` lists the deciding item first.
     """
 
     claim_id: str
@@ -59,6 +86,7 @@ class Finding:
     reason: str | None
     score: float | None
     evidence: tuple[Evidence, ...] = ()
+    premise: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -74,8 +102,9 @@ class CheckResult:
 class Checker(Protocol, Generic[C]):
     """What the rest of the system knows of a checker.
 
-    ``kind`` names it (``Project.kind`` in the web app) and ``title`` says
-    what it checks, for people. A checker is built with the documents its
+    ``kind`` names it (``Project.kind`` in the web app), ``title`` says what
+    it checks and ``evidence_score_name`` what its evidence scores measure,
+    for people. A checker is built with the documents its
     claims came from (by id) and keyword options (the web app passes the
     project's ``schema`` and ``align_threshold``), ignoring options it has no
     use for. ``claim_from_json`` reads one line of its JSONL claims; ``check``
@@ -85,6 +114,7 @@ class Checker(Protocol, Generic[C]):
 
     kind: ClassVar[str]
     title: ClassVar[str]
+    evidence_score_name: ClassVar[str]
 
     def __init__(self, documents: Mapping[str, Document], **options: Any): ...
 

@@ -31,7 +31,7 @@ DOC_TEXT = (
 
 def make_project(*, name=None, members=(), **fields) -> Project:
     project = Project.objects.create(
-        name=name or f"project-{next(_n)}", entity_schema=SCHEMA, **fields
+        name=name or f"project-{next(_n)}", **{"entity_schema": SCHEMA, **fields}
     )
     project.members.set(members)
     return project
@@ -54,6 +54,25 @@ def make_prediction(document, *, external_id=None, **fields) -> Prediction:
         document=document,
         external_id=external_id or f"pred-{next(_n)}",
         **values,
+    )
+
+
+def aligned(document, start: int, end: int, score: float = 1.0) -> dict:
+    """The check's fields for a context aligned to ``document[start:end]``."""
+    text = document.text[start:end]
+    return dict(
+        premise=text,
+        evidence=[
+            dict(
+                source=document.external_id,
+                start=start,
+                end=end,
+                text=text,
+                role="aligned",
+                score=score,
+            )
+        ],
+        evidence_score=score,
     )
 
 

@@ -41,7 +41,7 @@ def project(personas):
         for v in vs:
             rows.append(
                 make_prediction(
-                    document, model=model, verdict=v, align_score=next(align)
+                    document, model=model, verdict=v, evidence_score=next(align)
                 )
             )
     project.rows = rows
@@ -216,7 +216,7 @@ def test_pr_curve_uses_only_gold_document_labels(personas):
 
 
 def test_alignment_histogram_is_binned_in_sql(project):
-    counts = dashboard.alignment_histogram(project, bins=10)
+    counts = dashboard.evidence_histogram(project, bins=10)
     assert sum(counts) == 8  # one prediction is not aligned
     assert counts[1] == 1 and counts[3] == 1 and counts[6] == 2
     assert counts[8] == 1 and counts[9] == 3  # 1.0 falls in the last bin
@@ -244,7 +244,7 @@ def test_page_shows_charts_numbers_and_version_buttons(project, personas, client
         "Learning curve: gold-set F1 by expert labels",
         "Per source LLM: share safe",
         "Precision-recall on the gold set",
-        "Alignment scores",
+        "Evidence scores",
         "Labels per hour per expert",
     ):
         assert f"<title>{title}</title>" in html

@@ -47,7 +47,7 @@ def test_uploaded_predictions_are_checked_by_the_worker(
     rows = {r["external_id"]: r for r in wait_for(all_checked, worker=celery_worker)}
     assert rows["p-found"]["verdict"] == "safe"
     assert rows["p-found"]["hypothesis"] == "GPE: Toronto"
-    assert rows["p-found"]["align_text"] == "The hearing took place in Toronto"
+    assert rows["p-found"]["premise"] == "The hearing took place in Toronto"
     assert rows["p-date"]["verdict"] == "safe"
     assert rows["p-date"]["hypothesis"] == "Hearing Date: 2012-01-17"
     assert rows["p-invented"]["verdict"] == "unsafe"

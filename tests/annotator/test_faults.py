@@ -256,10 +256,8 @@ def _aligned(document, i: int):
         context=span,
         verdict="safe",
         hypothesis="GPE: Toronto",
-        align_text=span,
-        align_start=0,
-        align_end=len(span),
-        align_score=1.0,
+        premise=span,
+        evidence_score=1.0,
         checked_at="2026-01-01T00:00:00Z",
     )
 

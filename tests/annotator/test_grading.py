@@ -42,10 +42,8 @@ def _aligned(document, value="Toronto", span=None, **fields):
         context=span,
         verdict="safe",
         hypothesis=f"GPE: {value}",
-        align_text=span,
-        align_start=0,
-        align_end=len(span),
-        align_score=1.0,
+        premise=span,
+        evidence_score=1.0,
     )
     values.update(fields)
     return make_prediction(document, **values)
@@ -78,7 +76,7 @@ def _documents_on_both_sides(project):
 def _graded_ids(fake_openai, predictions) -> set[int]:
     """Which of ``predictions`` the LLM was asked about (by their spans)."""
     sent = [_user_message(b) for b in fake_openai.bodies]
-    return {p.pk for p in predictions if any(p.align_text in m for m in sent)}
+    return {p.pk for p in predictions if any(p.premise in m for m in sent)}
 
 
 def _start(project, *, budget="1", params=PRICES):
@@ -113,9 +111,7 @@ def test_estimate_counts_what_a_run_would_grade_from_its_prompts(fake_openai):
     counted = [plain, longer, unsure, old_prompt]
     schema = json.dumps(GRADE_SCHEMA, ensure_ascii=False)
     chars = sum(
-        len(GRADER_PROMPT)
-        + len(grader_message(p.align_text, p.hypothesis))
-        + len(schema)
+        len(GRADER_PROMPT) + len(grader_message(p.premise, p.hypothesis)) + len(schema)
         for p in counted
     )
     prompt_tokens = math.ceil(chars / 4) + 9 * len(counted)

@@ -10,7 +10,7 @@ from django.utils import timezone
 from annotator import gold as gold_set
 from annotator import labeling, selectors
 from annotator.models import Annotation, Lease, Prediction, PredictionScore
-from tests.annotator.factories import make_document, make_prediction
+from tests.annotator.factories import aligned, make_document, make_prediction
 
 pytestmark = pytest.mark.django_db
 
@@ -274,10 +274,7 @@ def test_items_carry_claim_evidence_and_document_window(personas, api):
         document,
         type="HearingDate",
         value={"yyyy": "2012", "mm": "1", "dd": "17"},
-        align_start=1000,
-        align_end=1007,
-        align_text="Toronto",
-        align_score=0.9,
+        **aligned(document, 1000, 1007, 0.9),
         score=0.7,
         verdict="safe",
     )
@@ -292,6 +289,17 @@ def test_items_carry_claim_evidence_and_document_window(personas, api):
     assert item["document"]["window_start"] == 600
     assert item["document"]["window_text"] == "x" * 400 + "Toronto" + "y" * 400
     assert item["document"]["length"] == 2007
+    assert item["premise"] == "Toronto" and item["evidence_score"] == 0.9
+    assert item["evidence"] == [
+        dict(
+            source=document.external_id,
+            start=1000,
+            end=1007,
+            text="Toronto",
+            role="aligned",
+            score=0.9,
+        )
+    ]
     assert {s["id"] for s in item["siblings"]} == {prediction.pk, sibling.pk}
     assert "machine" not in item  # hidden so they do not anchor the expert
     project.show_machine_scores = True
@@ -465,10 +473,10 @@ def test_disagreement_strategy_hands_out_judges_in_conflict_first(personas, api)
     project.full_clean()
     project.save()
     document = make_document(project)
-    agreed = make_prediction(document, score=0.95, align_score=0.95)
-    uncertain = make_prediction(document, score=0.55, align_score=0.95)
-    borderline = make_prediction(document, score=0.9, align_score=0.62)
-    conflict = make_prediction(document, score=0.9, align_score=0.95)
+    agreed = make_prediction(document, score=0.95, evidence_score=0.95)
+    uncertain = make_prediction(document, score=0.55, evidence_score=0.95)
+    borderline = make_prediction(document, score=0.9, evidence_score=0.62)
+    conflict = make_prediction(document, score=0.9, evidence_score=0.95)
     PredictionScore.objects.create(
         prediction=conflict, scorer="llm-grader:judge", score=0.0
     )

@@ -1,16 +1,24 @@
-"""A project's kind picks its checker; every kind the app offers has one."""
+"""A project's kind picks its checker; adding a kind takes a checker
+subpackage, the registry's ``Project.kind`` value and a claim partial, shown
+with the tests' statement checker (tests/checkers)."""
 
 import pytest
 
-from annotator.models import Project
+from annotator.checking import predictions_check
+from annotator.models import Prediction, Project, checker_kinds
 from pipeline.checkers import checker_class
+from tests.annotator.factories import make_document, make_prediction, make_project
+from tests.checkers.statement import KIND
 
 pytestmark = pytest.mark.django_db
 
 
-@pytest.mark.parametrize("kind", Project.Kind.values)
-def test_every_kind_the_app_offers_is_a_registered_checker(kind):
-    assert checker_class(kind).kind == kind
+def test_the_kinds_offered_are_the_registered_checkers():
+    offered = dict(checker_kinds())
+    assert offered["extraction"] == checker_class("extraction").title
+    # Registered by importing its module above; no migration needed.
+    assert offered[KIND] == checker_class(KIND).title
+    Project(name="statements", kind=KIND).full_clean()
 
 
 def test_a_project_is_created_with_a_kind_and_keeps_it(personas, api):
@@ -28,17 +36,45 @@ def test_a_project_is_created_with_a_kind_and_keeps_it(personas, api):
     assert "kind" in response.json()
 
 
-def test_changing_a_kind_is_refused(personas, api, monkeypatch):
+def test_changing_a_kind_is_refused(personas, api):
     project = personas.project
-    monkeypatch.setattr(
-        Project._meta.get_field("kind"),
-        "choices",
-        [*Project.Kind.choices, ("echo-test", "A second kind")],
-    )
     response = api(personas.admin).patch(
-        f"/api/projects/{project.pk}/", {"kind": "echo-test"}, format="json"
+        f"/api/projects/{project.pk}/", {"kind": KIND}, format="json"
     )
     assert response.status_code == 400
     assert "chosen when it is created" in str(response.json()["kind"])
     project.refresh_from_db()
     assert project.kind == "extraction"
+
+
+def test_a_project_of_the_test_kind_is_checked_by_its_checker():
+    project = make_project(kind=KIND, entity_schema={})
+    document = make_document(
+        project,
+        external_id="memo",
+        text="The board met in March. The budget was approved by the board.",
+    )
+    approved = make_prediction(
+        document, type="statement", value="the board approved the budget"
+    )
+    rejected = make_prediction(
+        document, type="statement", value="the board rejected the budget"
+    )
+
+    summary = predictions_check(project_id=project.pk)
+
+    assert (summary.checked, summary.safe, summary.unsafe) == (2, 1, 1)
+    approved, rejected = Prediction.objects.filter(pk__in=[approved.pk, rejected.pk])
+    assert approved.verdict == "safe" and approved.hypothesis == approved.value
+    assert approved.premise == "The budget was approved by the board."
+    assert approved.evidence[0] == dict(
+        source="memo",  # the document's external id, not its database id
+        start=24,
+        end=61,
+        text="The budget was approved by the board.",
+        role="sentence",
+        score=1.0,
+    )
+    assert approved.evidence_score == 1.0 and len(approved.evidence) == 2
+    assert (rejected.verdict, rejected.reason) == ("unsafe", "not_supported")
+    assert rejected.evidence_score == 0.75  # the, board, budget of 4 words

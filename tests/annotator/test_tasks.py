@@ -70,7 +70,7 @@ def test_check_without_scorer_uses_alignment_alone(settings):
     summary = checking.predictions_check(project_id=project.pk)
     assert (summary.checked, summary.safe, summary.scorer) == (1, 1, "")
     ok = Prediction.objects.get()
-    assert ok.score is None and ok.align_score == pytest.approx(1.0)
+    assert ok.score is None and ok.evidence_score == pytest.approx(1.0)
     assert ok.pipeline_version
 
 

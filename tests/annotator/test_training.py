@@ -692,7 +692,7 @@ def test_labels_through_the_api_make_beat_train_register_and_rescore(
         )
         return (
             not rows.filter(checked_at=None).exists()
-            and scores.count() == rows.filter(align_score__gte=0.6).count()
+            and scores.count() == rows.filter(evidence_score__gte=0.6).count()
         )
 
     wait_for(lambda: rescored_with("v1"), timeout=90, worker=celery_worker)

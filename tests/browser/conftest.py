@@ -87,3 +87,13 @@ def log_in(page, username, password):
     page.keyboard.type(password)
     page.keyboard.press("Enter")
     page.wait_for_url(lambda url: "/login/" not in url)
+
+
+def wait_all_sent(page):
+    """Until the labeling page's outbox is empty and it says so."""
+    page.wait_for_function(
+        "() => Object.entries(localStorage)"
+        ".filter(([k]) => k.startsWith('safepassage:outbox:'))"
+        ".every(([, v]) => JSON.parse(v).length === 0)"
+    )
+    page.wait_for_selector("#sync:text('all saved')")

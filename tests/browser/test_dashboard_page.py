@@ -15,7 +15,7 @@ def _project_with_history(personas):
             document,
             model=["gpt-4.1", "gpt-4.1-mini", "llama-4-scout"][i % 3],
             verdict="unsafe" if i % 4 == 0 else "safe",
-            align_score=0.35 + (i % 13) * 0.05,
+            evidence_score=0.35 + (i % 13) * 0.05,
             score=(i % 10) / 10,
         )
         Annotation.objects.create(
@@ -107,8 +107,8 @@ def test_grading_panel_estimates_starts_and_cancels(personas, new_page):
             document,
             verdict="safe",
             hypothesis="GPE: Toronto",
-            align_text="took place in Toronto",
-            align_score=1.0,
+            premise="took place in Toronto",
+            evidence_score=1.0,
         )
     page = new_page()
     log_in(page, "admin", "admin-pass")

@@ -4,8 +4,8 @@ import re
 import pytest
 
 from annotator.models import Annotation, Prediction
-from tests.annotator.factories import make_document, make_prediction
-from tests.browser.conftest import log_in
+from tests.annotator.factories import aligned, make_document, make_prediction
+from tests.browser.conftest import log_in, wait_all_sent
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -26,10 +26,7 @@ def _corpus(project, n_docs=6, per_doc=5):
                 value="Toronto" if i % 2 else "Toronto, Ontario",
                 context="The hearing took place in Toronto, Ontario",
                 hypothesis="GPE: Toronto" if i % 2 else "GPE: Toronto, Ontario",
-                align_start=0,
-                align_end=33,
-                align_text="The hearing took place in Toronto",
-                align_score=0.8,
+                **aligned(document, 0, 33, 0.8),
                 score=0.1 * i,
             )
 
@@ -53,15 +50,6 @@ def _outbox(page):
         ".filter(([k]) => k.startsWith('safepassage:outbox:'))"
         ".map(([, v]) => JSON.parse(v)).flat()"
     )
-
-
-def _wait_all_sent(page):
-    page.wait_for_function(
-        "() => Object.entries(localStorage)"
-        ".filter(([k]) => k.startsWith('safepassage:outbox:'))"
-        ".every(([, v]) => JSON.parse(v).length === 0)"
-    )
-    page.wait_for_selector("#sync:text('all saved')")
 
 
 def test_keyboard_labeling_with_undo_offline_and_reload_stores_exactly_20(
@@ -126,7 +114,7 @@ def test_keyboard_labeling_with_undo_offline_and_reload_stores_exactly_20(
     assert len(expected) == 10
     while len(expected) < 20:
         label(len(expected))
-    _wait_all_sent(page)
+    wait_all_sent(page)
     page.screenshot(path=str(artifacts / "label-screen-done.png"), full_page=True)
 
     stored = {
@@ -168,7 +156,7 @@ def test_two_annotators_in_two_browsers_never_share_a_single_item(personas, new_
             current = _shown(page)
             _press(page, "j", current)
     for page in pages.values():
-        _wait_all_sent(page)
+        wait_all_sent(page)
     overlap = {
         p.pk
         for p in Prediction.objects.filter(project=project)
@@ -195,10 +183,7 @@ def test_document_html_is_shown_as_text(personas, new_page, artifacts):
         document,
         value='<img src=x onerror="window.__pwned = 3">',
         context="<script>window.__pwned = 4</script>",
-        align_start=7,
-        align_end=42,
-        align_text=hostile[7:42],
-        align_score=1.0,
+        **aligned(document, 7, 42),
     )
     page = new_page()
     log_in(page, "ann1", "ann1-pass")
@@ -207,9 +192,10 @@ def test_document_html_is_shown_as_text(personas, new_page, artifacts):
     page.keyboard.press("e")
     page.wait_for_selector("#doc.expanded")
     assert page.text_content("#doc").strip() == hostile
-    assert "<script>window.__pwned = 4</script>" in page.text_content("#context")
+    context = page.text_content("[data-diff=context]")
+    assert "<script>window.__pwned = 4</script>" in context
     assert (
-        page.text_content("#value-display")
+        page.text_content("[data-field=value_display]")
         == '<img src=x onerror="window.__pwned = 3">'
     )
     assert page.text_content(".d-hit") == hostile[7:42]
@@ -318,7 +304,7 @@ def test_a_refused_label_is_set_aside_with_its_reason_and_can_be_resent_or_disca
     gone_row.get_by_role("button", name="Discard").click()
     page.wait_for_selector("#failed", state="hidden")
     assert page.is_hidden("#failed-button")
-    _wait_all_sent(page)
+    wait_all_sent(page)
     resent = Annotation.objects.get(prediction_id=first)
     assert (resent.label, resent.note) == ("unsafe", "kept in the browser")
     assert stored.count() == 4

@@ -29,6 +29,7 @@ class ExtractionChecker:
 
     kind: ClassVar[str] = "extraction"
     title: ClassVar[str] = "Extracted fields against their document"
+    evidence_score_name: ClassVar[str] = "Alignment score (matches / alignment length)"
 
     def __init__(
         self,
@@ -74,6 +75,7 @@ def finding_of(checked: CheckedPrediction) -> Finding:
         verdict=checked.verdict,
         reason=checked.reason,
         score=checked.nli_score,
+        premise=a.text,
         evidence=(
             Evidence(
                 source=checked.prediction.document_id,

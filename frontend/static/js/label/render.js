@@ -1,14 +1,15 @@
-// Drawing the page from `state`: the prediction on screen (claim, machine
-// verdict, evidence diff, document with the aligned span highlighted, the
-// other predictions on the same document), the progress and sync status line,
-// and the list of labels set aside.
+// Drawing the page from `state`: the prediction on screen (its claim and
+// evidence through the project's claim partial, the machine verdict, the
+// document with the evidence found in it highlighted, the other predictions on
+// the same document), the progress and sync status line, and the list of
+// labels set aside.
 //
 // Each show() ends with a "label:rendered" event on document: the next item's
 // DOM is in place (bench/bench_label_ui.py times keypress to this event).
 
 import { firstMessage } from "./api.js";
-import { renderDiff } from "./diff.js";
 import { closePanels, el, span } from "./dom.js";
+import { fillClaim } from "./fields.js";
 import { loadFailed, outbox } from "./outbox.js";
 import { state } from "./state.js";
 
@@ -37,19 +38,10 @@ export function show(item, detour) {
 
   el.detour.hidden = !detour;
   el.detourWhy.textContent = detour;
-  el.typeDisplay.textContent = item.type_display;
-  el.typeRaw.textContent = item.type_display === item.type ? "" : `(${item.type})`;
-  el.model.textContent = item.model ? `from ${item.model}` : "";
-  el.value.textContent = item.value_display;
-  el.hypothesis.textContent = item.hypothesis;
+  fillClaim(el.claim, item);
   renderCurrentLabel(item);
   renderDraft();
   renderMachine(item);
-
-  const align = item.align;
-  el.alignScore.textContent =
-    align.score == null ? "not aligned" : align.score.toFixed(2);
-  renderDiff(el.context, el.span, item.context || "", align.text || "");
   renderDocument(item);
   renderSiblings(item);
   renderStatus();
@@ -91,8 +83,8 @@ function renderMachine(item) {
   el.machine.textContent = `Machine: ${line.join(" · ")}`;
 }
 
-// The document window (or the whole text, once expanded) with the aligned
-// span highlighted.
+// The document window (or the whole text, once expanded) with the evidence
+// found in this document highlighted.
 export function renderDocument(item) {
   const doc = item.document;
   el.docId.textContent = doc.external_id;
@@ -109,18 +101,30 @@ export function renderDocument(item) {
   el.expandBtn.firstChild.textContent = state.expanded ? "Collapse " : "Expand ";
   const nodes = [];
   if (offset > 0) nodes.push(span("… ", "d-none"));
-  const { start, end } = item.align;
-  if (start != null && end != null && end > start) {
-    const s = Math.max(0, start - offset);
-    const e = Math.max(s, end - offset);
-    nodes.push(text.slice(0, s), span(text.slice(s, e), "d-hit"), text.slice(e));
-  } else {
-    nodes.push(text);
+  let at = 0; // position in text up to which nodes are pushed
+  for (const [start, end] of spansIn(item, offset, text.length)) {
+    if (start < at) continue; // overlaps one already highlighted
+    nodes.push(text.slice(at, start), span(text.slice(start, end), "d-hit"));
+    at = end;
   }
+  nodes.push(text.slice(at));
   if (offset + text.length < doc.length) nodes.push(span(" …", "d-none"));
   el.doc.replaceChildren(...nodes);
   el.doc.classList.toggle("expanded", state.expanded);
   if (state.expanded) el.doc.querySelector(".d-hit")?.scrollIntoView({ block: "center" });
+}
+
+// Evidence spans of the item's own document, as offsets into the shown text
+// (which starts at offset in the document), clipped to it, in order.
+function spansIn(item, offset, length) {
+  const spans = [];
+  for (const ev of item.evidence || []) {
+    if (ev.source !== item.document.external_id || ev.start == null || ev.end == null) continue;
+    const start = Math.min(length, Math.max(0, ev.start - offset));
+    const end = Math.min(length, Math.max(start, ev.end - offset));
+    if (end > start) spans.push([start, end]);
+  }
+  return spans.sort((a, b) => a[0] - b[0]);
 }
 
 function renderSiblings(item) {

@@ -1,0 +1,74 @@
+"""Statements checked word for word against the sentences of their document.
+
+A claim is a prediction whose value is a statement; its evidence is every
+sentence holding at least one of the statement's words, the best first (score:
+the share of the statement's words in it). All of them: safe; fewer: unsafe,
+not supported. Minimal on purpose: it exercises the shared machinery (check,
+storage, labeling page, training pairs), not a method.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from pipeline.checkers import register
+from pipeline.checkers.base import CheckResult, Evidence, Finding
+from pipeline.jsonl import prediction_from_json
+from pipeline.types import Document, Prediction
+
+KIND = "statement-test"
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"\w+", text.lower()))
+
+
+@register
+class StatementChecker:
+    kind: ClassVar[str] = KIND
+    title: ClassVar[str] = "Statements against their document, word for word"
+    evidence_score_name: ClassVar[str] = "Share of the statement's words"
+
+    def __init__(self, documents: Mapping[str, Document], **options: Any):
+        self.documents = documents
+
+    def claim_from_json(self, raw: Any) -> Prediction:
+        return prediction_from_json(raw)
+
+    def check(
+        self, claims: Sequence[Prediction], *, scorer=None, progress=False
+    ) -> CheckResult:
+        return CheckResult(findings=[self._finding(c) for c in claims])
+
+    def _finding(self, claim: Prediction) -> Finding:
+        statement = str(claim.value)
+        wanted = _words(statement)
+        document = self.documents[claim.document_id]
+        evidence = []
+        for match in re.finditer(r"[^.]+\.?", document.text):
+            share = len(wanted & _words(match.group())) / max(1, len(wanted))
+            if share:
+                start = match.start() + len(match.group()) - len(match.group().lstrip())
+                evidence.append(
+                    Evidence(
+                        source=claim.document_id,
+                        start=start,
+                        end=match.end(),
+                        text=document.text[start : match.end()],
+                        role="sentence",
+                        score=share,
+                    )
+                )
+        evidence.sort(key=lambda e: -e.score)
+        supported = bool(evidence) and evidence[0].score == 1.0
+        return Finding(
+            claim_id=claim.id,
+            claim=statement,
+            verdict="safe" if supported else "unsafe",
+            reason=None if supported else "not_supported",
+            score=None,
+            evidence=tuple(evidence),
+            premise=evidence[0].text if evidence else "",
+        )
