@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, ClassVar
-
 import pytest
 
 from pipeline.checkers import (
     CheckResult,
-    Evidence,
-    Finding,
     checker_class,
     kinds,
     register,
@@ -87,44 +82,19 @@ def test_without_a_scorer_alignment_alone_decides():
     assert (finding.verdict, finding.score) == ("safe", None)
 
 
-@dataclass(frozen=True)
-class Sentence:
-    id: str
-    text: str
-
-
 def test_a_new_kind_registers_once_and_is_found_by_its_name():
-    @register
-    class EchoChecker:
-        """Unsafe when the claim says so: the least a checker can be."""
+    from tests.checkers.statement import KIND
 
-        kind: ClassVar[str] = "echo-test"
-
-        def claim_from_json(self, raw: Any) -> Sentence:
-            return Sentence(id=raw["id"], text=raw["text"])
-
-        def check(self, claims, *, scorer=None, progress=False) -> CheckResult:
-            return CheckResult(
-                findings=[
-                    Finding(
-                        claim_id=c.id,
-                        claim=c.text,
-                        verdict="unsafe" if "false" in c.text else "safe",
-                        reason="said_so" if "false" in c.text else None,
-                        score=None,
-                        evidence=(Evidence("self", 0, len(c.text), c.text, "claim"),),
-                    )
-                    for c in claims
-                ]
-            )
-
-    assert "echo-test" in kinds() and "extraction" in kinds()
-    checker = checker_class("echo-test")()
-    claims = [checker.claim_from_json({"id": "1", "text": "a false claim"})]
-    assert checker.check(claims).findings[0].verdict == "unsafe"
+    assert KIND in kinds() and "extraction" in kinds()
+    checker = checker_class(KIND)({"d": Document(id="d", text="Rain fell.")})
+    claim = checker.claim_from_json(
+        {"id": "1", "document_id": "d", "type": "statement", "value": "snow fell"}
+    )
+    (finding,) = checker.check([claim]).findings
+    assert (finding.verdict, finding.premise) == ("unsafe", "Rain fell.")
 
     class Impostor:
-        kind = "echo-test"
+        kind = KIND
 
     with pytest.raises(ValueError, match="already"):
         register(Impostor)
