@@ -212,7 +212,7 @@ def export_rows(*, project: Project, kind: str) -> Iterator[dict[str, Any]]:
                         end=deciding.get("end"),
                         text=p.premise,
                     ),
-                    nli_score=p.score,
+                    score=p.score,
                     verdict=p.verdict,
                     reason=p.reason or None,
                 )

@@ -88,10 +88,10 @@ def check_predictions(
     for i, ((prediction, alignment), hypothesis) in enumerate(
         zip(aligned, hypotheses, strict=True)
     ):
-        nli = scores.get(i)
+        score = scores.get(i)
         if alignment.score < align_threshold:
             verdict, reason = "unsafe", "not_in_document"
-        elif scorer is not None and nli is not None and nli < scorer.threshold:
+        elif scorer is not None and score is not None and score < scorer.threshold:
             verdict, reason = "unsafe", "not_supported"
         else:
             verdict, reason = "safe", None
@@ -100,7 +100,7 @@ def check_predictions(
                 prediction=prediction,
                 hypothesis=hypothesis,
                 align=alignment,
-                nli_score=nli,
+                score=score,
                 verdict=verdict,
                 reason=reason,
             )

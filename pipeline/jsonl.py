@@ -187,7 +187,7 @@ def checked_to_json(c: CheckedPrediction) -> dict[str, Any]:
             "end": a.end,
             "text": a.text,
         },
-        "nli_score": None if c.nli_score is None else round(c.nli_score, 4),
+        "nli_score": None if c.score is None else round(c.score, 4),
         "verdict": c.verdict,
         "reason": c.reason,
     }
@@ -213,7 +213,7 @@ def checked_from_json(raw: Any) -> CheckedPrediction:
             end=align.get("end"),
             text=str(align.get("text") or ""),
         ),
-        nli_score=obj.get("nli_score"),
+        score=obj.get("nli_score"),
         verdict=obj["verdict"],
         reason=obj.get("reason"),
     )

@@ -57,11 +57,16 @@ class Label:
 
 @dataclass(frozen=True)
 class CheckedPrediction:
-    """A prediction with its hypothesis, alignment, score and verdict."""
+    """A prediction with its hypothesis, alignment, score and verdict.
+
+    ``score`` is the scorer's p(supported), whichever scorer ran (the NLI
+    cross-encoder or the LLM grader); None with alignment only. The JSONL
+    field keeps its first name, ``nli_score``.
+    """
 
     prediction: Prediction
     hypothesis: str
     align: Alignment
-    nli_score: float | None
+    score: float | None
     verdict: LabelValue
     reason: Reason | None

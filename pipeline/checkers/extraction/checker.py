@@ -74,7 +74,7 @@ def finding_of(checked: CheckedPrediction) -> Finding:
         claim=checked.hypothesis,
         verdict=checked.verdict,
         reason=checked.reason,
-        score=checked.nli_score,
+        score=checked.score,
         premise=a.text,
         evidence=(
             Evidence(
