@@ -8,3 +8,6 @@ class AnnotatorConfig(AppConfig):
 
     def ready(self) -> None:
         from . import accounts  # noqa: F401  (connects the failed-login counter)
+        from .embedded import start_configured
+
+        start_configured()

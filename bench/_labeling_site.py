@@ -53,7 +53,9 @@ def _base_url() -> str:
         return url
     from annotator import embedded
 
-    return embedded.postgres_url(Path(os.environ.get("VAR_DIR", ROOT / "var")))
+    var_dir = Path(os.environ.get("VAR_DIR", ROOT / "var"))
+    embedded.postgres_start(var_dir)
+    return embedded.postgres_url(var_dir)
 
 
 def _cache_url() -> str:
@@ -65,6 +67,7 @@ def _cache_url() -> str:
     from annotator import embedded
 
     var_dir = Path(os.environ.get("VAR_DIR", ROOT / "var"))
+    embedded.redis_start(var_dir)
     return f"unix://{embedded.redis_socket(var_dir)}?db=1"
 
 

@@ -536,6 +536,7 @@ def test_the_embedded_redis_keeps_queued_work_when_it_is_killed(tmp_path):
     import redis
 
     server = embedded._handles  # the handle the process keeps, to drop it
+    embedded.redis_start(tmp_path)
     socket = embedded.redis_socket(tmp_path)
     client = redis.Redis(unix_socket_path=socket)
     client.rpush("pipeline", "a queued task")
@@ -547,6 +548,8 @@ def test_the_embedded_redis_keeps_queued_work_when_it_is_killed(tmp_path):
     killed.kill()
     wait_for(lambda: killed.status() == psutil.STATUS_ZOMBIE or not killed.is_running())
 
-    again = redis.Redis(unix_socket_path=embedded.redis_socket(tmp_path))
+    # A new server on the same data, behind the same socket path.
+    embedded.redis_start(tmp_path)
+    again = redis.Redis(unix_socket_path=socket)
     assert again.lrange("pipeline", 0, -1) == [b"a queued task"]
     again.shutdown(nosave=True)

@@ -1,6 +1,7 @@
 import os
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -79,3 +80,48 @@ def test_check_deploy_is_clean_with_the_production_example_values():
         text=True,
     )
     assert out.returncode == 0, out.stderr + out.stdout
+
+
+def test_importing_the_settings_starts_no_server_and_setting_up_starts_both(
+    tmp_path,
+):
+    """The embedded Postgres and Redis start when Django is set up (a web
+    process, a worker, a command), not when a tool reads the settings."""
+    env = _env(DEBUG="1", VAR_DIR=str(tmp_path))
+    env.pop("DATABASE_URL", None)
+    env.pop("CELERY_BROKER_URL", None)
+    env.pop("CACHE_URL", None)
+    script = textwrap.dedent(
+        """
+        import os, sys
+        from django.conf import settings
+
+        db, broker = settings.DATABASES["default"], settings.CELERY_BROKER_URL
+        print(db["HOST"], broker)
+        started = [p for p in ("pg", "redis") if os.path.exists(sys.argv[1] + p)]
+        assert not started, started
+
+        import django
+        from django.core.cache import cache
+        from django.db import connection
+
+        django.setup()
+        connection.ensure_connection()
+        cache.set("k", 1)
+        assert cache.get("k") == 1
+        print("ok")
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script, f"{tmp_path}/"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    host, broker = out.stdout.split()[:2]
+    assert host == str(tmp_path / "pg")
+    assert broker == f"redis+socket://{tmp_path / 'redis' / 'redis.sock'}"
+    assert out.stdout.split()[-1] == "ok"
