@@ -275,7 +275,7 @@ def gold_pr_curve(project: Project, active: ScorerModel | None) -> dict[str, Any
     scorer's curve, not the whole pipeline's. The gold set is a tenth of the
     labelled predictions, thousands of pairs at most, so the pairs are fetched.
     """
-    labels = gold.only(
+    labels = gold.restrict(
         Annotation.objects.filter(
             prediction__project=project,
             label__in=Annotation.DECISIVE,

@@ -26,8 +26,9 @@ def is_gold_document(project, document_id: int) -> bool:
     return (document_id * _MULTIPLIER) % _MODULUS < _cutoff(project.gold_share)
 
 
-def only(queryset, project, *, gold: bool, document_field: str = "document_id"):
-    """The gold rows of ``queryset`` (gold=True) or the training side (False).
+def restrict(queryset, project, *, gold: bool, document_field: str = "document_id"):
+    """``queryset`` restricted to the gold set (gold=True) or to its training
+    side (False).
 
     ``document_field`` names the document id from the queryset's model, e.g.
     ``"prediction__document_id"`` for annotations.

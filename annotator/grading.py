@@ -114,7 +114,7 @@ def _with_premise(project: Project) -> QuerySet[Prediction]:
         .exclude(premise="")
         .exclude(hypothesis="")
     )
-    return gold.only(queryset, project, gold=False)
+    return gold.restrict(queryset, project, gold=False)
 
 
 def _expertly_labelled():

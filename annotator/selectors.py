@@ -446,7 +446,7 @@ def queue_candidates(
     queueing behind each other; NO KEY UPDATE does not block annotation
     inserts (their foreign key takes KEY SHARE on the prediction).
     """
-    queryset = gold_set.only(
+    queryset = gold_set.restrict(
         queue_available(project=project, annotator=annotator, now=now),
         project,
         gold=gold,

@@ -74,7 +74,7 @@ def expert_labels(project: Project, *, gold_set: bool) -> dict[int, str]:
     ``unsure`` labels are ignored. ``gold_set`` picks the gold test set's
     predictions (True) or the training side (False).
     """
-    annotations = gold.only(
+    annotations = gold.restrict(
         Annotation.objects.filter(
             prediction__project=project, label__in=Annotation.DECISIVE
         ),
@@ -118,7 +118,7 @@ def labelled_data(
     from pipeline.jsonl import label_from_json
 
     labels = expert_labels(project, gold_set=gold_set)
-    predictions_qs = gold.only(
+    predictions_qs = gold.restrict(
         Prediction.objects.filter(project=project), project, gold=gold_set
     ).order_by("pk")
     if labelled_only:
@@ -417,7 +417,7 @@ def new_expert_labels(project: Project) -> int:
     ).aggregate(last=Max("started_at"))["last"]
     if last is not None:
         cutoffs.append(last)
-    annotations = gold.only(
+    annotations = gold.restrict(
         Annotation.objects.filter(
             prediction__project=project, label__in=Annotation.DECISIVE
         ),

@@ -79,7 +79,7 @@ def load_corpus(project, corpus) -> None:
         project=project,
         stream=_jsonl(prediction_to_json(p) for p in corpus.predictions),
     )
-    gold_docs = gold.only(
+    gold_docs = gold.restrict(
         Document.objects.filter(project=project),
         project,
         gold=True,
@@ -91,7 +91,7 @@ def load_corpus(project, corpus) -> None:
 def corpus_labels(project, corpus, *, gold_set: bool, documents=None):
     """{prediction pk: label} of the corpus's true labels on one side."""
     truth = {lab.prediction_id: lab.label for lab in corpus.labels}
-    predictions = gold.only(
+    predictions = gold.restrict(
         Prediction.objects.filter(project=project), project, gold=gold_set
     )
     if documents is not None:
@@ -104,7 +104,7 @@ def corpus_labels(project, corpus, *, gold_set: bool, documents=None):
 
 def training_documents(project) -> list[str]:
     return sorted(
-        gold.only(
+        gold.restrict(
             Document.objects.filter(project=project),
             project,
             gold=False,
@@ -387,7 +387,7 @@ def test_training_task_twice_trains_once_and_never_sees_the_gold_slice(
     import_labels(project, {**gold_labels, **train_labels})
     gold_documents = {
         str(pk)
-        for pk in gold.only(
+        for pk in gold.restrict(
             Document.objects.filter(project=project),
             project,
             gold=True,

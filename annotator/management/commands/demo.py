@@ -127,7 +127,7 @@ class Command(BaseCommand):
         from annotator import gold
 
         gold_documents = set(
-            gold.only(
+            gold.restrict(
                 Document.objects.filter(project=project),
                 project,
                 gold=True,
