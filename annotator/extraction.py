@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from decimal import Decimal
 from typing import Any
 
 from django.db import transaction
@@ -18,8 +17,9 @@ from django.utils import timezone
 from . import allowlists
 from .checking import check_enqueue, project_schema
 from .dispatch import send_after_commit
-from .errors import ApplicationError, ConfigurationError, TransientError
+from .errors import ConfigurationError, TransientError
 from .ingest import ImportReport, predictions_upsert
+from .llm_costs import cost, llm_model_check, prices_from
 from .models import (
     ACTIVE_RUN_STATUSES,
     Document,
@@ -40,13 +40,14 @@ def extraction_run_start(
     document_ids: Iterable[int] | None = None,
     created_by=None,
 ) -> ExtractionRun:
-    """Create a run over the given documents (all of the project's by default)."""
-    if project.llm_models and model not in project.llm_models:
-        raise ApplicationError(
-            f"model {model!r} is not one of the project's models {project.llm_models}"
-        )
-    if not project.llm_base_url:
-        raise ApplicationError(f"project {project.name!r} has no LLM base_url")
+    """Create a run over the given documents (all of the project's by default).
+
+    Raises:
+        ApplicationError: the project cannot run ``model``, or a price in
+            ``params`` is not a number.
+    """
+    llm_model_check(project, model)
+    prices_from(params or {}, required=False)
     documents = Document.objects.filter(project=project)
     if document_ids is not None:
         documents = documents.filter(pk__in=list(document_ids))
@@ -99,27 +100,6 @@ def llm_config(run: ExtractionRun):
         )
     except (TypeError, ValueError) as e:
         raise ConfigurationError(f"run {run.pk}: bad LLM settings: {e}") from e
-
-
-def _is_transient(error: Exception) -> bool:
-    # Only HTTP-level failures (pipeline.llm.LLMError carries status_code) are
-    # worth retrying; a malformed extraction would fail the same way again.
-    if not hasattr(error, "status_code"):
-        return False
-    status = error.status_code
-    return status is None or status in (408, 409, 429) or status >= 500
-
-
-def _cost(run: ExtractionRun) -> Decimal | None:
-    prompt = run.params.get("price_per_mtok_prompt")
-    completion = run.params.get("price_per_mtok_completion")
-    if prompt is None and completion is None:
-        return None
-    cost = (
-        Decimal(str(prompt or 0)) * run.prompt_tokens
-        + Decimal(str(completion or 0)) * run.completion_tokens
-    ) / Decimal(1_000_000)
-    return cost.quantize(Decimal("0.000001"))
 
 
 def extraction_run_fail(*, run_id: int, error: str) -> None:
@@ -178,7 +158,9 @@ def extraction_run_execute(*, run_id: int) -> ExtractionRun:
                     schema,
                 )
             except PipelineError as e:
-                if _is_transient(e):
+                # A failed call (pipeline.llm.LLMError.transient) is worth
+                # retrying; a malformed extraction would fail the same way.
+                if getattr(e, "transient", False):
                     raise TransientError(f"document {document.external_id}: {e}") from e
                 item.status, item.error = RunStatus.FAILED, str(e)
                 item.save(update_fields=["status", "error", "updated_at"])
@@ -248,7 +230,10 @@ def _run_finish(run_id: int) -> ExtractionRun:
         )
         if failed:
             run.error = f"{failed} of {items.count()} documents failed"
-        run.cost_estimate = _cost(run)
+        prices = prices_from(run.params, required=False)
+        run.cost_estimate = (
+            cost(prices, run.prompt_tokens, run.completion_tokens) if prices else None
+        )
         run.finished_at = timezone.now()
         run.save(update_fields=["status", "error", "cost_estimate", "finished_at"])
         check_enqueue(run.project_id)

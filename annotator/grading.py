@@ -37,6 +37,7 @@ from .dispatch import send_after_commit
 from .errors import ApplicationError, ConfigurationError, TransientError
 from .extraction import llm_config
 from .ingest import batched
+from .llm_costs import MICRO, cost, llm_model_check, prices_from
 from .models import (
     ACTIVE_RUN_STATUSES,
     FINISHED_RUN_STATUSES,
@@ -54,8 +55,6 @@ from .runs import run_claim, run_end
 
 logger = logging.getLogger(__name__)
 
-PRICE_KEYS = ("price_per_mtok_prompt", "price_per_mtok_completion")
-
 #: Predictions graded per batch: the budget is checked before each one, so a
 #: run passes its cap by at most one batch's error of estimate.
 BATCH_SIZE = 8
@@ -70,9 +69,7 @@ TOKENS_PER_MESSAGE = 3
 TOKENS_PER_REPLY = 3
 COMPLETION_TOKENS_PER_PREDICTION = 100
 
-_MICRO = Decimal("0.000001")  # the money fields' precision
 _MAX_BUDGET = Decimal(1_000_000)  # max_digits=12, 6 of them decimals
-_DECISIVE = (Annotation.Label.SAFE, Annotation.Label.UNSAFE)
 # High bits of the Postgres advisory lock key held by whoever executes a run.
 _LOCK_CLASS = 0x5AFE
 # Failures listed on a run; more are logged by the worker.
@@ -120,7 +117,9 @@ def _with_premise(project: Project) -> QuerySet[Prediction]:
 def _expertly_labelled():
     # "unsure" is a pass, not a label (as in the labeling queue).
     return Exists(
-        Annotation.objects.filter(prediction=OuterRef("pk"), label__in=_DECISIVE)
+        Annotation.objects.filter(
+            prediction=OuterRef("pk"), label__in=Annotation.DECISIVE
+        )
     )
 
 
@@ -167,39 +166,6 @@ class GradingEstimate:
     cost: Decimal | None
 
 
-def _prices(params: Any, *, required: bool) -> tuple[Decimal, Decimal] | None:
-    if not isinstance(params, dict):
-        raise ApplicationError("params must be an object")
-    given = [key for key in PRICE_KEYS if params.get(key) is not None]
-    if not given:
-        if required:
-            raise ApplicationError(
-                "a budget needs prices: set params.price_per_mtok_prompt and "
-                "params.price_per_mtok_completion (0 for a free local model)"
-            )
-        return None
-    prices = []
-    for key in PRICE_KEYS:
-        value = params.get(key, 0)
-        try:
-            if isinstance(value, bool):
-                raise TypeError
-            price = Decimal(str(value))
-        except (InvalidOperation, TypeError, ValueError):
-            raise ApplicationError(
-                f"params.{key} must be a number, got {value!r}"
-            ) from None
-        if not price.is_finite() or price < 0:
-            raise ApplicationError(f"params.{key} must be 0 or more, got {value!r}")
-        prices.append(price)
-    return prices[0], prices[1]
-
-
-def _price(prices: tuple[Decimal, Decimal], prompt: int, completion: int) -> Decimal:
-    cost = (prices[0] * prompt + prices[1] * completion) / Decimal(1_000_000)
-    return cost.quantize(_MICRO)
-
-
 def _fixed_chars() -> int:
     """Characters every grading request carries whatever the prediction: the
     system prompt, the user message's markup and the answer's schema."""
@@ -213,19 +179,6 @@ def _prompt_tokens(*, chars: int, predictions: int) -> int:
     return math.ceil(chars / CHARS_PER_TOKEN) + framing
 
 
-def _check_llm(project: Project, model: str) -> None:
-    if not project.llm_base_url:
-        raise ApplicationError(
-            f"project {project.name!r} has no LLM configured (llm_base_url)"
-        )
-    if not model:
-        raise ApplicationError("model is required")
-    if project.llm_models and model not in project.llm_models:
-        raise ApplicationError(
-            f"model {model!r} is not one of the project's models {project.llm_models}"
-        )
-
-
 def grading_estimate(
     project: Project, model: str, params: dict[str, Any] | None = None
 ) -> GradingEstimate:
@@ -234,8 +187,8 @@ def grading_estimate(
     Token counts come from the length of the prompts the run would send (see
     CHARS_PER_TOKEN); the cost is ``None`` without prices in ``params``.
     """
-    _check_llm(project, model)
-    prices = _prices(params or {}, required=False)
+    llm_model_check(project, model)
+    prices = prices_from(params or {}, required=False)
     version = _grader(project, model).version
     totals = gradable(project, model=model, version=version).aggregate(
         n=Count("pk"),
@@ -251,7 +204,7 @@ def grading_estimate(
         predictions=n,
         prompt_tokens=prompt,
         completion_tokens=completion,
-        cost=_price(prices, prompt, completion) if prices else None,
+        cost=cost(prices, prompt, completion) if prices else None,
     )
 
 
@@ -276,13 +229,13 @@ def grading_run_start(
         budget = Decimal(str(budget))
     except (InvalidOperation, ValueError):
         raise ApplicationError(f"budget must be a number, got {budget!r}") from None
-    if not budget.is_finite() or budget.quantize(_MICRO) <= 0:
+    if not budget.is_finite() or budget.quantize(MICRO) <= 0:
         raise ApplicationError(f"budget must be more than 0, got {budget}")
     if budget >= _MAX_BUDGET:
         raise ApplicationError(f"budget must be less than {_MAX_BUDGET}")
-    budget = budget.quantize(_MICRO)
+    budget = budget.quantize(MICRO)
     params = dict(params or {})
-    _prices(params, required=True)
+    prices_from(params, required=True)
     estimate = grading_estimate(project, model, params)
     with transaction.atomic():
         # Serialises concurrent starts on the project: one run at a time.
@@ -356,10 +309,9 @@ def _failure_kind(error: Exception) -> str:
     llm_error = error.__cause__
     if llm_error is None or llm_error.__cause__ is None:
         return ANSWER
-    status = getattr(llm_error, "status_code", None)
-    if status is None or status in (408, 409, 429) or status >= 500:
+    if llm_error.transient:
         return TRANSIENT
-    if status in (401, 403, 404):
+    if llm_error.status_code in (401, 403, 404):
         return RUN  # wrong key, unknown model: every prediction would fail
     return ANSWER  # e.g. a 400 for a context too long: this prediction's
 
@@ -392,7 +344,7 @@ def grading_run_execute(*, run_id: int) -> GradingRun:
 def _execute(run: GradingRun) -> None:
     try:
         config = llm_config(run)
-        prices = _prices(run.params, required=True)
+        prices = prices_from(run.params, required=True)
     except (ConfigurationError, ApplicationError) as e:
         grading_run_fail(run_id=run.pk, error=str(e))
         raise ConfigurationError(str(e)) from e
@@ -496,7 +448,7 @@ def _batch_estimate(
     paid per prediction so far when that is more (repairs, long reasoning)."""
     chars = sum(len(p.premise) + len(p.hypothesis) for p in batch)
     n = len(batch)
-    estimate = _price(
+    estimate = cost(
         prices,
         _prompt_tokens(chars=n * _fixed_chars() + chars, predictions=n),
         n * COMPLETION_TOKENS_PER_PREDICTION,
@@ -526,7 +478,7 @@ def _batch_save(*, run_id, scorer, version, prices, spent, grades, failed) -> No
         run.progress_done += len(grades) + len(failed)
         run.prompt_tokens += spent[0]
         run.completion_tokens += spent[1]
-        run.cost = _price(prices, run.prompt_tokens, run.completion_tokens)
+        run.cost = cost(prices, run.prompt_tokens, run.completion_tokens)
         run.heartbeat_at = timezone.now()
         # The prediction stays ungraded, for a later run; the run says why.
         lines = run.error.splitlines()

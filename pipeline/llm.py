@@ -104,12 +104,23 @@ class LLMError(ExtractionError):
     Attributes:
         usage: tokens and requests used by the attempts that were answered.
         status_code: the HTTP status when the server answered with an error.
+        transient: the call itself failed (no connection, a timeout, 408,
+            409, 429 or 5xx after the SDK's retries): worth trying again
+            later, unlike an answer that was unusable.
     """
 
-    def __init__(self, message: str, *, usage: Usage, status_code: int | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        usage: Usage,
+        status_code: int | None = None,
+        transient: bool = False,
+    ):
         super().__init__(message)
         self.usage = usage
         self.status_code = status_code
+        self.transient = transient
 
 
 def make_client(config: LLMConfig) -> Client:
@@ -132,9 +143,12 @@ def _api_error(e: openai.OpenAIError, config: LLMConfig, usage: Usage) -> LLMErr
             f"request to {_where(config)} timed out after {config.timeout:g} s "
             f"and {config.max_retries} retries",
             usage=usage,
+            transient=True,
         )
     if isinstance(e, openai.APIConnectionError):
-        return LLMError(f"cannot reach {_where(config)}: {e}", usage=usage)
+        return LLMError(
+            f"cannot reach {_where(config)}: {e}", usage=usage, transient=True
+        )
     if isinstance(e, openai.APIStatusError):
         # The SDK's message repeats the status; the server's own words are
         # in the body, under "error" for OpenAI and most compatible servers.
@@ -144,8 +158,11 @@ def _api_error(e: openai.OpenAIError, config: LLMConfig, usage: Usage) -> LLMErr
             f"HTTP {e.status_code} from {_where(config)}: {detail or e.message}",
             usage=usage,
             status_code=e.status_code,
+            transient=e.status_code in (408, 409, 429) or e.status_code >= 500,
         )
-    return LLMError(f"call to {_where(config)} failed: {e}", usage=usage)
+    return LLMError(
+        f"call to {_where(config)} failed: {e}", usage=usage, transient=True
+    )
 
 
 def _complete(

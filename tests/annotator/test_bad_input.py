@@ -326,6 +326,27 @@ def test_a_json_body_of_the_wrong_types_is_a_400(personas, api, url, body):
     assert response.status_code == 400, response.content
 
 
+def test_an_extraction_run_with_a_price_that_is_not_a_number_never_starts(
+    personas, api
+):
+    """Its cost used to be computed from the raw value when the run ended."""
+    project = personas.project
+    project.llm_base_url = "http://127.0.0.1:9/v1"
+    project.save()
+    response = api(personas.admin).post(
+        "/api/extraction-runs/",
+        {
+            "project": project.pk,
+            "model": "m",
+            "params": {"price_per_mtok_prompt": "cheap"},
+        },
+        format="json",
+    )
+    assert response.status_code == 400, response.content
+    assert "params.price_per_mtok_prompt must be a number" in str(response.json())
+    assert not project.extraction_runs.exists()
+
+
 # --- values only the database would have refused --------------------------
 
 

@@ -1,0 +1,75 @@
+"""What every LLM run shares besides its lifecycle (:mod:`annotator.runs`):
+the check of the model it asks for, and its money: prices from the run's
+params and costs in the money fields' precision."""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from .errors import ApplicationError
+from .models import Project
+
+PRICE_KEYS = ("price_per_mtok_prompt", "price_per_mtok_completion")
+#: The money fields' precision (decimal_places=6).
+MICRO = Decimal("0.000001")
+
+Prices = tuple[Decimal, Decimal]
+
+
+def llm_model_check(project: Project, model: str) -> None:
+    """Refuse a run the project cannot make: no endpoint, or another model.
+
+    Raises:
+        ApplicationError: naming what is missing or refused.
+    """
+    if not project.llm_base_url:
+        raise ApplicationError(
+            f"project {project.name!r} has no LLM configured (llm_base_url)"
+        )
+    if not model:
+        raise ApplicationError("model is required")
+    if project.llm_models and model not in project.llm_models:
+        raise ApplicationError(
+            f"model {model!r} is not one of the project's models {project.llm_models}"
+        )
+
+
+def prices_from(params: Any, *, required: bool) -> Prices | None:
+    """The (prompt, completion) prices per million tokens in a run's params;
+    None when neither is given and they are not ``required``.
+
+    Raises:
+        ApplicationError: a price is not a number >= 0, or missing when required.
+    """
+    if not isinstance(params, dict):
+        raise ApplicationError("params must be an object")
+    given = [key for key in PRICE_KEYS if params.get(key) is not None]
+    if not given:
+        if required:
+            raise ApplicationError(
+                "a budget needs prices: set params.price_per_mtok_prompt and "
+                "params.price_per_mtok_completion (0 for a free local model)"
+            )
+        return None
+    prices = []
+    for key in PRICE_KEYS:
+        value = params.get(key, 0)
+        try:
+            if isinstance(value, bool):
+                raise TypeError
+            price = Decimal(str(value))
+        except (InvalidOperation, TypeError, ValueError):
+            raise ApplicationError(
+                f"params.{key} must be a number, got {value!r}"
+            ) from None
+        if not price.is_finite() or price < 0:
+            raise ApplicationError(f"params.{key} must be 0 or more, got {value!r}")
+        prices.append(price)
+    return prices[0], prices[1]
+
+
+def cost(prices: Prices, prompt_tokens: int, completion_tokens: int) -> Decimal:
+    """What the tokens cost at ``prices``."""
+    total = prices[0] * prompt_tokens + prices[1] * completion_tokens
+    return (total / Decimal(1_000_000)).quantize(MICRO)
