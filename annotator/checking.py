@@ -116,6 +116,22 @@ def project_schema(project: Project):
         raise ConfigurationError(f"project {project.name!r}: {e}") from e
 
 
+def project_checker(project: Project, documents: dict[str, Any]):
+    """The checker of the project's kind over ``documents`` (pipeline
+    records by id), with the project's options.
+
+    Raises:
+        ConfigurationError: the stored schema does not parse.
+    """
+    from pipeline.checkers import checker_class
+
+    return checker_class(project.kind)(
+        documents,
+        schema=project_schema(project),
+        align_threshold=project.align_threshold,
+    )
+
+
 def predictions_check(
     *,
     project_id: int,
@@ -131,12 +147,11 @@ def predictions_check(
     workers on the same project split the work instead of repeating it.
     """
     import pipeline
-    from pipeline.checkers import checker_class
 
     from . import selectors
 
     project = Project.objects.get(pk=project_id)
-    schema = project_schema(project)
+    project_schema(project)  # a broken schema stops the run before any work
     scorer, scorer_version = _project_scorer(project)
     summary = CheckSummary(scorer=getattr(scorer, "name", "") if scorer else "")
     version = getattr(pipeline, "__version__", "")
@@ -155,9 +170,7 @@ def predictions_check(
                 break
             by_id = {str(p.pk): p for p in batch}
             documents = {str(p.document_id): document_record(p.document) for p in batch}
-            checker = checker_class(project.kind)(
-                documents, schema=schema, align_threshold=project.align_threshold
-            )
+            checker = project_checker(project, documents)
             report = checker.check([prediction_record(p) for p in batch], scorer=scorer)
             now = timezone.now()
             # Read after scoring (which takes seconds), so a threshold change

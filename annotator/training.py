@@ -35,7 +35,7 @@ from django.utils import timezone
 
 from . import gold
 from .allowlists import scorer_source_problem, trained_scorers_root
-from .checking import project_schema, scorer_activate
+from .checking import project_checker, scorer_activate
 from .dispatch import send_after_commit
 from .errors import ApplicationError
 from .models import (
@@ -157,16 +157,15 @@ def labelled_data(
     )
 
 
-def _silver_cached(project: Project, data: LabelledData, config, schema, log):
-    """The silver pairs of the training-side pool, from VAR_DIR/silver when
-    the pool (and the config that shapes the pairs) has not changed."""
+def _silver_cached(project: Project, data: LabelledData, config, checker, log):
+    """The silver pairs the project's checker makes of the training-side pool,
+    from VAR_DIR/silver when the pool (and what shapes the pairs: the seed,
+    the kind and its alignment threshold) has not changed."""
     from pipeline import __version__
-    from pipeline.silver import Example
-    from pipeline.train import silver_pool_examples
+    from pipeline.checkers import Example
 
-    key = hashlib.sha256(
-        f"{data.pool_key}:{config.seed}:{config.align_threshold}:{__version__}".encode()
-    ).hexdigest()[:24]
+    shape = f"{config.seed}:{project.kind}:{project.align_threshold}:{__version__}"
+    key = hashlib.sha256(f"{data.pool_key}:{shape}".encode()).hexdigest()[:24]
     folder = settings.VAR_DIR / "silver" / f"project-{project.pk}"
     path = folder / f"{key}.json"
     if path.is_file():
@@ -178,9 +177,7 @@ def _silver_cached(project: Project, data: LabelledData, config, schema, log):
         except (OSError, ValueError, TypeError) as e:
             log(f"silver cache unreadable ({e}); making the pairs again")
     started = time.monotonic()
-    examples = silver_pool_examples(
-        data.documents, data.predictions, config=config, schema=schema
-    )
+    examples = checker.silver_examples(data.predictions, seed=config.seed)
     folder.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(
@@ -253,7 +250,6 @@ _LIMITS: dict[str, tuple[float, float]] = {
     "max_length": (8, 4096),
     "validation_share": (0.01, 0.9),
     "silver_limit": (0, 10_000_000),
-    "align_threshold": (0.0, 1.0),
 }
 
 
@@ -644,9 +640,9 @@ def _execute(run_id: int, on_progress) -> None:
     run = TrainingRun.objects.select_related("project").get(pk=run_id)
     project = run.project
     config = train_config(run.params)
-    schema = project_schema(project)
     log = lambda message: _log(run_id, message)  # noqa: E731
     data = labelled_data(project, gold_set=False)
+    checker = project_checker(project, data.documents)
     unsafe = sum(lab.label == "unsafe" for lab in data.labels.values())
     log(
         f"{len(data.labels)} expert labels ({unsafe} unsafe) outside the gold set, "
@@ -658,18 +654,17 @@ def _execute(run_id: int, on_progress) -> None:
     silver = None
     if "silver" in config.stages:
         _stage(run_id, "silver pairs")
-        silver = _silver_cached(project, data, config, schema, log)
+        silver = _silver_cached(project, data, config, checker, log)
     _check_still_wanted(run_id)
     _stage(run_id, "loading", _PREPARE_SHARE)
     tmp = scorers_dir(project) / f"run-{run_id}.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     metadata = train_scorer(
-        data.documents,
+        checker,
         data.predictions,
         data.labels,
         tmp,
         config=config,
-        schema=schema,
         on_progress=_ProgressWriter(run_id, config.stages, on_progress),
         silver=silver,
     )
@@ -729,23 +724,20 @@ def gold_evaluate(
     *, project: Project, data: LabelledData, model: str, threshold: float
 ) -> dict[str, Any] | None:
     """Precision / recall / F1 of flagging unsafe on the gold set's labels,
-    the whole check counted (alignment, then the scorer); None without labels."""
-    from pipeline.check import check_predictions
-    from pipeline.evaluate import evaluate_checked
+    the project's whole check counted (for extraction, alignment then the
+    scorer); None without labels."""
+    from pipeline.evaluate import flag_metrics
     from pipeline.score import NLIScorer
 
     if not data.labels:
         return None
-    report = check_predictions(
-        data.documents,
+    checker = project_checker(project, data.documents)
+    report = checker.check(
         [p for p in data.predictions if p.id in data.labels],
         scorer=NLIScorer(model, threshold=threshold),
-        schema=project_schema(project),
-        align_threshold=project.align_threshold,
     )
-    result = evaluate_checked(report.checked, data.labels)
-    keys = ("n", "precision", "recall", "f1", "accuracy", "confusion")
-    return {k: result[k] for k in keys}
+    unsafe = [data.labels[f.claim_id].label == "unsafe" for f in report.findings]
+    return flag_metrics([f.verdict == "unsafe" for f in report.findings], unsafe)
 
 
 def _next_version(project: Project) -> str:

@@ -43,6 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_quality import evaluate_on, split_corpus  # noqa: E402
 
 from annotator.charts import Reference, Series, line_chart  # noqa: E402
+from pipeline.checkers.extraction import ExtractionChecker  # noqa: E402
 from pipeline.evaluate import best_threshold  # noqa: E402
 from pipeline.score import NLIScorer  # noqa: E402
 from pipeline.train import TrainConfig, build_dataset, train_scorer  # noqa: E402
@@ -59,7 +60,8 @@ def validation_threshold(scorer, documents, predictions, labels, *, config) -> f
     Rebuilds the run's validation split (same seed, same documents) and picks
     the F1-best threshold, counting predictions the aligner already rejects.
     """
-    data = build_dataset(documents, predictions, labels, config=config)
+    pairs = ExtractionChecker(documents).training_pairs(predictions, only=set(labels))
+    data = build_dataset(pairs, labels, config=config)
     scores = scorer.score_pairs([(e.premise, e.hypothesis) for e in data.validation])
     forced_safe = data.validation_forced - data.validation_forced_unsafe
     unsafe = [not e.supported for e in data.validation]
@@ -201,7 +203,7 @@ def main() -> None:
             stages=("silver",), silver_limit=args.silver_limit, **common
         )
         silver_meta = train_scorer(
-            documents,
+            ExtractionChecker(documents),
             train_predictions,
             label_sets[sizes[0]],
             silver_dir,
@@ -242,7 +244,7 @@ def main() -> None:
             ):
                 out = Path(tmp) / f"{name.replace('>', '-')}-{n}"
                 metadata = train_scorer(
-                    documents,
+                    ExtractionChecker(documents),
                     train_predictions,
                     labels,
                     out,
@@ -367,7 +369,9 @@ def _time_one_run(documents, predictions, labels, args, device: str) -> dict:
         **_epochs(args),
     )
     with tempfile.TemporaryDirectory(prefix="learning-curve-time-") as tmp:
-        metadata = train_scorer(documents, predictions, labels, tmp, config=config)
+        metadata = train_scorer(
+            ExtractionChecker(documents), predictions, labels, tmp, config=config
+        )
     return {
         "silver_labels": metadata["label_counts"]["silver"],
         "expert_labels": len(labels),

@@ -23,6 +23,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pipeline.check import check_predictions  # noqa: E402
+from pipeline.checkers.extraction import ExtractionChecker  # noqa: E402
 from pipeline.evaluate import evaluate_checked  # noqa: E402
 from pipeline.score import NLIScorer  # noqa: E402
 from pipeline.train import TrainConfig, train_scorer  # noqa: E402
@@ -95,7 +96,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         out = args.out or tmp
         metadata = train_scorer(
-            documents, train_predictions, labels, out, config=config
+            ExtractionChecker(documents), train_predictions, labels, out, config=config
         )
         trained = NLIScorer(out, device=args.device)
         rows[f"trained ({args.stages})"] = {

@@ -26,7 +26,6 @@ from .jsonl import (
     read_jsonl,
     write_jsonl,
 )
-from .llm import LLMConfig
 from .schema import load_schema
 from .score import DEFAULT_BATCH_SIZE
 from .train import TrainConfig
@@ -69,12 +68,19 @@ def _documents(run: _Run, path: str) -> dict:
 
 
 def _llm_config(args, model: str):
+    from .llm import LLMConfig
+
+    # Options not given keep the library's defaults.
+    given = {
+        name: getattr(args, name)
+        for name in ("timeout", "max_retries")
+        if getattr(args, name) is not None
+    }
     return LLMConfig(
         base_url=args.base_url,
         model=model,
         api_key=os.environ.get(args.api_key_env),
-        timeout=args.timeout,
-        max_retries=args.max_retries,
+        **given,
     )
 
 
@@ -154,6 +160,7 @@ def cmd_check(args, run: _Run) -> None:
 
 
 def cmd_train(args, run: _Run) -> None:
+    from .checkers.extraction import ExtractionChecker
     from .train import ProgressBars, train_scorer
 
     documents = _documents(run, args.documents)
@@ -174,12 +181,11 @@ def cmd_train(args, run: _Run) -> None:
     bars = ProgressBars()
     schema = load_schema(args.schema) if args.schema else None
     metadata = train_scorer(
-        documents,
+        ExtractionChecker(documents, schema=schema),
         known,
         labels,
         args.out,
         config=config,
-        schema=schema,
         grader=_grader(args),
         on_progress=bars,
     )
@@ -212,13 +218,12 @@ def _add_llm_options(p: argparse.ArgumentParser) -> None:
         "--api-key-env", default="OPENAI_API_KEY", help="env var holding the API key"
     )
     p.add_argument(
-        "--timeout", type=float, default=LLMConfig.timeout, help="seconds per request"
+        "--timeout", type=float, help="seconds per request (default: LLMConfig.timeout)"
     )
     p.add_argument(
         "--max-retries",
         type=int,
-        default=LLMConfig.max_retries,
-        help="retries on 429/5xx/timeout",
+        help="retries on 429/5xx/timeout (default: LLMConfig.max_retries)",
     )
 
 

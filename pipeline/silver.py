@@ -16,25 +16,14 @@ import re
 import unicodedata
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from .checkers.base import Example
 from .hypothesis import render_hypothesis, type_display_name
 from .schema import Schema
 from .types import Alignment, Prediction
 
 _WORD = re.compile(r"[^\W_]{3,}")
-
-
-@dataclass(frozen=True)
-class Example:
-    """One training pair; ``supported`` is True for a safe passage."""
-
-    premise: str
-    hypothesis: str
-    supported: bool
-    document_id: str
-    source: str
 
 
 def _fold(text: str) -> str:

@@ -1,9 +1,12 @@
-"""Fine-tuning the cross-encoder scorer: silver stage, then human labels.
+"""Fine-tuning the cross-encoder scorer of any checker: silver stage, then
+human labels.
 
 Paper 4.2: pre-train on silver labels, fine-tune on ~500 expert labels,
 early-stop on validation F1 (flagging unsafe) and pick the decision threshold
 on the same validation split. Splits are by document, so no document's
-predictions sit on both sides.
+claims sit on both sides. What the scorer reads for each claim, and the silver
+pairs, come from the checker (:class:`~pipeline.checkers.base.Checker`):
+nothing here knows a kind of claim.
 """
 
 from __future__ import annotations
@@ -19,15 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .align import DEFAULT_THRESHOLD
-from .check import align_predictions
+from .checkers.base import Checker, Example, Pair
 from .errors import TrainingError
 from .evaluate import best_threshold, flag_metrics
-from .hypothesis import render_hypothesis
-from .schema import Schema
 from .score import DEFAULT_BASE_MODEL, METADATA_FILE, Scorer, load_cross_encoder
-from .silver import Example, silver_examples
-from .types import Document, Label, Prediction
+from .types import Label
 
 
 @dataclass(frozen=True)
@@ -44,7 +43,6 @@ class TrainConfig:
     max_length: int = 128
     validation_share: float = 0.2
     silver_limit: int | None = 6000
-    align_threshold: float = DEFAULT_THRESHOLD
     freeze_embeddings: bool = True
     device: str | None = None
     seed: int = 0
@@ -99,69 +97,31 @@ class ProgressBars:
 
 @dataclass
 class Dataset:
-    """Pairs for each role, built from documents, predictions and labels."""
+    """Pairs for each role, built from the checker's pairs and the labels."""
 
     human_train: list[Example] = field(default_factory=list)
     validation: list[Example] = field(default_factory=list)
-    #: validation predictions the aligner already flags (not in document)
+    #: validation claims the checker decides without the scorer (flagged)
     validation_forced: int = 0
     validation_forced_unsafe: int = 0
     silver: list[Example] = field(default_factory=list)
 
 
-def silver_pool_examples(
-    documents: Mapping[str, Document],
-    predictions: Sequence[Prediction],
-    *,
-    config: TrainConfig,
-    schema: Schema | None = None,
-) -> list[Example]:
-    """Silver pairs of every aligned prediction, before any split.
-
-    Depends only on the documents, predictions, schema and config (seed,
-    alignment threshold), not on labels, so a caller can compute it once,
-    cache it and pass it to :func:`train_scorer` as ``silver`` until the pool
-    changes. Aligning the pool is most of the cost.
-
-    Args:
-        documents: documents by id.
-        predictions: the predictions to draw silver pairs from.
-        config: ``seed`` and ``align_threshold`` are used.
-        schema: display names and renderers for hypotheses.
-
-    Returns:
-        The pairs in a reproducible order (no limit applied).
-    """
-    aligned, _ = align_predictions(documents, predictions)
-    pool = [(p, a) for p, a in aligned if a.score >= config.align_threshold]
-    return silver_examples(pool, schema=schema, seed=config.seed)
-
-
 def build_dataset(
-    documents: Mapping[str, Document],
-    predictions: Sequence[Prediction],
+    pairs: Sequence[Pair],
     labels: Mapping[str, Label],
     *,
     config: TrainConfig,
-    schema: Schema | None = None,
+    silver: Sequence[Example] = (),
     grader: Scorer | None = None,
-    silver: Sequence[Example] | None = None,
 ) -> Dataset:
-    """Align predictions, split labelled documents, make silver pairs.
+    """Split the labelled pairs by document, keep the silver pairs off the
+    validation documents.
 
-    Only aligned predictions become pairs: the aligner already rejects the
-    rest. Silver pairs come from documents outside the validation split;
-    with ``grader`` (an LLM grader) its verdicts on unlabelled predictions
-    are added as silver labels too. ``silver`` (from
-    :func:`silver_pool_examples`) replaces making the perturbation pairs here;
-    its pairs on validation documents are dropped, so validation stays unseen.
+    With ``grader`` (an LLM grader) its verdicts on the unlabelled pairs the
+    scorer would judge are added as silver labels.
     """
-    if silver is not None and grader is None:
-        # Only the labelled predictions need aligning: the pool's silver
-        # pairs were made (and aligned) once, by the caller.
-        predictions = [p for p in predictions if p.id in labels]
-    aligned, _ = align_predictions(documents, predictions)
-    labelled_docs = sorted({p.document_id for p, _ in aligned if p.id in labels})
+    labelled_docs = sorted({p.document_id for p in pairs if p.claim_id in labels})
     if not labelled_docs:
         raise TrainingError("no labelled prediction matches a known document")
     rng = random.Random(config.seed)
@@ -169,54 +129,48 @@ def build_dataset(
     n_val = max(1, round(len(labelled_docs) * config.validation_share))
     val_docs = set(labelled_docs[:n_val])
     data = Dataset()
-    for p, a in aligned:
-        label = labels.get(p.id)
+    for p in pairs:
+        label = labels.get(p.claim_id)
         if label is None:
             continue
         unsafe = label.label == "unsafe"
-        if a.score < config.align_threshold:
+        if not p.scored:
             if p.document_id in val_docs:
                 data.validation_forced += 1
                 data.validation_forced_unsafe += unsafe
             continue
-        example = Example(
-            a.text,
-            render_hypothesis(p.type, p.value, schema=schema),
-            not unsafe,
-            p.document_id,
-            "human",
-        )
+        example = Example(p.premise, p.hypothesis, not unsafe, p.document_id, "human")
         (data.validation if p.document_id in val_docs else data.human_train).append(
             example
         )
     if "silver" in config.stages:
-        pool = [
-            (p, a)
-            for p, a in aligned
-            if a.score >= config.align_threshold and p.document_id not in val_docs
-        ]
-        if silver is None:
-            data.silver = silver_examples(pool, schema=schema, seed=config.seed)
-        else:
-            data.silver = [e for e in silver if e.document_id not in val_docs]
+        data.silver = [e for e in silver if e.document_id not in val_docs]
         if grader is not None:
-            data.silver += _graded_examples(pool, labels, grader, schema)
+            unlabelled = [
+                p
+                for p in pairs
+                if p.scored
+                and p.claim_id not in labels
+                and p.document_id not in val_docs
+            ]
+            data.silver += _graded_examples(unlabelled, grader)
         rng.shuffle(data.silver)
         if config.silver_limit is not None:
             data.silver = data.silver[: config.silver_limit]
     return data
 
 
-def _graded_examples(pool, labels, grader: Scorer, schema) -> list[Example]:
-    unlabelled = [(p, a) for p, a in pool if p.id not in labels]
-    pairs = [
-        (a.text, render_hypothesis(p.type, p.value, schema=schema))
-        for p, a in unlabelled
-    ]
-    scores = grader.score_pairs(pairs)
+def _graded_examples(pairs: Sequence[Pair], grader: Scorer) -> list[Example]:
+    scores = grader.score_pairs([(p.premise, p.hypothesis) for p in pairs])
     return [
-        Example(premise, hyp, score >= grader.threshold, p.document_id, "silver:llm")
-        for (p, _), (premise, hyp), score in zip(unlabelled, pairs, scores, strict=True)
+        Example(
+            p.premise,
+            p.hypothesis,
+            score >= grader.threshold,
+            p.document_id,
+            "silver:llm",
+        )
+        for p, score in zip(pairs, scores, strict=True)
     ]
 
 
@@ -385,35 +339,35 @@ class _Trainer:
 
 
 def train_scorer(
-    documents: Mapping[str, Document],
-    predictions: Sequence[Prediction],
+    checker: Checker,
+    claims: Sequence[Any],
     labels: Mapping[str, Label],
     out_dir: str | Path,
     *,
     config: TrainConfig | None = None,
-    schema: Schema | None = None,
     grader: Scorer | None = None,
     on_progress: ProgressCallback | None = None,
     silver: Sequence[Example] | None = None,
 ) -> dict[str, Any]:
-    """Fine-tune a scorer and save it as a sentence-transformers folder.
+    """Fine-tune the scorer of ``checker``'s kind and save it as a
+    sentence-transformers folder.
 
     Args:
-        documents: documents by id.
-        predictions: every prediction; unlabelled ones feed the silver stage.
-        labels: human labels by prediction id.
+        checker: gives the pair the scorer reads for each labelled claim and
+            the silver pairs.
+        claims: every claim; unlabelled ones feed the silver stage.
+        labels: human labels by claim id.
         out_dir: folder to write (model files and ``metadata.json``).
         config: hyper-parameters and which stages to run.
-        schema: display names and renderers for hypotheses.
         grader: optional LLM grader whose verdicts become silver labels.
         on_progress: called after every step and validation; whatever it
             raises stops training before anything is written.
-        silver: precomputed silver pairs (:func:`silver_pool_examples`), e.g.
-            from a cache; by default they are made from ``predictions``.
+        silver: precomputed silver pairs (``checker.silver_examples``), e.g.
+            from a cache; by default the checker makes them from ``claims``.
 
     Returns:
-        The metadata written to ``metadata.json``: base model, label counts,
-        threshold, validation metrics, stage histories.
+        The metadata written to ``metadata.json``: kind, base model, label
+        counts, threshold, validation metrics, stage histories.
 
     Raises:
         TrainingError: too few labels, or one class missing.
@@ -421,15 +375,16 @@ def train_scorer(
     """
     config = config or TrainConfig()
     started = time.monotonic()
-    data = build_dataset(
-        documents,
-        predictions,
-        labels,
-        config=config,
-        schema=schema,
-        grader=grader,
-        silver=silver,
-    )
+    if silver is None:
+        silver = (
+            checker.silver_examples(claims, seed=config.seed)
+            if "silver" in config.stages
+            else []
+        )
+    # The grader judges unlabelled claims too; otherwise only labelled ones
+    # need their pairs (finding the evidence is most of the cost).
+    pairs = checker.training_pairs(claims, only=None if grader else set(labels))
+    data = build_dataset(pairs, labels, config=config, silver=silver, grader=grader)
     if not data.validation:
         raise TrainingError("the validation split holds no aligned labelled prediction")
     trainer = _Trainer(config, on_progress)
@@ -454,6 +409,7 @@ def train_scorer(
     trainer.encoder.save(str(out))
     metadata = {
         "name": out.name,
+        "kind": checker.kind,
         "base_model": config.base,
         "pipeline_version": __version__,
         "threshold": threshold,

@@ -7,7 +7,7 @@ web app's ``Project.kind``) look it up with :func:`checker_class`.
 
 from __future__ import annotations
 
-from .base import Checker, CheckResult, Evidence, Finding
+from .base import Checker, CheckResult, Evidence, Example, Finding, Pair
 
 _REGISTRY: dict[str, type] = {}
 
@@ -55,7 +55,9 @@ __all__ = [
     "Checker",
     "CheckResult",
     "Evidence",
+    "Example",
     "Finding",
+    "Pair",
     "checker_class",
     "kinds",
     "register",

@@ -12,7 +12,7 @@ loop see only findings.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
@@ -90,6 +90,34 @@ class Finding:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Example:
+    """One training pair; ``supported`` is True for a safe passage.
+    ``document_id`` groups pairs for the validation split (a document's pairs
+    stay on one side); ``source`` says where the label came from."""
+
+    premise: str
+    hypothesis: str
+    supported: bool
+    document_id: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Pair:
+    """What the scorer reads for one claim: the evidence text (``premise``)
+    and the claim as a hypothesis. ``scored`` is False when the checker
+    decides the claim without the scorer (extraction: a context not found in
+    the document is unsafe whatever the scorer says): such a claim is not
+    trained on, and counts in validation as flagged."""
+
+    claim_id: str
+    premise: str
+    hypothesis: str
+    document_id: str
+    scored: bool = True
+
+
 @dataclass
 class CheckResult:
     """Findings in the order of the claims, and the claims that could not be
@@ -110,6 +138,12 @@ class Checker(Protocol, Generic[C]):
     use for. ``claim_from_json`` reads one line of its JSONL claims; ``check``
     judges a batch of claims, scoring with ``scorer`` (an NLI cross-encoder,
     an LLM grader) when given.
+
+    For retraining (:func:`pipeline.train.train_scorer`, which knows no kind)
+    a checker gives the pairs its scorer reads for labelled claims
+    (``training_pairs``, of the claims whose id is in ``only`` when given) and
+    synthetic silver pairs made from claims (``silver_examples``; none is a
+    valid answer).
     """
 
     kind: ClassVar[str]
@@ -127,3 +161,9 @@ class Checker(Protocol, Generic[C]):
         scorer: Scorer | None = None,
         progress: bool = False,
     ) -> CheckResult: ...
+
+    def training_pairs(
+        self, claims: Sequence[C], *, only: Collection[str] | None = None
+    ) -> list[Pair]: ...
+
+    def silver_examples(self, claims: Sequence[C], *, seed: int) -> list[Example]: ...

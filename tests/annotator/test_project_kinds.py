@@ -2,6 +2,9 @@
 subpackage, the registry's ``Project.kind`` value and a claim partial, shown
 with the tests' statement checker (tests/checkers)."""
 
+import json
+from pathlib import Path
+
 import pytest
 
 from annotator.checking import predictions_check
@@ -78,3 +81,44 @@ def test_a_project_of_the_test_kind_is_checked_by_its_checker():
     assert approved.evidence_score == 1.0 and len(approved.evidence) == 2
     assert (rejected.verdict, rejected.reason) == ("unsafe", "not_supported")
     assert rejected.evidence_score == 0.75  # the, board, budget of 4 words
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_project_of_the_test_kind_retrains_its_own_scorer(settings, tmp_path):
+    """The training loop asks the project's checker for its pairs; gold set,
+    evaluation and registration are the same as for extraction."""
+    from annotator import tasks, training
+    from annotator.models import Annotation, ScorerModel
+
+    settings.VAR_DIR = tmp_path
+    project = make_project(kind=KIND, entity_schema={}, gold_share=0.3)
+    statements = [
+        ("the board approved the budget", "safe"),
+        ("the meeting was held in march", "safe"),
+        ("the board rejected the budget", "unsafe"),
+    ]
+    for d in range(12):
+        document = make_document(
+            project,
+            external_id=f"minutes-{d}",
+            text="The board approved the budget. The meeting was held in March.",
+        )
+        for statement, label in statements:
+            prediction = make_prediction(document, type="statement", value=statement)
+            Annotation.objects.create(prediction=prediction, label=label)
+    predictions_check(project_id=project.pk)
+
+    run = training.training_run_start(
+        project=project,
+        params={"stages": ["human"], "human_epochs": 1, "batch_size": 8},
+        enqueue=False,
+    )
+    assert tasks.train_scorer(run.pk) == {"run": run.pk, "status": "succeeded"}
+
+    scorer = ScorerModel.objects.get(project=project)
+    metadata = json.loads((Path(scorer.path) / "metadata.json").read_text())
+    assert metadata["kind"] == KIND
+    assert metadata["label_counts"]["silver"] == 0
+    # Measured on the gold set through the statement checker's own check:
+    # its word rule gets every gold label right.
+    assert scorer.gold_f1 == 1.0

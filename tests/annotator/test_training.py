@@ -397,9 +397,9 @@ def test_training_task_twice_trains_once_and_never_sees_the_gold_slice(
     calls = []
     real = pipeline.train.train_scorer
 
-    def spy(documents, predictions, labels, out_dir, **kwargs):
-        calls.append((documents, predictions, labels, kwargs))
-        return real(documents, predictions, labels, out_dir, **kwargs)
+    def spy(checker, predictions, labels, out_dir, **kwargs):
+        calls.append((checker, predictions, labels, kwargs))
+        return real(checker, predictions, labels, out_dir, **kwargs)
 
     monkeypatch.setattr(pipeline.train, "train_scorer", spy)
 
@@ -408,8 +408,9 @@ def test_training_task_twice_trains_once_and_never_sees_the_gold_slice(
     assert tasks.train_scorer(run.pk) == {"run": run.pk, "status": "succeeded"}
     assert len(calls) == 1
 
-    documents, predictions, labels, kwargs = calls[0]
-    assert not set(documents) & gold_documents
+    checker, predictions, labels, kwargs = calls[0]
+    assert checker.kind == project.kind
+    assert not set(checker.documents) & gold_documents
     assert not {p.document_id for p in predictions} & gold_documents
     assert {int(k): v.label for k, v in labels.items()} == train_labels
     assert (
@@ -457,7 +458,7 @@ def _fixed_trainer(base_folder, threshold: float):
     gold evaluation with the real scorer included, runs for real."""
     import shutil
 
-    def train(documents, predictions, labels, out_dir, *, config, **kwargs):
+    def train(checker, predictions, labels, out_dir, *, config, **kwargs):
         shutil.copytree(base_folder, out_dir)
         metadata = {
             "base_model": config.base,

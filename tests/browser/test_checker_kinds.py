@@ -30,7 +30,9 @@ def test_a_test_only_kind_is_labelled_end_to_end(
 ):
     admin = api(personas.admin)
     response = admin.post(
-        "/api/projects/", {"name": "memos", "kind": KIND}, format="json"
+        "/api/projects/",
+        {"name": "memos", "kind": KIND, "overlap_share": 0.0},
+        format="json",
     )
     assert response.status_code == 201, response.content
     project = Project.objects.get(pk=response.json()["id"])
@@ -98,8 +100,10 @@ def test_a_test_only_kind_is_labelled_end_to_end(
         )
     }
     assert stored == shown
+    # One label each is all a project without overlap asks: the queue is done.
     assert set(
         Prediction.objects.filter(project_id=project.pk).values_list(
             "queue_open", flat=True
         )
     ) == {False}
+    assert page.is_visible("#empty")

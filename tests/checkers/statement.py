@@ -10,11 +10,11 @@ storage, labeling page, training pairs), not a method.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, ClassVar
 
 from pipeline.checkers import register
-from pipeline.checkers.base import CheckResult, Evidence, Finding
+from pipeline.checkers.base import CheckResult, Evidence, Example, Finding, Pair
 from pipeline.jsonl import prediction_from_json
 from pipeline.types import Document, Prediction
 
@@ -41,6 +41,20 @@ class StatementChecker:
         self, claims: Sequence[Prediction], *, scorer=None, progress=False
     ) -> CheckResult:
         return CheckResult(findings=[self._finding(c) for c in claims])
+
+    def training_pairs(
+        self, claims: Sequence[Prediction], *, only: Collection[str] | None = None
+    ) -> list[Pair]:
+        """The best sentence against the statement."""
+        return [
+            Pair(f.claim_id, f.premise, f.claim, c.document_id)
+            for c in claims
+            if only is None or c.id in only
+            for f in [self._finding(c)]
+        ]
+
+    def silver_examples(self, claims, *, seed: int) -> list[Example]:
+        return []
 
     def _finding(self, claim: Prediction) -> Finding:
         statement = str(claim.value)

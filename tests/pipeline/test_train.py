@@ -5,8 +5,10 @@ import json
 import pytest
 
 from pipeline.check import align_predictions, check_predictions
+from pipeline.checkers.extraction import ExtractionChecker
 from pipeline.errors import TrainingError
 from pipeline.evaluate import evaluate_checked
+from pipeline.jsonl import label_from_json
 from pipeline.score import NLIScorer
 from pipeline.silver import silver_examples, value_anchored
 from pipeline.train import TrainConfig, train_scorer
@@ -46,7 +48,12 @@ def trained(corpus, split, tmp_path_factory):
     predictions = [p for p in corpus.predictions if p.document_id in train_docs]
     progress = []
     metadata = train_scorer(
-        documents, predictions, labels, out, config=CONFIG, on_progress=progress.append
+        ExtractionChecker(documents),
+        predictions,
+        labels,
+        out,
+        config=CONFIG,
+        on_progress=progress.append,
     )
     return out, metadata, progress
 
@@ -129,7 +136,13 @@ def test_value_anchoring_filters_positives_whose_value_is_absent():
 def test_training_without_labels_on_known_documents_is_refused(corpus, tmp_path):
     documents = {d.id: d for d in corpus.documents}
     with pytest.raises(TrainingError, match="no labelled prediction"):
-        train_scorer(documents, corpus.predictions, {}, tmp_path, config=CONFIG)
+        train_scorer(
+            ExtractionChecker(documents),
+            corpus.predictions,
+            {},
+            tmp_path,
+            config=CONFIG,
+        )
 
 
 def test_llm_grader_verdicts_join_the_silver_labels(fake_openai, corpus):
@@ -143,7 +156,8 @@ def test_llm_grader_verdicts_join_the_silver_labels(fake_openai, corpus):
     predictions = [p for p in corpus.predictions if p.document_id in documents]
     labelled = [p for p in predictions if p.document_id == corpus.documents[0].id]
     labels = {p.id: by_id(corpus.labels)[p.id] for p in labelled}
-    data = build_dataset(documents, predictions, labels, config=CONFIG, grader=grader)
+    pairs = ExtractionChecker(documents).training_pairs(predictions)
+    data = build_dataset(pairs, labels, config=CONFIG, grader=grader)
     graded = [e for e in data.silver if e.source == "silver:llm"]
     assert graded and all(e.supported for e in graded)
     # Only unlabelled predictions are graded: labels are the experts' job.
@@ -183,7 +197,7 @@ def test_cancelling_from_the_progress_callback_stops_and_writes_nothing(
     out = tmp_path / "scorer"
     with pytest.raises(TrainingCancelled):
         train_scorer(
-            documents,
+            ExtractionChecker(documents),
             predictions,
             labels,
             out,
@@ -194,21 +208,56 @@ def test_cancelling_from_the_progress_callback_stops_and_writes_nothing(
     assert max(p.step for p in seen) == 2  # no step ran after the request
 
 
-def test_precomputed_silver_pairs_are_used_without_their_validation_documents(
-    small,
-):
-    from pipeline.train import build_dataset, silver_pool_examples
+def test_silver_pairs_stay_off_the_validation_documents(small):
+    from pipeline.train import build_dataset
 
     documents, predictions, labels = small
-    silver = silver_pool_examples(documents, predictions, config=TINY)
+    checker = ExtractionChecker(documents)
+    silver = checker.silver_examples(predictions, seed=0)
     assert silver and {e.document_id for e in silver} <= set(documents)
+    pairs = checker.training_pairs(predictions, only=set(labels))
+    assert {p.claim_id for p in pairs} == set(labels) & {p.id for p in predictions}
     config = TrainConfig(silver_limit=None)
-    data = build_dataset(documents, predictions, labels, config=config, silver=silver)
+    data = build_dataset(pairs, labels, config=config, silver=silver)
     validation_docs = {e.document_id for e in data.validation}
     assert validation_docs
     assert data.silver and not {e.document_id for e in data.silver} & validation_docs
     assert len(data.silver) == sum(e.document_id not in validation_docs for e in silver)
-    # The same pairs as made in place, for the same split.
-    fresh = build_dataset(documents, predictions, labels, config=config)
-    assert fresh.validation == data.validation
-    assert {e.hypothesis for e in fresh.silver} & {e.hypothesis for e in data.silver}
+
+
+def test_the_scorer_of_any_kind_trains_from_its_checkers_pairs(tmp_path):
+    """The tests' statement checker has no silver pairs and no alignment:
+    the fine-tuner trains its scorer all the same and says which kind."""
+    from pipeline.types import Document, Prediction
+    from tests.checkers.statement import KIND, StatementChecker
+
+    facts = ["The board approved the budget.", "The meeting was held in March."]
+    documents = {f"m{i}": Document(id=f"m{i}", text=" ".join(facts)) for i in range(10)}
+    claims, labels = [], {}
+    for doc in documents:
+        for j, (statement, label) in enumerate(
+            [
+                ("the board approved the budget", "safe"),
+                ("the meeting was held in march", "safe"),
+                ("the board rejected the budget", "unsafe"),
+            ]
+        ):
+            claims.append(
+                Prediction(f"{doc}-{j}", doc, "statement", statement, context="")
+            )
+            labels[f"{doc}-{j}"] = label_from_json(
+                {"prediction_id": f"{doc}-{j}", "label": label}
+            )
+    metadata = train_scorer(
+        StatementChecker(documents),
+        claims,
+        labels,
+        tmp_path,
+        config=TrainConfig(stages=("human",), human_epochs=1, batch_size=8),
+    )
+    assert metadata["kind"] == KIND
+    assert metadata["label_counts"]["silver"] == 0
+    counts = metadata["label_counts"]
+    assert counts["human_train"] + counts["validation"] == 30
+    assert json.loads((tmp_path / "metadata.json").read_text())["kind"] == KIND
+    assert NLIScorer(str(tmp_path)).score_pairs([(facts[0], "the board approved")])

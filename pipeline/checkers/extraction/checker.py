@@ -3,17 +3,19 @@ protocol."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, ClassVar
 
 from ...align import DEFAULT_THRESHOLD
-from ...check import check_predictions
+from ...check import align_predictions, check_predictions
+from ...hypothesis import render_hypothesis
 from ...jsonl import prediction_from_json
 from ...schema import Schema
 from ...score import Scorer
+from ...silver import silver_examples
 from ...types import CheckedPrediction, Document, Prediction
 from .. import register
-from ..base import CheckResult, Evidence, Finding
+from ..base import CheckResult, Evidence, Example, Finding, Pair
 
 
 @register
@@ -64,6 +66,35 @@ class ExtractionChecker:
         return CheckResult(
             findings=[finding_of(c) for c in report.checked], errors=report.errors
         )
+
+    def training_pairs(
+        self, claims: Sequence[Prediction], *, only: Collection[str] | None = None
+    ) -> list[Pair]:
+        """The aligned span and the hypothesis of each prediction (of a known
+        document); a context below the alignment threshold is decided
+        unsafe without the scorer."""
+        if only is not None:
+            claims = [c for c in claims if c.id in only]
+        aligned, _ = align_predictions(self.documents, claims)
+        return [
+            Pair(
+                claim_id=p.id,
+                premise=a.text,
+                hypothesis=render_hypothesis(p.type, p.value, schema=self.schema),
+                document_id=p.document_id,
+                scored=a.score >= self.align_threshold,
+            )
+            for p, a in aligned
+        ]
+
+    def silver_examples(
+        self, claims: Sequence[Prediction], *, seed: int
+    ) -> list[Example]:
+        """Perturbation pairs (:mod:`pipeline.silver`) of every prediction
+        whose context aligned."""
+        aligned, _ = align_predictions(self.documents, claims)
+        pool = [(p, a) for p, a in aligned if a.score >= self.align_threshold]
+        return silver_examples(pool, schema=self.schema, seed=seed)
 
 
 def finding_of(checked: CheckedPrediction) -> Finding:
