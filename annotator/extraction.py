@@ -116,8 +116,8 @@ def extraction_run_execute(*, run_id: int) -> ExtractionRun:
     raises TransientError with the item still pending, for the task to retry.
     A configuration problem fails the whole run.
     """
+    from pipeline.checkers.extraction.extract import extract_document
     from pipeline.errors import PipelineError
-    from pipeline.extract import extract_document
     from pipeline.llm import make_client
 
     run = ExtractionRun.objects.select_related("project").get(pk=run_id)

@@ -195,7 +195,7 @@ class Project(models.Model):
         Raises:
             pipeline.errors.SchemaError: the stored schema does not parse.
         """
-        from pipeline.schema import schema_from_dict
+        from pipeline.checkers.extraction.schema import schema_from_dict
 
         return schema_from_dict(self.entity_schema) if self.entity_schema else None
 

@@ -563,7 +563,11 @@ def labeling_items(
     rows come as dicts of the columns used: building model instances and
     decoding unused JSON was most of the time of a hand-out.
     """
-    from pipeline.hypothesis import render_hypothesis, render_value, type_display_name
+    from pipeline.checkers.extraction.hypothesis import (
+        render_hypothesis,
+        render_value,
+        type_display_name,
+    )
 
     if not ids:
         return []

@@ -22,8 +22,8 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pipeline.check import check_predictions  # noqa: E402
 from pipeline.checkers.extraction import ExtractionChecker  # noqa: E402
+from pipeline.checkers.extraction.check import check_predictions  # noqa: E402
 from pipeline.evaluate import evaluate_checked  # noqa: E402
 from pipeline.score import NLIScorer  # noqa: E402
 from pipeline.train import TrainConfig, train_scorer  # noqa: E402

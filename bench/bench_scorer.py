@@ -19,8 +19,8 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pipeline.check import align_predictions  # noqa: E402
-from pipeline.hypothesis import render_hypothesis  # noqa: E402
+from pipeline.checkers.extraction.check import align_predictions  # noqa: E402
+from pipeline.checkers.extraction.hypothesis import render_hypothesis  # noqa: E402
 from pipeline.score import NLIScorer  # noqa: E402
 from tools.demo_corpus import generate_corpus  # noqa: E402
 

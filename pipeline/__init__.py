@@ -10,8 +10,12 @@ Glossary:
     verdict     safe, or unsafe with a reason: not_in_document / not_supported
     silver      training pairs made without humans (perturbations, LLM grader)
 
-Stages take and return the frozen records of :mod:`pipeline.types`; the
-heavy modules (torch, openai) load only when their stage runs.
+Layout: a core every checker shares (``types`` and ``jsonl`` records,
+``align``, ``score`` and ``grader`` scorers, ``llm`` client, ``train``,
+``evaluate``) and one subpackage of :mod:`pipeline.checkers` per kind of LLM
+output checked (``checkers.extraction``: the terms above). Stages take and
+return the frozen records of :mod:`pipeline.types`; the heavy modules (torch,
+openai) load only when their stage runs.
 """
 
 __version__ = "0.1.0"

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from .align import DEFAULT_THRESHOLD
+from .checkers.extraction.schema import load_schema
 from .errors import InputError, PipelineError
 from .jsonl import (
     ReadReport,
@@ -26,7 +27,6 @@ from .jsonl import (
     read_jsonl,
     write_jsonl,
 )
-from .schema import load_schema
 from .score import DEFAULT_BATCH_SIZE
 from .train import TrainConfig
 
@@ -94,7 +94,7 @@ def _grader(args):
 
 
 def cmd_extract(args, run: _Run) -> None:
-    from .extract import extract_documents
+    from .checkers.extraction.extract import extract_documents
     from .llm import make_client
 
     documents = list(_documents(run, args.documents).values())
@@ -141,7 +141,7 @@ def _load_scorer(args):
 
 
 def cmd_check(args, run: _Run) -> None:
-    from .check import check_predictions
+    from .checkers.extraction.check import check_predictions
 
     documents = _documents(run, args.documents)
     predictions = run.read(args.predictions, prediction_from_json)

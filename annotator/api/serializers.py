@@ -115,8 +115,8 @@ class ProjectSerializer(serializers.ModelSerializer):
     def validate_entity_schema(self, value):
         if not value:
             return value
+        from pipeline.checkers.extraction.schema import schema_from_dict
         from pipeline.errors import SchemaError
-        from pipeline.schema import schema_from_dict
 
         try:
             schema_from_dict(value)
@@ -770,6 +770,6 @@ class MyLabelSerializer(serializers.ModelSerializer):
         p = annotation.prediction
         if p.hypothesis:
             return p.hypothesis
-        from pipeline.hypothesis import render_hypothesis
+        from pipeline.checkers.extraction.hypothesis import render_hypothesis
 
         return render_hypothesis(p.type, p.value)

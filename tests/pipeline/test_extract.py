@@ -6,15 +6,15 @@ import itertools
 
 import pytest
 
-from pipeline.extract import (
+from pipeline.checkers.extraction.extract import (
     build_json_schema,
     build_prompt,
     extract_document,
     extract_documents,
     split_document,
 )
+from pipeline.checkers.extraction.schema import schema_from_dict
 from pipeline.llm import LLMConfig, Usage, make_client, schema_error
-from pipeline.schema import schema_from_dict
 from pipeline.types import Document
 
 SCHEMA = schema_from_dict(

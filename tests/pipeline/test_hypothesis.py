@@ -1,8 +1,12 @@
 import pytest
 
+from pipeline.checkers.extraction.hypothesis import (
+    humanise_type,
+    render_hypothesis,
+    render_value,
+)
+from pipeline.checkers.extraction.schema import schema_from_dict
 from pipeline.errors import SchemaError
-from pipeline.hypothesis import humanise_type, render_hypothesis, render_value
-from pipeline.schema import schema_from_dict
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,7 @@ def test_importing_pipeline_loads_no_django_torch_or_openai():
         [
             "pipeline",
             "pipeline.cli",
-            "pipeline.check",
+            "pipeline.checkers.extraction.check",
             "pipeline.train",
             "pipeline.score",
             "pipeline.evaluate",

@@ -4,13 +4,13 @@ import json
 
 import pytest
 
-from pipeline.check import align_predictions, check_predictions
 from pipeline.checkers.extraction import ExtractionChecker
+from pipeline.checkers.extraction.check import align_predictions, check_predictions
+from pipeline.checkers.extraction.silver import silver_examples, value_anchored
 from pipeline.errors import TrainingError
 from pipeline.evaluate import evaluate_checked
 from pipeline.jsonl import label_from_json
 from pipeline.score import NLIScorer
-from pipeline.silver import silver_examples, value_anchored
 from pipeline.train import TrainConfig, train_scorer
 from tools.demo_corpus import generate_corpus
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.hypothesis import render_hypothesis
+from pipeline.checkers.extraction.hypothesis import render_hypothesis
+from pipeline.checkers.extraction.schema import schema_from_dict
 from pipeline.jsonl import prediction_from_json, read_jsonl
-from pipeline.schema import schema_from_dict
 from tools.demo_corpus import (
     DEFAULT_TYPES,
     HELD_OUT_STYLES,

@@ -7,15 +7,15 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any, ClassVar
 
 from ...align import DEFAULT_THRESHOLD
-from ...check import align_predictions, check_predictions
-from ...hypothesis import render_hypothesis
 from ...jsonl import prediction_from_json
-from ...schema import Schema
 from ...score import Scorer
-from ...silver import silver_examples
 from ...types import CheckedPrediction, Document, Prediction
 from .. import register
 from ..base import CheckResult, Evidence, Example, Finding, Pair
+from .check import align_predictions, check_predictions
+from .hypothesis import render_hypothesis
+from .schema import Schema
+from .silver import silver_examples
 
 
 @register
@@ -90,8 +90,8 @@ class ExtractionChecker:
     def silver_examples(
         self, claims: Sequence[Prediction], *, seed: int
     ) -> list[Example]:
-        """Perturbation pairs (:mod:`pipeline.silver`) of every prediction
-        whose context aligned."""
+        """Perturbation pairs (:mod:`.silver`) of every prediction whose
+        context aligned."""
         aligned, _ = align_predictions(self.documents, claims)
         pool = [(p, a) for p, a in aligned if a.score >= self.align_threshold]
         return silver_examples(pool, schema=self.schema, seed=seed)

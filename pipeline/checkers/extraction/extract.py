@@ -19,11 +19,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import SchemaError
+from ...errors import SchemaError
+from ...llm import Client, LLMConfig, LLMError, Usage, chat_json
+from ...types import Document, Prediction
 from .hypothesis import render_hypothesis, type_display_name
-from .llm import Client, LLMConfig, LLMError, Usage, chat_json
 from .schema import EntityType, Schema
-from .types import Document, Prediction
 
 #: Characters per chunk: about 3,000 tokens, which fits small local models.
 DEFAULT_MAX_CHARS = 12_000

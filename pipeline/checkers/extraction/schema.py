@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import SchemaError
+from ...errors import SchemaError
 
 
 @dataclass(frozen=True)

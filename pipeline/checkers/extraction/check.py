@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from .align import DEFAULT_THRESHOLD, DocumentIndex, align_context
-from .errors import InputError
+from ...align import DEFAULT_THRESHOLD, DocumentIndex, align_context
+from ...errors import InputError
+from ...score import Scorer
+from ...types import Alignment, CheckedPrediction, Document, Prediction
 from .hypothesis import render_hypothesis
 from .schema import Schema
-from .score import Scorer
-from .types import Alignment, CheckedPrediction, Document, Prediction
 
 
 @dataclass

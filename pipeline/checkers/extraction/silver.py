@@ -18,10 +18,10 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from .checkers.base import Example
+from ...types import Alignment, Prediction
+from ..base import Example
 from .hypothesis import render_hypothesis, type_display_name
 from .schema import Schema
-from .types import Alignment, Prediction
 
 _WORD = re.compile(r"[^\W_]{3,}")
 
