@@ -264,6 +264,20 @@ def scorer_problem(scorer: ScorerModel) -> str | None:
     return None
 
 
+def scorer_threshold_set(*, scorer: ScorerModel, threshold: float) -> ScorerModel:
+    """Change a scorer's decision threshold. The verdicts of the active one
+    are judged again by the check (kept until each row is replaced), so none
+    stays decided by the old threshold."""
+    with transaction.atomic():
+        changed = scorer.threshold != threshold
+        scorer.threshold = threshold
+        scorer.save(update_fields=["threshold"])
+        if changed and scorer.is_active:
+            predictions_recheck(Prediction.objects.filter(project=scorer.project_id))
+            check_enqueue(scorer.project_id)
+    return scorer
+
+
 def scorer_activate(*, scorer: ScorerModel, recheck: bool = True) -> ScorerModel:
     """Make ``scorer`` the project's active one; verdicts are recomputed with it.
 

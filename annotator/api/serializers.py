@@ -277,18 +277,7 @@ class PredictionSerializer(serializers.ModelSerializer):
                 "help_text": "The claim as the scorer reads it; for extraction "
                 'h(y) = "{Entity Type}: {value}".'
             },
-            "premise": {
-                "help_text": "The evidence text the scorer read it against "
-                "(for extraction, the aligned span of the document)."
-            },
-            "evidence": {
-                "help_text": "Evidence found, deciding first: source, start, end "
-                "(offsets into the source), text, role, score."
-            },
-            "evidence_score": {
-                "help_text": "Score of the deciding evidence in [0, 1] (for "
-                "extraction, the alignment score)."
-            },
+            # premise, evidence, evidence_score: the model's help texts.
             "verdict": {"help_text": "safe, unsafe, or empty while not checked."},
             "reason": {"help_text": "Why unsafe: not_in_document or not_supported."},
             "checked_at": {"help_text": "When the verdict was computed."},

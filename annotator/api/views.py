@@ -419,6 +419,13 @@ class ScorerModelViewSet(
     serializer_class = s.ScorerModelSerializer
     permission_classes = [IsProjectAdmin]
 
+    def perform_update(self, serializer):
+        threshold = serializer.validated_data.get("threshold")
+        if threshold is not None:
+            checking.scorer_threshold_set(
+                scorer=serializer.instance, threshold=threshold
+            )
+
     def get_queryset(self):
         queryset = selectors.scorer_models_for(self.request.user).select_related(
             "project"

