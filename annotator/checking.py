@@ -22,6 +22,7 @@ from . import allowlists
 from .dispatch import send_after_commit
 from .errors import ApplicationError, ConfigurationError
 from .models import (
+    UNSCORED_UNCERTAINTY,
     Prediction,
     PredictionScore,
     Project,
@@ -68,6 +69,7 @@ class CheckSummary:
     checked: int = 0
     safe: int = 0
     unsafe: int = 0
+    unscored: int = 0
     errors: list[str] = field(default_factory=list)
     scorer: str = ""
 
@@ -187,9 +189,17 @@ def predictions_check(
                 ]
                 row.evidence_score = f.evidence[0].score if f.evidence else None
                 row.score = f.score
-                row.uncertainty = None if f.score is None else abs(f.score - threshold)
                 row.scored_by = summary.scorer if f.score is not None else ""
                 row.verdict, row.reason = f.verdict, f.reason or Reason.NONE
+                if f.verdict == Verdict.SAFE and f.score is None:
+                    row.verdict = Verdict.UNSCORED  # no scorer said so
+                row.uncertainty = (
+                    abs(f.score - threshold)
+                    if f.score is not None
+                    else UNSCORED_UNCERTAINTY
+                    if row.verdict == Verdict.UNSCORED
+                    else None
+                )
                 row.checked_at, row.pipeline_version = now, version
                 row.updated_at = now
                 rows.append(row)
@@ -202,8 +212,9 @@ def predictions_check(
                             score=f.score,
                         )
                     )
-                summary.safe += f.verdict == Verdict.SAFE
-                summary.unsafe += f.verdict == Verdict.UNSAFE
+                summary.safe += row.verdict == Verdict.SAFE
+                summary.unsafe += row.verdict == Verdict.UNSAFE
+                summary.unscored += row.verdict == Verdict.UNSCORED
             Prediction.objects.bulk_update(
                 rows, [*CHECK_FIELDS, "updated_at"], batch_size=500
             )

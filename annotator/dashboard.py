@@ -59,6 +59,7 @@ def overview(project: Project) -> dict[str, Any]:
         predictions=Count("pk"),
         safe=Count("pk", filter=Q(verdict=Verdict.SAFE)),
         unsafe=Count("pk", filter=Q(verdict=Verdict.UNSAFE)),
+        unscored=Count("pk", filter=Q(verdict=Verdict.UNSCORED)),
     )
     labels = Annotation.objects.filter(prediction__project=project).aggregate(
         labels=Count("pk", filter=Q(label__in=Annotation.DECISIVE)),
@@ -67,7 +68,7 @@ def overview(project: Project) -> dict[str, Any]:
         ),
         unsure=Count("pk", filter=Q(label=Annotation.Label.UNSURE)),
     )
-    checked = counts["safe"] + counts["unsafe"]
+    checked = counts["safe"] + counts["unsafe"] + counts["unscored"]
     total = counts["predictions"]
     return {
         "documents": project.documents.count(),

@@ -20,17 +20,19 @@ from django.db import (
     connection,
     transaction,
 )
-from django.db.models import F
-from django.db.models.functions import Abs
+from django.db.models import Case, F, Value, When
+from django.db.models.functions import Abs, Coalesce
 from django.utils import timezone
 
 from .errors import ApplicationError, LabelConflict, LabelInvalid
 from .models import (
+    UNSCORED_UNCERTAINTY,
     Annotation,
     LabelReceipt,
     Lease,
     Prediction,
     Project,
+    Verdict,
 )
 
 LABEL_NOTE_MAX_CHARS = 10_000
@@ -279,7 +281,15 @@ def queue_keys_refresh(*, project: Project) -> None:
         if claimed:
             # Waits for rows a running check holds, then recomputes them too.
             Prediction.objects.filter(project=project).update(
-                uncertainty=Abs(F("score") - threshold)
+                uncertainty=Coalesce(
+                    Abs(F("score") - threshold),
+                    Case(
+                        When(
+                            verdict=Verdict.UNSCORED,
+                            then=Value(UNSCORED_UNCERTAINTY),
+                        )
+                    ),
+                )
             )
     project.uncertainty_threshold = threshold
 

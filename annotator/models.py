@@ -79,9 +79,19 @@ FINISHED_RUN_STATUSES = (RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCEL
 
 
 class Verdict(models.TextChoices):
+    """What the check concluded. A claim is never safe on its evidence
+    alone: until the project has a scorer, one its checker would pass is
+    ``unscored`` (first in the labeling queue), not safe."""
+
     UNCHECKED = "", "Not checked yet"
     SAFE = "safe", "Safe"
     UNSAFE = "unsafe", "Unsafe"
+    UNSCORED = "unscored", "Unscored (no scorer yet)"
+
+
+#: Prediction.uncertainty of an unscored claim: the most uncertain of all, so
+#: the queue hands it out first.
+UNSCORED_UNCERTAINTY = 0.0
 
 
 class Reason(models.TextChoices):

@@ -57,7 +57,7 @@ def predictions_page(request, pk: int):
     # verdicts, here as on the labeling screen.
     machine = selectors.machine_scores_visible(request.user, project)
     verdict = (request.GET.get("verdict") or None) if machine else None
-    if verdict not in (None, "safe", "unsafe", "unchecked"):
+    if verdict not in (None, "safe", "unsafe", "unscored", "unchecked"):
         verdict = None
     predictions = selectors.predictions_filter(
         project.predictions.select_related("document"), verdict=verdict
@@ -66,6 +66,7 @@ def predictions_page(request, pk: int):
     counts = project.predictions.aggregate(
         safe=Count("pk", filter=Q(verdict=Verdict.SAFE)),
         unsafe=Count("pk", filter=Q(verdict=Verdict.UNSAFE)),
+        unscored=Count("pk", filter=Q(verdict=Verdict.UNSCORED)),
         unchecked=Count("pk", filter=Q(verdict=Verdict.UNCHECKED)),
     )
     return render(

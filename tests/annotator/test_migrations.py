@@ -155,3 +155,36 @@ def test_claim_evidence_migration_keeps_spans_labels_and_scores():
         assert (again.kind, again.extra) == ("citation", {"page": 3})
     finally:
         _migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_safe_without_a_score_becomes_unscored_and_back():
+    """0013: a verdict no scorer gave is unscored (and first in the queue);
+    a scored safe verdict stays."""
+    before = [("annotator", "0012_claim_evidence")]
+    old = _migrate(before)
+    try:
+        Project = old.get_model("annotator", "Project")
+        Document = old.get_model("annotator", "Document")
+        Prediction = old.get_model("annotator", "Prediction")
+        project = Project.objects.create(name="before-unscored")
+        document = Document.objects.create(project=project, external_id="d", text="t")
+        for external_id, score in (("alignment-only", None), ("scored", 0.9)):
+            Prediction.objects.create(
+                project=project,
+                document=document,
+                external_id=external_id,
+                type="GPE",
+                verdict="safe",
+                score=score,
+                uncertainty=None if score is None else 0.4,
+            )
+        new = _migrate([("annotator", "0013_unscored_verdict")])
+        rows = new.get_model("annotator", "Prediction").objects
+        assert rows.get(external_id="alignment-only").verdict == "unscored"
+        assert rows.get(external_id="alignment-only").uncertainty == 0
+        assert rows.get(external_id="scored").verdict == "safe"
+        back = _migrate(before).get_model("annotator", "Prediction").objects
+        assert back.get(external_id="alignment-only").verdict == "safe"
+    finally:
+        _migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())

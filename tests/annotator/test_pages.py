@@ -73,7 +73,8 @@ def test_commands_import_check_and_export(
     assert "preds.jsonl:4: invalid JSON" in err.getvalue()
     call_command("run_pipeline", "fresh", stdout=out, stderr=err)
     assert (
-        "checked 3: 2 safe, 1 unsafe (scorer: none, alignment only)" in out.getvalue()
+        "checked 3: 0 safe, 1 unsafe, 2 unscored (scorer: none yet: nothing is "
+        "judged safe)" in out.getvalue()
     )
     call_command("export_project", "fresh", "--out", str(tmp_path / "out"), stdout=out)
     assert "predictions.jsonl: 3 records" in out.getvalue()

@@ -62,16 +62,22 @@ def test_check_task_twice_computes_once_and_never_duplicates_scores(fake_scorer)
     assert ok.score == pytest.approx(0.9) and ok.scored_by == "fake-nli"
 
 
-def test_check_without_scorer_uses_alignment_alone(settings):
+def test_without_a_scorer_nothing_is_safe_and_unscored_claims_come_first(settings):
     settings.DEFAULT_SCORER = ""
     project = make_project()
     document = make_document(project)
-    make_prediction(document, external_id="ok")
+    make_prediction(document, external_id="found")
+    make_prediction(document, external_id="invented", context="never said anywhere")
     summary = checking.predictions_check(project_id=project.pk)
-    assert (summary.checked, summary.safe, summary.scorer) == (1, 1, "")
-    ok = Prediction.objects.get()
-    assert ok.score is None and ok.evidence_score == pytest.approx(1.0)
-    assert ok.pipeline_version
+    assert (summary.checked, summary.scorer) == (2, "")
+    assert (summary.safe, summary.unsafe, summary.unscored) == (0, 1, 1)
+    found = Prediction.objects.get(external_id="found")
+    assert found.verdict == "unscored" and found.score is None
+    assert found.evidence_score == pytest.approx(1.0) and found.pipeline_version
+    # The most uncertain of all: the queue hands it out first.
+    assert found.uncertainty == 0.0
+    invented = Prediction.objects.get(external_id="invented")
+    assert (invented.verdict, invented.reason) == ("unsafe", "not_in_document")
 
 
 def test_sweep_finds_projects_with_unchecked_predictions(monkeypatch):

@@ -46,6 +46,7 @@ class Command(ProjectCommand):
         for error in summary.errors:
             self.stderr.write(self.style.WARNING(error))
         self.stdout.write(
-            f"checked {summary.checked}: {summary.safe} safe, {summary.unsafe} unsafe "
-            f"(scorer: {summary.scorer or 'none, alignment only'})"
+            f"checked {summary.checked}: {summary.safe} safe, {summary.unsafe} unsafe, "
+            f"{summary.unscored} unscored "
+            f"(scorer: {summary.scorer or 'none yet: nothing is judged safe'})"
         )
