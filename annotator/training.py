@@ -194,6 +194,32 @@ def _silver_cached(project: Project, data: LabelledData, config, checker, log):
     return examples
 
 
+def _graded_examples(project: Project, data: LabelledData, checker, log):
+    """The LLM grader's verdicts (grading runs) on the training side's
+    unlabelled claims, as silver pairs the scorer reads like any other."""
+    from pipeline.checkers import Example
+
+    from .grading import grader_silver_labels
+
+    graded = {str(pk): label for pk, label in grader_silver_labels(project).items()}
+    if not graded:
+        return []
+    pairs = checker.training_pairs(data.predictions, only=graded)
+    examples = [
+        Example(
+            p.premise,
+            p.hypothesis,
+            graded[p.claim_id] == "safe",
+            p.document_id,
+            "silver:llm",
+        )
+        for p in pairs
+        if p.scored
+    ]
+    log(f"silver pairs: {len(examples)} from the LLM grader's verdicts")
+    return examples
+
+
 def train_config(params: dict[str, Any] | None = None):
     """TrainConfig from its defaults, settings.TRAINING_CONFIG, then ``params``.
 
@@ -655,6 +681,7 @@ def _execute(run_id: int, on_progress) -> None:
     if "silver" in config.stages:
         _stage(run_id, "silver pairs")
         silver = _silver_cached(project, data, config, checker, log)
+        silver += _graded_examples(project, data, checker, log)
     _check_still_wanted(run_id)
     _stage(run_id, "loading", _PREPARE_SHARE)
     tmp = scorers_dir(project) / f"run-{run_id}.tmp"

@@ -576,3 +576,41 @@ def test_grading_started_over_api_is_run_by_the_worker(
         toronto.pk: "safe",
         ottawa.pk: "unsafe",
     }
+
+
+def test_a_training_run_learns_from_the_graders_verdicts_as_silver(
+    fake_openai, settings, tmp_path, monkeypatch
+):
+    """The verdicts a grading run stored become silver pairs of the next
+    training run (expert labels and the synthetic pairs beside them)."""
+    import pipeline.train
+    from annotator import training
+    from pipeline.errors import TrainingError
+
+    settings.VAR_DIR = tmp_path
+    project = _project(fake_openai)
+    document = make_document(project)
+    _label(_aligned(document, "Toronto"), "safe")
+    graded = {
+        _aligned(document, "Toronto").pk: 1.0,
+        _aligned(document, "Ottawa").pk: 0.0,
+    }
+    for pk, score in graded.items():
+        PredictionScore.objects.create(
+            prediction_id=pk, scorer=SCORER, scorer_version=VERSION, score=score
+        )
+    seen = {}
+
+    def spy(checker, claims, labels, out_dir, *, silver, **kwargs):
+        seen["silver"] = silver
+        raise TrainingError("enough: the pairs are what this test looks at")
+
+    monkeypatch.setattr(pipeline.train, "train_scorer", spy)
+    run = training.training_run_start(project=project, enqueue=False)
+    tasks.train_scorer(run.pk)
+
+    from_grader = {
+        (e.hypothesis, e.supported) for e in seen["silver"] if e.source == "silver:llm"
+    }
+    assert from_grader == {("GPE: Toronto", True), ("GPE: Ottawa", False)}
+    assert any(e.source != "silver:llm" for e in seen["silver"])  # synthetic ones
