@@ -309,7 +309,7 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 10_000_000)
 DEFAULT_ALIGN_THRESHOLD = env_float("DEFAULT_ALIGN_THRESHOLD", 0.6)
 DEFAULT_NLI_THRESHOLD = env_float("DEFAULT_NLI_THRESHOLD", 0.5)
 # Scorer used when a project has no active ScorerModel: a local path or a hub
-# name. Empty means alignment only (verdicts from alignment, no NLI score).
+# name. Empty means alignment only: what aligns is "unscored", never safe.
 DEFAULT_SCORER = env_str("DEFAULT_SCORER", "")
 CHECK_BATCH_SIZE = env_int("CHECK_BATCH_SIZE", 500)
 EXTRACTION_MAX_RETRIES = env_int("EXTRACTION_MAX_RETRIES", 3)

@@ -198,8 +198,8 @@ def checked_from_json(raw: Any) -> CheckedPrediction:
     align = obj.get("align")
     if not isinstance(align, dict) or not isinstance(align.get("score"), (int, float)):
         raise ValueError("field 'align' must be an object with a numeric 'score'")
-    if obj.get("verdict") not in ("safe", "unsafe"):
-        raise ValueError("field 'verdict' must be 'safe' or 'unsafe'")
+    if obj.get("verdict") not in ("safe", "unsafe", "unscored"):
+        raise ValueError("field 'verdict' must be 'safe', 'unsafe' or 'unscored'")
     extra_keys = {"hypothesis", "align", "nli_score", "verdict", "reason"}
     prediction = prediction_from_json(
         {k: v for k, v in obj.items() if k not in extra_keys}

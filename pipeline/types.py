@@ -10,6 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 LabelValue = Literal["safe", "unsafe"]
+#: A check's verdict: a label, or "unscored" where the evidence passed but no
+#: scorer judged it (the web app's exports), which flags nothing.
+VerdictValue = Literal["safe", "unsafe", "unscored"]
 Reason = Literal["not_in_document", "not_supported"]
 
 
@@ -68,5 +71,5 @@ class CheckedPrediction:
     hypothesis: str
     align: Alignment
     score: float | None
-    verdict: LabelValue
+    verdict: VerdictValue
     reason: Reason | None

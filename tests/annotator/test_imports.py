@@ -7,7 +7,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import override_settings
 
-from annotator import export, ingest
+from annotator import checking, export, ingest
 from annotator.models import Annotation, Document, Prediction
 from tests.annotator.factories import (
     DOC_TEXT,
@@ -190,12 +190,15 @@ def test_export_round_trips_in_pipeline_formats(personas, api, tmp_path):
         project=project,
         stream=io.BytesIO(jsonl({"prediction_id": "p-found", "label": "safe"})),
     )
+    checking.predictions_check(project_id=project.pk)  # no scorer: unscored
     counts = export.project_export(project=project, out_dir=tmp_path)
     assert counts == {"documents": 2, "predictions": 3, "labels": 1}
-    from pipeline.jsonl import document_from_json, prediction_from_json, read_jsonl
+    from pipeline.jsonl import checked_from_json, document_from_json, read_jsonl
 
     assert not read_jsonl(tmp_path / "documents.jsonl", document_from_json).errors
-    assert not read_jsonl(tmp_path / "predictions.jsonl", prediction_from_json).errors
+    checked = read_jsonl(tmp_path / "predictions.jsonl", checked_from_json)
+    assert not checked.errors
+    assert {c.verdict for c in checked.records} == {"unscored", "unsafe"}
     response = api(personas.admin).get(
         f"/api/projects/{project.pk}/export/?kind=labels"
     )
