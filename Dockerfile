@@ -17,6 +17,10 @@ COPY requirements.txt .
 RUN pip install -r requirements.txt
 
 COPY . .
+# The starter scorer, trained into the image (no label; add real documents of
+# your styles with --documents in a derived image).
+ENV STARTER_SCORER=/app/starter
+RUN python -m tools.starter_scorer --out /app/starter
 # collectstatic imports settings: give it throwaway values (no database is
 # touched; the broker URL is only parsed).
 RUN SECRET_KEY=collectstatic-only \

@@ -15,7 +15,28 @@ $(STAMP): requirements.txt
 	$(BIN)/pip install --quiet -r requirements.txt
 	touch $(STAMP)
 
-setup: $(STAMP)
+# The starter scorer every project's training starts from (silver pairs of
+# many document styles, no label; a few minutes on a CPU, once). Real
+# documents of the styles you expect make it travel: STARTER_DOCUMENTS names
+# documents JSONL files (by default the court opinions beside this
+# repository, where they are).
+STARTER := var/scorers/starter
+STARTER_DOCUMENTS ?= $(wildcard ../shared/data/caselaw/opinions.jsonl)
+
+$(STARTER)/metadata.json: $(STAMP)
+	$(BIN)/python -m tools.starter_scorer --out $(STARTER) \
+		$(addprefix --documents ,$(STARTER_DOCUMENTS))
+
+# Local development settings (DEBUG on, a generated SECRET_KEY) so that
+# `manage.py` commands run as the README writes them; the environment wins,
+# and a deployment never reads this file.
+DEV_ENV := var/dev.env
+$(DEV_ENV):
+	mkdir -p var
+	printf '# Local development settings made by make setup; the environment wins.\nDEBUG=1\nSECRET_KEY=%s\n' \
+		"$$($(PYTHON) -c 'import secrets; print(secrets.token_urlsafe(50))')" > $@
+
+setup: $(STAMP) $(DEV_ENV) $(STARTER)/metadata.json
 
 # Debian's Chromium for the browser tests (Playwright drives it; no download).
 browser:
@@ -25,8 +46,10 @@ lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
+# `make demo PORT=8001` serves on another port.
+PORT ?= 8000
 demo: setup
-	DEBUG=1 $(BIN)/python manage.py demo
+	DEBUG=1 $(BIN)/python manage.py demo --port $(PORT)
 
 test: lint browser
 	$(BIN)/python -m pytest

@@ -188,17 +188,19 @@ def _axes(
     x_label: str,
     y_label: str,
     x_tick_labels: Sequence[str] | None = None,
+    y_tick_labels: Sequence[str] | None = None,
 ) -> list[str]:
     out = []
     x_step, y_step = _step(x_ticks), _step(y_ticks)
-    for t in y_ticks:
+    for i, t in enumerate(y_ticks):
         y = frame.py(t)
+        label = y_tick_labels[i] if y_tick_labels is not None else _fmt(t, y_step)
         out.append(
             f'<line x1="{frame.x0}" x2="{frame.x1}" y1="{y}" y2="{y}" stroke="{GRID}"/>'
         )
         out.append(
             f'<text class="tick" x="{frame.x0 - 6}" y="{y + 4}" '
-            f'text-anchor="end">{_text(_fmt(t, y_step))}</text>'
+            f'text-anchor="end">{_text(label)}</text>'
         )
     for i, t in enumerate(x_ticks):
         x = frame.px(t)
@@ -568,6 +570,10 @@ def bar_chart(
     return _document(width, height, title, f"{value_label}. {desc}", body)
 
 
+def _log_count(count: float) -> float:
+    return math.log10(1 + max(0.0, count))
+
+
 def _fmt_value(value: float) -> str:
     return f"{value:.0f}" if abs(value) >= 10 else f"{value:.3f}"
 
@@ -598,6 +604,7 @@ def histogram(
     x_label: str,
     y_label: str = "Count",
     markers: Sequence[Reference] = (),
+    log_scale: bool = False,
     width: int = 640,
     height: int = 300,
     empty_message: str = "No data yet",
@@ -607,11 +614,25 @@ def histogram(
 
     Args:
         markers: vertical lines at x values, e.g. a threshold.
+        log_scale: a logarithmic count axis, so a bin of 5 stays visible
+            beside one of 10,000. Heights are ``log10(1 + count)`` (an empty
+            bin stays at zero, a bin of 1 does not), ticks 0, 1, 10, 100...
+            labelled with counts; tooltips keep the exact counts.
     """
     bins = len(counts)
     edges = [lo + (hi - lo) * i / max(1, bins) for i in range(bins + 1)]
-    y_ticks = nice_ticks(0, max(max(counts, default=0), 1))
-    y_ticks = [t for t in y_ticks if t == int(t)] or y_ticks
+    top_count = max(max(counts, default=0), 1)
+    count_label = f"{y_label} (log scale)" if log_scale else y_label
+    if log_scale:
+        tick_counts = [0, 1]
+        while tick_counts[-1] < top_count:
+            tick_counts.append(tick_counts[-1] * 10)
+        y_ticks = [_log_count(t) for t in tick_counts]
+        y_tick_labels: list[str] | None = [_fmt(t) for t in tick_counts]
+    else:
+        y_ticks = nice_ticks(0, top_count)
+        y_ticks = [t for t in y_ticks if t == int(t)] or y_ticks
+        y_tick_labels = None
     x_ticks = nice_ticks(lo, hi)
     frame = _Frame(
         width=width,
@@ -628,12 +649,13 @@ def histogram(
         x_ticks=[t for t in x_ticks if lo <= t <= hi],
         y_ticks=y_ticks,
         x_label=x_label,
-        y_label=y_label,
+        y_label=count_label,
+        y_tick_labels=y_tick_labels,
     )
     step = _step(x_ticks)
     for i, n in enumerate(counts):
         x0, x1 = frame.px(edges[i]), frame.px(edges[i + 1])
-        y = frame.py(n)
+        y = frame.py(_log_count(n) if log_scale else n)
         closing = "]" if i == bins - 1 else ")"
         tip = f"[{_fmt(edges[i], step and step / 10)}, "
         tip += f"{_fmt(edges[i + 1], step and step / 10)}{closing}: {n}"
@@ -657,4 +679,4 @@ def histogram(
     desc = ", ".join(
         f"{_fmt(edges[i])}-{_fmt(edges[i + 1])}: {n}" for i, n in enumerate(counts)
     )
-    return _document(width, height, title, f"{x_label}, {y_label}. {desc}", body)
+    return _document(width, height, title, f"{x_label}, {count_label}. {desc}", body)

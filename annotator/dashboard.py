@@ -11,7 +11,16 @@ from __future__ import annotations
 from itertools import repeat
 from typing import Any
 
-from django.db.models import Count, F, IntegerField, Max, Min, Q, Sum
+from django.db.models import (
+    Aggregate,
+    Count,
+    F,
+    FloatField,
+    IntegerField,
+    Max,
+    Min,
+    Q,
+)
 from django.db.models.functions import Cast, Floor, Least
 
 from pipeline.checkers import checker_class
@@ -38,9 +47,13 @@ from .models import (
     Verdict,
 )
 
-# A label that took longer than this counts as this long: the expert left the
-# item on screen and walked away (the labeling page caps it at an hour).
-LABEL_SECONDS_CAP = 300
+# A label's time on screen outside these bounds says nothing about an expert's
+# pace: over a few minutes they took a break with the item open (the labeling
+# page caps it at an hour); under a second nobody read the item (a script, a
+# client replaying labels, a double submit). Such labels count as labels but do
+# not set the pace, so one scripted session cannot show thousands an hour.
+PACE_MIN_SECONDS = 1.0
+PACE_MAX_SECONDS = 300.0
 # Paper section 4.2.2: "annotators were able to generate 250 labels an hour".
 PAPER_LABELS_PER_HOUR = 250
 # Paper Table 1, NLI synth>human: the scorer this loop reproduces.
@@ -81,27 +94,37 @@ def overview(project: Project) -> dict[str, Any]:
     }
 
 
-def labels_per_hour(project: Project) -> list[dict[str, Any]]:
-    """Per expert: labels, labelling hours and labels per hour.
+class Median(Aggregate):
+    # Postgres's ordered-set aggregate (the app runs on Postgres only); a
+    # FILTER clause after WITHIN GROUP is valid there.
+    function = "PERCENTILE_CONT"
+    template = "%(function)s(0.5) WITHIN GROUP (ORDER BY %(expressions)s)"
+    output_field = FloatField()
 
-    Labelling time is the sum of ``seconds_spent`` (the labeling page's time
-    from showing an item to the decision), each capped at LABEL_SECONDS_CAP,
-    so idle gaps between sessions and items left on screen do not count.
-    Labels without a duration (imported, or from API clients that send none)
-    are left out of both the count and the time. ``created_at`` gives each
-    expert's first and last label, the window the rate was measured over.
-    Unsure labels count: passing on an item is work too.
+
+def labels_per_hour(project: Project) -> list[dict[str, Any]]:
+    """Per expert: labels and their median pace in labels per hour.
+
+    The pace is 3600 over the median ``seconds_spent`` (the labeling page's
+    time from showing an item to the decision) of the expert's labels with a
+    plausible time, PACE_MIN_SECONDS to PACE_MAX_SECONDS: a median, so a
+    handful of breaks or a scripted burst of zero-second labels do not move
+    it, and those outside the bounds are counted apart (``too_fast``,
+    ``breaks``) rather than averaged in. Labels without a duration (API
+    clients that send none) count as labels only; imported labels have no
+    expert and are left out. ``created_at`` gives each expert's first and
+    last label. Unsure labels count: passing on an item is work too.
     """
+    paced = Q(seconds_spent__gte=PACE_MIN_SECONDS, seconds_spent__lte=PACE_MAX_SECONDS)
     rows = (
-        Annotation.objects.filter(
-            prediction__project=project,
-            annotator__isnull=False,
-            seconds_spent__isnull=False,
-        )
+        Annotation.objects.filter(prediction__project=project, annotator__isnull=False)
         .values("annotator__username")
         .annotate(
             labels=Count("pk"),
-            seconds=Sum(Least(F("seconds_spent"), float(LABEL_SECONDS_CAP))),
+            paced=Count("pk", filter=paced),
+            too_fast=Count("pk", filter=Q(seconds_spent__lt=PACE_MIN_SECONDS)),
+            breaks=Count("pk", filter=Q(seconds_spent__gt=PACE_MAX_SECONDS)),
+            median_seconds=Median("seconds_spent", filter=paced),
             first=Min("created_at"),
             last=Max("created_at"),
         )
@@ -109,13 +132,18 @@ def labels_per_hour(project: Project) -> list[dict[str, Any]]:
     )
     out = []
     for row in rows:
-        hours = (row["seconds"] or 0.0) / 3600
+        median = row["median_seconds"]
+        timed = row["paced"] + row["too_fast"] + row["breaks"]
         out.append(
             {
                 "annotator": row["annotator__username"],
                 "labels": row["labels"],
-                "hours": hours,
-                "per_hour": row["labels"] / hours if hours else None,
+                "paced": row["paced"],
+                "too_fast": row["too_fast"],
+                "breaks": row["breaks"],
+                "untimed": row["labels"] - timed,
+                "median_seconds": median,
+                "per_hour": 3600 / median if median else None,
                 "first": row["first"],
                 "last": row["last"],
             }
@@ -200,6 +228,52 @@ def scorer_versions(project: Project) -> list[ScorerModel]:
     )
 
 
+# One F1 per scorer version: wherever the page says "F1" it is the gold-set F1
+# (``ScorerModel.gold_f1``, the training run's ``metrics["gold"]``), measured
+# on the gold documents' expert labels, which training never sees. Training's
+# validation F1 is another figure on another split (silver pairs, for a scorer
+# trained before any label) and is always shown under its own name.
+VALIDATION_ON = {"silver": "silver pairs", "human": "expert labels"}
+NO_GOLD_LABELS = "no gold labels yet"
+
+
+def validation_f1(metrics: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Training's validation F1 from a version's or run's metrics, with what
+    it was measured on; None when not recorded. Runs from before the split's
+    source was recorded validated on expert labels (there was no other kind).
+    """
+    validation = (metrics or {}).get("validation") or {}
+    if validation.get("f1") is None:
+        return None
+    source = validation.get("source") or "human"
+    return {"f1": validation["f1"], "on": VALIDATION_ON.get(source, source)}
+
+
+def version_rows(versions: list[ScorerModel]) -> list[dict[str, Any]]:
+    return [{"scorer": v, "validation": validation_f1(v.metrics)} for v in versions]
+
+
+def training_rows(runs: list[TrainingRun]) -> list[dict[str, Any]]:
+    """A finished run's gold-set F1 is its version's; while a run trains only
+    the latest epoch's validation F1 is known."""
+    rows = []
+    for run in runs:
+        metrics = run.metrics or {}
+        validation = validation_f1(metrics)
+        if validation is None and run.val_f1 is not None:
+            validation = {"f1": run.val_f1, "on": "latest epoch"}
+        gold_metrics = metrics.get("gold") or {}
+        rows.append(
+            {
+                "run": run,
+                "version": metrics.get("version"),
+                "gold_f1": gold_metrics.get("f1"),
+                "validation": validation,
+            }
+        )
+    return rows
+
+
 def learning_curve(versions: list[ScorerModel]) -> dict[str, Any]:
     """Gold-set F1 against the expert labels each version was trained on
     (paper Figure 4); versions never measured on the gold set are left out."""
@@ -273,21 +347,27 @@ def gold_pr_curve(project: Project, active: ScorerModel | None) -> dict[str, Any
     ``Prediction.score`` is the active scorer's: activating a scorer resets
     every verdict and the check rescores with it. Predictions without a score
     (not aligned: unsafe whatever a scorer says) are left out, so this is the
-    scorer's curve, not the whole pipeline's. The gold set is a tenth of the
-    labelled predictions, thousands of pairs at most, so the pairs are fetched.
+    scorer's curve on today's labels, not the whole check's: its operating
+    point is not the version's gold-set F1 (alignment and scorer together, as
+    measured when it was registered) and the page does not call it F1. The
+    gold set is a tenth of the labelled predictions, thousands of pairs at
+    most, so the pairs are fetched; ``gold_labels`` counts the unscored too.
     """
     labels = gold.restrict(
         Annotation.objects.filter(
             prediction__project=project,
             label__in=Annotation.DECISIVE,
-            prediction__score__isnull=False,
         ),
         project,
         gold=True,
         document_field="prediction__document_id",
     ).values_list("prediction__score", "label")
     scores, unsafe = [], []
+    gold_labels = 0
     for score, label in labels.iterator(chunk_size=5000):
+        gold_labels += 1
+        if score is None:
+            continue
         scores.append(score)
         unsafe.append(label == Annotation.Label.UNSAFE)
     threshold = active.threshold if active else project.nli_threshold
@@ -295,6 +375,7 @@ def gold_pr_curve(project: Project, active: ScorerModel | None) -> dict[str, Any
         flag_metrics([s < threshold for s in scores], unsafe) if scores else None
     )
     return {
+        "gold_labels": gold_labels,
         "labels": len(scores),
         "unsafe": sum(unsafe),
         "threshold": threshold,
@@ -345,17 +426,29 @@ def dashboard(project: Project) -> dict[str, Any]:
     """Everything the dashboard page shows, charts as SVG strings."""
     versions = scorer_versions(project)
     active = next((v for v in versions if v.is_active), None)
+    pr = gold_pr_curve(project, active)
+    runs = recent_runs(project)
     stats = {
         "overview": overview(project),
         "rates": labels_per_hour(project),
         "agreement": agreement(project),
         "curve": learning_curve(versions),
         "llms": llm_scores(project),
-        "pr": gold_pr_curve(project, active),
+        "pr": pr,
         "histogram": evidence_histogram(project),
         "versions": versions,
+        "version_rows": version_rows(versions),
+        "training_rows": training_rows(runs["training"]),
+        # What stands in for a version's F1 before it has one.
+        "no_gold_f1": (
+            "not measured on the gold set" if pr["gold_labels"] else NO_GOLD_LABELS
+        ),
+        "pace": {
+            "min_seconds": PACE_MIN_SECONDS,
+            "max_minutes": PACE_MAX_SECONDS / 60,
+        },
         "active": active,
-        "runs": recent_runs(project),
+        "runs": runs,
     }
     stats["charts"] = charts(project, stats)
     return stats
@@ -392,7 +485,7 @@ def charts(project: Project, stats: dict[str, Any]) -> dict[str, str]:
                 [(op["recall"], op["precision"])],
                 notes=[
                     f"threshold {pr['threshold']:.3f}: precision {op['precision']}, "
-                    f"recall {op['recall']}, F1 {op['f1']}"
+                    f"recall {op['recall']} (scorer alone, today's gold labels)"
                 ],
             )
         )
@@ -445,21 +538,22 @@ def charts(project: Project, stats: dict[str, Any]) -> dict[str, str]:
             [r["annotator"] for r in rates],
             [
                 BarSeries(
-                    "Labels per hour",
+                    "Median pace",
                     [r["per_hour"] for r in rates],
                     notes=[
-                        f"{r['annotator']}: {r['per_hour']:.0f} labels/hour "
-                        f"({r['labels']} labels in {r['hours']:.1f} h)"
+                        f"{r['annotator']}: median pace {r['per_hour']:.0f} "
+                        f"labels/hour ({r['median_seconds']:.1f} s a label, over "
+                        f"{r['paced']} of {r['labels']} labels)"
                         for r in rates
                     ],
                 )
             ],
-            title="Labels per hour per expert",
-            value_label="Labels per hour of labelling time",
+            title="Labels per hour per expert (median pace)",
+            value_label="Labels per hour at the median time per label",
             references=[
                 Reference(PAPER_LABELS_PER_HOUR, "paper: 250/h"),
             ],
-            empty_message="No timed labels yet",
+            empty_message="No labels with a plausible time yet",
         ),
         "pr_curve": pr_curve(
             [
@@ -484,6 +578,7 @@ def charts(project: Project, stats: dict[str, Any]) -> dict[str, str]:
             title="Evidence scores",
             x_label=checker_class(project.kind).evidence_score_name,
             y_label="Predictions",
+            log_scale=True,
             markers=[
                 Reference(
                     project.align_threshold, f"keep >= {project.align_threshold:g}"
@@ -497,7 +592,7 @@ def charts(project: Project, stats: dict[str, Any]) -> dict[str, str]:
 def _version_note(point: dict[str, Any]) -> str:
     active = ", active" if point["active"] else ""
     return (
-        f"{point['version']}{active}: F1 {point['gold_f1']:.3f} "
+        f"{point['version']}{active}: F1 {point['gold_f1']:.3f} (gold set) "
         f"after {point['expert_labels']} expert labels"
     )
 

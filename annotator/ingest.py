@@ -7,6 +7,7 @@ committed. The pipeline parses the lines (``pipeline.jsonl``).
 
 from __future__ import annotations
 
+import enum
 import io
 import logging
 from collections.abc import Callable, Iterable, Iterator
@@ -24,6 +25,7 @@ from django.db import (
 )
 from django.utils import timezone
 
+from . import tabular
 from .checking import CHECK_FIELDS, ProgressCallback, check_enqueue, predictions_reset
 from .labeling import LABEL_NOTE_MAX_CHARS
 from .models import (
@@ -50,12 +52,36 @@ class LineError:
         return {"source": self.source, "line": self.line, "message": self.message}
 
 
+class Outcome(enum.Enum):
+    """How much of an input was used. The import endpoints answer and the
+    management commands exit by it, as ``python -m pipeline`` does."""
+
+    COMPLETE = "every record used"
+    PARTIAL = "some records skipped, the others used"
+    REFUSED = "nothing used"
+
+    @classmethod
+    def of(cls, *, used: int, skipped: int) -> Outcome:
+        if not skipped:
+            return cls.COMPLETE
+        return cls.PARTIAL if used else cls.REFUSED
+
+
 @dataclass
 class ImportReport:
     created: int = 0
     updated: int = 0
     unchanged: int = 0
     errors: list[LineError] = field(default_factory=list)
+
+    @property
+    def outcome(self) -> Outcome:
+        # A record already stored as sent (unchanged) was used: importing the
+        # same file again is not a failure.
+        return Outcome.of(
+            used=self.created + self.updated + self.unchanged,
+            skipped=len(self.errors),
+        )
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -118,15 +144,21 @@ def _parsed_records(
     report: ImportReport,
     *,
     limits: dict[str, int],
+    csv_layout: tabular.Layout | None = None,
 ) -> Iterator[tuple[int, Any]]:
-    """The records of a JSONL stream with their line numbers; every line that
-    does not parse, or would not fit its columns, is reported instead, and so
-    is a file without a single record."""
+    """The records of a JSONL stream (or, given ``csv_layout``, of a file named
+    .csv) with their line numbers; every line that does not parse, or would
+    not fit its columns, is reported instead, and so is a file without a
+    single record."""
     from pipeline.errors import InputError
     from pipeline.jsonl import iter_jsonl_stream
 
+    if csv_layout is not None and tabular.is_csv(source):
+        rows = tabular.csv_rows(stream, source, csv_layout)
+    else:
+        rows = iter_jsonl_stream(stream, source)
     empty = True
-    for number, value in iter_jsonl_stream(stream, source):
+    for number, value in rows:
         empty = False
         if isinstance(value, InputError):
             # The message without the "source:line: " prefix: LineError has both.
@@ -212,8 +244,9 @@ def documents_import(
 ) -> ImportReport:
     """Upsert documents from ``(filename, binary stream)`` pairs.
 
-    ``.jsonl`` files hold one document record a line; any other file is one
-    plain-text document whose id is the file name without its extension.
+    ``.jsonl`` files hold one document record a line, ``.csv`` files one a
+    row (``id,text`` columns); any other file is one plain-text document
+    whose id is the file name without its extension.
     A bad line or file is reported and skipped; the rest still go in, one
     transaction per batch so nothing is half-written.
     """
@@ -232,8 +265,15 @@ def documents_import(
 
     def gather() -> Iterator[tuple[str, int | None, Any]]:
         for name, stream in files:
-            if name.lower().endswith(".jsonl"):
-                records = _parsed_records(stream, name, parse, report, limits=limits)
+            if name.lower().endswith((".jsonl", ".csv")):
+                records = _parsed_records(
+                    stream,
+                    name,
+                    parse,
+                    report,
+                    limits=limits,
+                    csv_layout=tabular.DOCUMENTS,
+                )
                 for number, document in records:
                     yield name, number, document
             else:
@@ -335,7 +375,8 @@ def predictions_import(
     source_run: ExtractionRun | None = None,
     progress: ProgressCallback | None = None,
 ) -> ImportReport:
-    """Upsert predictions from JSONL (the pipeline's prediction records).
+    """Upsert predictions from JSONL (the pipeline's prediction records), or
+    from CSV when ``source`` is named .csv (``tabular.PREDICTIONS`` columns).
 
     A changed prediction loses its verdict and is checked again; an unchanged
     one keeps it. The check is enqueued once, after the last batch commits.
@@ -351,7 +392,12 @@ def predictions_import(
         model=(Prediction, "model"),
     )
     records = _parsed_records(
-        stream, source, prediction_from_json, report, limits=limits
+        stream,
+        source,
+        prediction_from_json,
+        report,
+        limits=limits,
+        csv_layout=tabular.PREDICTIONS,
     )
     for batch in batched(records, IMPORT_BATCH_SIZE):
         _upsert_batch(

@@ -644,6 +644,7 @@ class TrainingRun(models.Model):
         MANUAL = "manual", "Started by an admin"
         SCHEDULE = "schedule", "Enough new expert labels (beat)"
         DEMO = "demo", "Demo set-up"
+        FIRST = "first", "First scorer, before any label"
 
     project = models.ForeignKey(
         Project, on_delete=models.CASCADE, related_name="training_runs"

@@ -3,6 +3,7 @@ projects may this user see" is decided in one place."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime, timedelta
 from typing import Any
@@ -39,6 +40,7 @@ from .models import (
     Prediction,
     PredictionScore,
     Project,
+    Reason,
     Role,
     ScorerModel,
     TrainingRun,
@@ -264,6 +266,8 @@ QUEUE_STRATEGIES: dict[str, QueueOrder] = {}
 _OVERLAP_MULTIPLIER = 7919
 _OVERLAP_MODULUS = 10007
 WINDOW_CHARS = 400
+#: How far a window's cut may move to land on a line or word boundary.
+WINDOW_SLACK = 80
 MAX_SIBLINGS = 50
 
 
@@ -548,7 +552,115 @@ def _anchor(end: str) -> Case:
     )
 
 
-_MACHINE_FIELDS = ("score", "scored_by", "verdict", "reason")
+_MACHINE_FIELDS = ("score", "scored_by")
+
+#: How near the active threshold a score makes a verdict a close call; the
+#: stored ``uncertainty`` is that distance.
+CLOSE_CALL = 0.1
+
+_WHITESPACE = re.compile(r"\s+")
+
+
+def _cut_start(text: str, at: int, *, limit: int, starts_document: bool) -> int:
+    """Where a window of ``text`` meant to start at ``at`` starts instead: the
+    nearest line start within WINDOW_SLACK characters, else the nearest word
+    start, never after ``limit`` (the evidence); ``at`` when there is none (a
+    run of that many characters without a space)."""
+    if at == 0 and starts_document:
+        return 0
+    lo, hi = max(at - WINDOW_SLACK, 0), min(at + WINDOW_SLACK, limit)
+    lines: list[int] = []
+    words: list[int] = []
+    if lo == 0 and starts_document:
+        lines.append(0)
+    for run in _WHITESPACE.finditer(text, lo, hi + 1):
+        i = run.end()
+        if i > hi or i >= len(text) or text[i].isspace():
+            continue  # cut short by the search's end: not a word start
+        (lines if "\n" in run.group() else words).append(i)
+    found = lines or words
+    return min(found, key=lambda i: abs(i - at)) if found else at
+
+
+def _cut_end(text: str, at: int, *, limit: int, ends_document: bool) -> int:
+    """``_cut_start`` from the other end: a line or word end, never before
+    ``limit``."""
+    n = len(text)
+    return n - _cut_start(
+        text[::-1], n - at, limit=n - limit, starts_document=ends_document
+    )
+
+
+def _excerpt(
+    raw: str,
+    raw_start: int,
+    *,
+    anchor_start: int | None,
+    anchor_end: int | None,
+    length: int,
+) -> tuple[int, str]:
+    """The window around the deciding evidence, cut at line or word
+    boundaries, and where it starts in the document. ``raw`` is the document
+    from ``raw_start``, WINDOW_SLACK characters wider than the window on each
+    side (as labeling_items reads it); the evidence itself is never cut."""
+    start = max((anchor_start or 0) - WINDOW_CHARS, 0)
+    end = min(max((anchor_end or 0) + WINDOW_CHARS, 2 * WINDOW_CHARS), length)
+    if not raw_start <= start <= end <= raw_start + len(raw):
+        # Evidence beyond the text (the check clears it when either changes).
+        return start, raw[start - raw_start : end - raw_start]
+    keep_from = min(max(anchor_start or start, start), end)
+    keep_to = min(max(anchor_end or start, keep_from), end)
+    i = _cut_start(
+        raw,
+        start - raw_start,
+        limit=keep_from - raw_start,
+        starts_document=raw_start == 0,
+    )
+    j = _cut_end(
+        raw,
+        end - raw_start,
+        limit=keep_to - raw_start,
+        ends_document=raw_start + len(raw) >= length,
+    )
+    return raw_start + i, raw[i:j]
+
+
+def _why(p: dict[str, Any], *, gold: bool) -> dict[str, str]:
+    """Why the prediction is in front of the expert, in words: shown whether
+    or not the project shows machine scores, so it never names a score."""
+    if gold:
+        # The gold set measures the scorer: its items are drawn at random and
+        # say nothing of what the machine thought, so as not to anchor the
+        # labels it is measured against.
+        return {
+            "code": "gold",
+            "text": "Gold check: drawn at random for the test set "
+            "that measures the scorer",
+        }
+    verdict, reason = p["verdict"], p["reason"]
+    if verdict == Verdict.UNCHECKED:
+        return {"code": "unchecked", "text": "Not checked yet"}
+    if verdict == Verdict.UNSCORED:
+        return {"code": "unscored", "text": "No scorer has judged this yet"}
+    if reason == Reason.NOT_IN_DOCUMENT:
+        return {
+            "code": "not_in_document",
+            "text": "The quoted evidence was not found in the document",
+        }
+    if verdict == Verdict.UNSAFE:
+        return {
+            "code": "not_supported",
+            "text": "The evidence may not support the value",
+        }
+    # The stored distance to the threshold, kept current by every hand-out
+    # (labeling.queue_keys_refresh): an item opened outside the queue may
+    # read one a threshold change behind.
+    if p["uncertainty"] is not None and p["uncertainty"] < CLOSE_CALL:
+        return {
+            "code": "close_call",
+            "text": "A close call: the evidence may not support the value",
+        }
+    return {"code": "spot_check", "text": "Spot check of an item judged safe"}
 
 
 def labeling_items(
@@ -557,11 +669,13 @@ def labeling_items(
     """What the labeling page needs to judge each prediction, in ``ids`` order.
 
     Documents come as a window around the deciding evidence (cut in SQL, so a
-    long document is not shipped 20 times); the page fetches the whole text only
-    when the expert expands it. Machine scores are left out unless the project
-    shows them. A batch costs the same few queries whatever its size, and
-    rows come as dicts of the columns used: building model instances and
-    decoding unused JSON was most of the time of a hand-out.
+    long document is not shipped 20 times, then moved to line or word
+    boundaries); the page fetches the whole text only when the expert expands
+    it. Machine scores are left out unless the project shows them; why the
+    item is there (``why``) is said in words to every expert. A batch costs
+    the same few queries whatever its size, and rows come as dicts of the
+    columns used: building model instances and decoding unused JSON was most
+    of the time of a hand-out.
     """
     from pipeline.checkers.extraction.hypothesis import (
         render_hypothesis,
@@ -572,8 +686,16 @@ def labeling_items(
     if not ids:
         return []
     schema = _project_schema_or_none(project)
-    start = Greatest(Coalesce(_anchor("start"), Value(0)) - WINDOW_CHARS, Value(0))
-    end = Coalesce(_anchor("end"), Value(0)) + WINDOW_CHARS
+    # The window WINDOW_SLACK characters wider on each side, for _excerpt to
+    # cut at a line or word boundary.
+    anchor_start, anchor_end = _anchor("start"), _anchor("end")
+    start = Greatest(
+        Coalesce(anchor_start, Value(0)) - (WINDOW_CHARS + WINDOW_SLACK), Value(0)
+    )
+    end = (
+        Greatest(Coalesce(anchor_end, Value(0)) + WINDOW_CHARS, Value(2 * WINDOW_CHARS))
+        + WINDOW_SLACK
+    )
     machine = _MACHINE_FIELDS if project.show_machine_scores else ()
     rows = (
         Prediction.objects.filter(project=project, pk__in=ids)
@@ -581,12 +703,13 @@ def labeling_items(
         .values(
             *_ITEM_FIELDS,
             *machine,
-            window_start=start,
-            window_text=Substr(
-                "document__text",
-                start + 1,
-                Greatest(end, Value(2 * WINDOW_CHARS)) - start,
-            ),
+            "verdict",
+            "reason",
+            "uncertainty",
+            anchor_start=anchor_start,
+            anchor_end=anchor_end,
+            raw_start=start,
+            raw_text=Substr("document__text", start + 1, end - start),
             document_length=Length("document__text"),
             document_external_id=F("document__external_id"),
         )
@@ -655,6 +778,13 @@ def labeling_items(
         if p is None:
             continue
         spec = schema.get(p["type"]) if schema else None
+        window_start, window_text = _excerpt(
+            p["raw_text"],
+            p["raw_start"],
+            anchor_start=p["anchor_start"],
+            anchor_end=p["anchor_end"],
+            length=p["document_length"],
+        )
         item = {
             "id": pk,
             "external_id": p["external_id"],
@@ -674,8 +804,8 @@ def labeling_items(
                 "id": p["document_id"],
                 "external_id": p["document_external_id"],
                 "length": p["document_length"],
-                "window_start": p["window_start"],
-                "window_text": p["window_text"],
+                "window_start": window_start,
+                "window_text": window_text,
             },
             "siblings": [
                 {
@@ -687,6 +817,12 @@ def labeling_items(
             ],
             "overlap": is_overlap(project, pk),
             "my_label": label_of(pk),
+            "why": _why(p, gold=gold_set.is_gold_document(project, p["document_id"])),
+            # False: the LLM's context matches no passage of the document, and
+            # its aligned span means nothing; None: not checked yet.
+            "context_found": (
+                p["reason"] != Reason.NOT_IN_DOCUMENT if p["verdict"] else None
+            ),
         }
         if machine:
             item["machine"] = {

@@ -115,6 +115,23 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 # Embedded Postgres/Redis data, cached models, exports.
 VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var"))).resolve()
 
+
+def _load_dev_env(path: Path) -> None:
+    """Local development settings `make setup` writes (DEBUG on, a generated
+    SECRET_KEY), so that `manage.py` commands run as the README writes them
+    on a fresh clone. The environment wins; a deployment has no such file
+    (it lives in VAR_DIR, which no image or compose file carries)."""
+    if not path.is_file():
+        return
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if line and not line.startswith("#") and "=" in line:
+            key, value = line.split("=", 1)
+            os.environ.setdefault(key.strip(), value.strip())
+
+
+_load_dev_env(VAR_DIR / "dev.env")
+
 DEBUG = env_bool("DEBUG", False)
 
 SECRET_KEY = env_secret("SECRET_KEY")
@@ -321,6 +338,15 @@ LABEL_BATCH_SIZE = env_int("LABEL_BATCH_SIZE", 20)
 # Retraining (issue 5). TrainConfig fields overriding its defaults for every
 # run (an admin's run may override them again), e.g. {"human_epochs": 4}.
 TRAINING_CONFIG = env_json_object("TRAINING_CONFIG")
+# The starter scorer (`make setup` builds it: silver pairs from many document
+# styles) every training run starts from unless TRAINING_CONFIG names a base;
+# while it is not built, runs start from the packaged base model.
+STARTER_SCORER = Path(
+    env_str("STARTER_SCORER", str(VAR_DIR / "scorers" / "starter"))
+).resolve()
+# A project with predictions and no scorer trains its first one from silver
+# pairs of its own documents, with no label (issue 11); off: 0.
+FIRST_SCORER_AUTO = env_bool("FIRST_SCORER_AUTO", True)
 # A running training writes a heartbeat this often; one silent for
 # TRAINING_STALE_SECONDS is marked failed (its worker died).
 TRAINING_HEARTBEAT_SECONDS = env_float("TRAINING_HEARTBEAT_SECONDS", 10.0)

@@ -88,6 +88,11 @@ def check_predictions(project_id: int, force: bool = False) -> dict:
     )
     for error in summary.errors:
         logger.warning("project %s: %s", project_id, error)
+    if summary.checked and not summary.scorer:
+        # Checked with no scorer: its first one is trained without labels.
+        project = Project.objects.filter(pk=project_id).first()
+        if project is not None:
+            training.first_scorer_due(project)
     return {
         "project": project_id,
         "checked": summary.checked,

@@ -230,6 +230,9 @@ def train_config(params: dict[str, Any] | None = None):
 
     known = {f.name: f for f in fields(TrainConfig)}
     merged = {**settings.TRAINING_CONFIG, **(params or {})}
+    starter = starter_scorer()
+    if "base" not in merged and starter is not None:
+        merged["base"] = starter
     unknown = sorted(set(merged) - set(known))
     if unknown:
         raise ApplicationError(
@@ -266,6 +269,14 @@ def train_config(params: dict[str, Any] | None = None):
     return TrainConfig(**values)
 
 
+def starter_scorer() -> str | None:
+    """The starter scorer's folder (settings.STARTER_SCORER) when it is built."""
+    from pipeline.score import model_folder_problem
+
+    folder = settings.STARTER_SCORER
+    return None if model_folder_problem(folder) else str(folder)
+
+
 _NULLABLE = {"silver_limit", "device"}
 _LIMITS: dict[str, tuple[float, float]] = {
     "silver_epochs": (0, 1000),
@@ -275,6 +286,7 @@ _LIMITS: dict[str, tuple[float, float]] = {
     "learning_rate": (1e-8, 1.0),
     "max_length": (8, 4096),
     "validation_share": (0.01, 0.9),
+    "silver_flag_precision": (0.0, 1.0),
     "silver_limit": (0, 10_000_000),
 }
 
@@ -452,18 +464,45 @@ def new_expert_labels(project: Project) -> int:
     return annotations.values("prediction_id").distinct().count()
 
 
+def first_scorer_due(project: Project) -> TrainingRun | None:
+    """Start the first scorer's run of a project that has predictions and no
+    active scorer, before any label: silver pairs of its own documents, from
+    the starter scorer. Once per import: no run is started while one started
+    after the newest prediction exists (so a refused first scorer is not
+    retrained every few minutes)."""
+    if not settings.FIRST_SCORER_AUTO:
+        return None
+    if ScorerModel.objects.filter(project=project, is_active=True).exists():
+        return None
+    newest = Prediction.objects.filter(project=project).aggregate(
+        newest=Max("created_at")
+    )["newest"]
+    if (
+        newest is None
+        or TrainingRun.objects.filter(project=project, created_at__gte=newest).exists()
+    ):
+        return None
+    try:
+        return training_run_start(project=project, trigger=TrainingRun.Trigger.FIRST)
+    except ApplicationError as e:
+        logger.info("project %s: no first scorer: %s", project.pk, e)
+        return None
+
+
 def retrain_due() -> list[int]:
     """Start a scheduled run for every idle project with at least
-    ``retrain_min_labels`` new expert labels (0 turns it off); their ids."""
+    ``retrain_min_labels`` new expert labels (0 turns it off), and a first
+    scorer's run for every project without one; their ids."""
     started = []
     busy = TrainingRun.objects.filter(status__in=ACTIVE_RUN_STATUSES).values(
         "project_id"
     )
-    for project in Project.objects.exclude(pk__in=busy).filter(
-        retrain_min_labels__gt=0
-    ):
-        new = new_expert_labels(project)
-        if new < project.retrain_min_labels:
+    for project in Project.objects.exclude(pk__in=busy):
+        new = new_expert_labels(project) if project.retrain_min_labels else 0
+        if not new or new < project.retrain_min_labels:
+            run = first_scorer_due(project)
+            if run is not None:
+                started.append(run.pk)
             continue
         try:
             run = training_run_start(
@@ -779,15 +818,34 @@ def _next_version(project: Project) -> str:
 
 
 def promotion_decision(
-    *, active: ScorerModel | None, new_gold: dict | None, active_gold: dict | None
+    *,
+    active: ScorerModel | None,
+    new_gold: dict | None,
+    active_gold: dict | None,
+    validation: dict | None = None,
 ) -> tuple[bool, str]:
     """Whether a new version becomes active, and why (shown in the run log).
 
     Not worse on the gold set than the active scorer, both measured now on
     the same labels. Without gold labels nothing can show it is not worse, so
-    the active scorer stays (a first scorer is always promoted).
+    the active scorer stays. A first scorer is promoted, unless it was
+    trained without labels and does no better on its silver validation than
+    flagging everything (what an untuned base amounts to): it learned nothing
+    that can be measured, and "unscored" says more.
     """
     if active is None:
+        if validation and validation.get("source") == "silver":
+            # Its best F1: the threshold it keeps is set for precision.
+            f1, floor = validation["best_f1"], validation["flag_all_f1"]
+            if f1 <= floor:
+                return False, (
+                    f"silver validation F1 {f1:.3f} is no better than flagging "
+                    f"everything ({floor:.3f})"
+                )
+            return True, (
+                f"no active scorer; silver validation F1 {f1:.3f} beats flagging "
+                f"everything ({floor:.3f})"
+            )
         return True, "no active scorer"
     if new_gold is None:
         return False, "no gold labels to compare on; the active scorer stays"
@@ -835,7 +893,10 @@ def _register(
             )
         else:
             promote, reason = promotion_decision(
-                active=active, new_gold=new_gold, active_gold=active_gold
+                active=active,
+                new_gold=new_gold,
+                active_gold=active_gold,
+                validation=metadata["validation"],
             )
         version = _next_version(project)
         metadata.update(name=f"project{project.pk}-{version}", version=version)

@@ -2,10 +2,17 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from . import views
+from . import setup_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("projects/new/", setup_views.project_new, name="project-new"),
+    path("projects/<int:pk>/setup/", setup_views.project_setup, name="project-setup"),
+    path(
+        "projects/<int:pk>/setup/progress/",
+        setup_views.project_setup_progress,
+        name="project-setup-progress",
+    ),
     path("projects/<int:pk>/predictions/", views.predictions_page, name="predictions"),
     path("projects/<int:pk>/label/", views.label_page, name="label"),
     path("projects/<int:pk>/dashboard/", views.dashboard_page, name="dashboard"),

@@ -155,19 +155,28 @@ def cmd_check(args, run: _Run) -> None:
         progress=True,
     )
     write_jsonl(args.out, (checked_to_json(c) for c in report.checked))
-    unsafe = sum(c.verdict == "unsafe" for c in report.checked)
-    print(json.dumps({"checked": len(report.checked), "unsafe": unsafe}))
+    counts = {
+        verdict: sum(c.verdict == verdict for c in report.checked)
+        for verdict in ("safe", "unsafe", "unscored")
+    }
+    print(json.dumps({"checked": len(report.checked), **counts}))
 
 
 def cmd_train(args, run: _Run) -> None:
     from .checkers.extraction import ExtractionChecker
     from .train import ProgressBars, train_scorer
 
-    documents = _documents(run, args.documents)
-    predictions = run.read(args.predictions, prediction_from_json)
-    known = run.known_documents(args.predictions, predictions, documents)
+    documents: dict = {}
+    for path in args.documents:
+        documents.update(_documents(run, path))
+    known: list = []
+    for path in args.predictions:
+        predictions = run.read(path, prediction_from_json)
+        known += run.known_documents(path, predictions, documents)
     labels = {
-        lab.prediction_id: lab for lab in run.read(args.labels, label_from_json).records
+        lab.prediction_id: lab
+        for path in args.labels
+        for lab in run.read(path, label_from_json).records
     }
     config = TrainConfig(
         base=args.base,
@@ -261,10 +270,26 @@ def build_parser() -> argparse.ArgumentParser:
     _add_llm_options(p)
     p.set_defaults(func=cmd_check)
 
-    p = sub.add_parser("train", help="fine-tune a scorer: silver stage, then labels")
-    p.add_argument("--documents", required=True)
-    p.add_argument("--predictions", required=True)
-    p.add_argument("--labels", required=True)
+    p = sub.add_parser(
+        "train",
+        help="fine-tune a scorer: silver stage, then labels (none: silver only)",
+    )
+    p.add_argument(
+        "--documents", required=True, action="append", help="documents JSONL (repeat)"
+    )
+    p.add_argument(
+        "--predictions",
+        action="append",
+        default=[],
+        help="predictions JSONL (repeat; none: silver from fields found in the text)",
+    )
+    p.add_argument(
+        "--labels",
+        action="append",
+        default=[],
+        help="labels JSONL (repeat; none or empty: a zero-label scorer, validated "
+        "on silver pairs of held-out documents)",
+    )
     p.add_argument("--out", required=True, help="folder for the trained scorer")
     p.add_argument("--base", default=TrainConfig.base, help="base model name or path")
     p.add_argument("--schema", help="entity schema JSON")

@@ -53,6 +53,28 @@ def best_threshold(
     return best
 
 
+def precision_threshold(
+    scores: Sequence[float], unsafe: Sequence[bool], *, target: float
+) -> float | None:
+    """The highest threshold whose flags (score below it) are unsafe at
+    least ``target`` of the time, or None if none is.
+
+    Without labels the threshold is read off silver pairs, whose easy
+    negatives make any best-F1 threshold flag too much on real claims: an
+    operating point for precision keeps flags trustworthy, and the checks
+    that need no scorer (evidence not found, a field the span states
+    otherwise) carry recall.
+    """
+    ranked = sorted(zip(scores, unsafe, strict=True))
+    best, flagged, hits = None, 0, 0
+    for i, (score, bad) in enumerate(ranked):
+        flagged, hits = flagged + 1, hits + bad
+        tied = i + 1 < len(ranked) and ranked[i + 1][0] == score
+        if not tied and hits / flagged >= target:
+            best = score + 1e-6
+    return best
+
+
 def evaluate_checked(
     checked: Iterable[CheckedPrediction], labels: Mapping[str, Label]
 ) -> dict[str, Any]:

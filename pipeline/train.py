@@ -24,7 +24,7 @@ from typing import Any
 from . import __version__
 from .checkers.base import Checker, Example, Pair
 from .errors import TrainingError
-from .evaluate import best_threshold, flag_metrics
+from .evaluate import best_threshold, flag_metrics, precision_threshold
 from .score import DEFAULT_BASE_MODEL, METADATA_FILE, Scorer, load_cross_encoder
 from .types import Label
 
@@ -43,6 +43,9 @@ class TrainConfig:
     max_length: int = 128
     validation_share: float = 0.2
     silver_limit: int | None = 6000
+    #: Without labels, the threshold flags claims whose silver pairs are
+    #: unsafe this often (:func:`~pipeline.evaluate.precision_threshold`).
+    silver_flag_precision: float = 0.9
     freeze_embeddings: bool = True
     device: str | None = None
     seed: int = 0
@@ -105,6 +108,9 @@ class Dataset:
     validation_forced: int = 0
     validation_forced_unsafe: int = 0
     silver: list[Example] = field(default_factory=list)
+    #: "human" labels, or "silver" pairs of held-out documents when there
+    #: are no labels yet (a zero-label scorer)
+    validation_source: str = "human"
 
 
 def build_dataset(
@@ -123,7 +129,12 @@ def build_dataset(
     """
     labelled_docs = sorted({p.document_id for p in pairs if p.claim_id in labels})
     if not labelled_docs:
-        raise TrainingError("no labelled prediction matches a known document")
+        if "silver" in config.stages and silver:
+            return _silver_only_dataset(silver, config)
+        raise TrainingError(
+            "no labelled prediction matches a known document, and no silver "
+            "pairs to learn from without labels"
+        )
     rng = random.Random(config.seed)
     rng.shuffle(labelled_docs)
     n_val = max(1, round(len(labelled_docs) * config.validation_share))
@@ -157,6 +168,34 @@ def build_dataset(
         rng.shuffle(data.silver)
         if config.silver_limit is not None:
             data.silver = data.silver[: config.silver_limit]
+    return data
+
+
+#: Silver pairs a zero-label run validates on: enough to pick a threshold,
+#: few enough to validate every epoch on a CPU.
+SILVER_VALIDATION_LIMIT = 800
+
+
+def _silver_only_dataset(silver: Sequence[Example], config: TrainConfig) -> Dataset:
+    """Before the first label: validate on the silver pairs of held-out
+    documents, train on the rest."""
+    docs = sorted({e.document_id for e in silver})
+    if len(docs) < 2:
+        raise TrainingError(
+            "a scorer without labels needs silver pairs from at least two "
+            "documents (one to learn from, one to validate on)"
+        )
+    rng = random.Random(config.seed)
+    rng.shuffle(docs)
+    val_docs = set(docs[: max(1, round(len(docs) * config.validation_share))])
+    data = Dataset(validation_source="silver")
+    for e in silver:
+        (data.validation if e.document_id in val_docs else data.silver).append(e)
+    rng.shuffle(data.validation)
+    data.validation = data.validation[:SILVER_VALIDATION_LIMIT]
+    rng.shuffle(data.silver)
+    if config.silver_limit is not None:
+        data.silver = data.silver[: config.silver_limit]
     return data
 
 
@@ -276,7 +315,9 @@ class _Trainer:
         Only trained epochs compete: the weights the stage started from
         (a random head, or the silver model) are reported as epoch 0 but never
         kept, since a small validation split can rate them so high that no
-        training would ever count. Ties go to the later epoch.
+        training would ever count. Ties go to the later epoch. Without labels
+        (silver validation, thousands of pairs) the start does compete, so a
+        zero-label run never ends worse than the scorer it started from.
         """
         torch = self.torch
         if not examples or epochs < 1:
@@ -302,8 +343,16 @@ class _Trainer:
             ),
         )
         rng = random.Random(self.config.seed)
-        self.on_progress(Progress(stage, 0, 0, steps, val_f1=self.validate(data)[1]))
+        start_threshold, start_f1 = self.validate(data)
+        self.on_progress(Progress(stage, 0, 0, steps, val_f1=start_f1))
         best: tuple[float, float, dict, int] | None = None
+        if data.validation_source == "silver":
+            best = (
+                start_threshold,
+                start_f1,
+                copy.deepcopy(self.model.state_dict()),
+                0,
+            )
         step, stale = 0, 0
         for epoch in range(1, epochs + 1):
             self.model.train()
@@ -332,6 +381,7 @@ class _Trainer:
         return {
             "epochs_run": epoch,
             "best_epoch": best[3],
+            "start_val_f1": start_f1,
             "val_f1": best[1],
             "threshold": best[0],
             "examples": len(examples),
@@ -397,13 +447,24 @@ def train_scorer(
         stages["human"] = trainer.fit(
             "human", data.human_train, config.human_epochs, data
         )
-    threshold, _ = trainer.validate(data)
+    threshold, best_f1 = trainer.validate(data)
     val_scores = trainer.scores(data.validation) + [0.0] * data.validation_forced
     val_unsafe = [not e.supported for e in data.validation] + (
         [True] * data.validation_forced_unsafe
         + [False] * (data.validation_forced - data.validation_forced_unsafe)
     )
+    if data.validation_source == "silver":
+        threshold = (
+            precision_threshold(
+                val_scores, val_unsafe, target=config.silver_flag_precision
+            )
+            or threshold
+        )
     metrics = flag_metrics([s < threshold for s in val_scores], val_unsafe)
+    metrics["source"] = data.validation_source
+    metrics["best_f1"] = best_f1
+    # What flagging every claim scores: a scorer must beat it to have learned.
+    metrics["flag_all_f1"] = flag_metrics([True] * len(val_unsafe), val_unsafe)["f1"]
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     trainer.encoder.save(str(out))

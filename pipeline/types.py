@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 LabelValue = Literal["safe", "unsafe"]
 #: A check's verdict: a label, or "unscored" where the evidence passed but no
-#: scorer judged it (the web app's exports), which flags nothing.
+#: scorer judged it, which flags nothing.
 VerdictValue = Literal["safe", "unsafe", "unscored"]
 Reason = Literal["not_in_document", "not_supported"]
 

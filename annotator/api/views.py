@@ -10,7 +10,12 @@ from django.db.models import Count, Exists, OuterRef
 from django.http import FileResponse, StreamingHttpResponse
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+)
 from rest_framework import generics, mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
@@ -47,6 +52,26 @@ def _upload_stream(upload):
     """Uploaded files as binary line iterators (Django's File iterates lines)."""
     upload.open("rb")
     return upload
+
+
+# Every line used, some skipped (the rest stored), nothing stored: the body is
+# the line-by-line report in each case.
+IMPORT_STATUS = {
+    ingest.Outcome.COMPLETE: status.HTTP_200_OK,
+    ingest.Outcome.PARTIAL: status.HTTP_207_MULTI_STATUS,
+    ingest.Outcome.REFUSED: status.HTTP_400_BAD_REQUEST,
+}
+IMPORT_RESPONSES = {
+    code: OpenApiResponse(s.ImportReportSerializer, description=outcome.value)
+    for outcome, code in IMPORT_STATUS.items()
+}
+
+
+def _import_response(report: ingest.ImportReport) -> Response:
+    return Response(
+        s.ImportReportSerializer(report.as_dict()).data,
+        status=IMPORT_STATUS[report.outcome],
+    )
 
 
 class ProjectViewSet(viewsets.ModelViewSet):
@@ -169,7 +194,7 @@ class DocumentViewSet(viewsets.ReadOnlyModelViewSet):
 
     @extend_schema(
         request={"multipart/form-data": s.DocumentUploadSerializer},
-        responses={200: s.ImportReportSerializer},
+        responses=IMPORT_RESPONSES,
     )
     @action(
         detail=False,
@@ -192,7 +217,7 @@ class DocumentViewSet(viewsets.ReadOnlyModelViewSet):
                 (f.name, _upload_stream(f)) for f in payload.validated_data["files"]
             ],
         )
-        return Response(s.ImportReportSerializer(report.as_dict()).data)
+        return _import_response(report)
 
 
 _PREDICTION_FILTERS = [
@@ -248,7 +273,7 @@ class PredictionViewSet(viewsets.ReadOnlyModelViewSet):
 
     @extend_schema(
         request={"multipart/form-data": s.JsonlUploadSerializer},
-        responses={200: s.ImportReportSerializer},
+        responses=IMPORT_RESPONSES,
     )
     @action(
         detail=False,
@@ -270,7 +295,7 @@ class PredictionViewSet(viewsets.ReadOnlyModelViewSet):
         report = ingest.predictions_import(
             project=project, stream=_upload_stream(upload), source=upload.name
         )
-        return Response(s.ImportReportSerializer(report.as_dict()).data)
+        return _import_response(report)
 
 
 class AnnotationViewSet(
@@ -343,7 +368,7 @@ class AnnotationViewSet(
 
     @extend_schema(
         request={"multipart/form-data": s.JsonlUploadSerializer},
-        responses={200: s.ImportReportSerializer},
+        responses=IMPORT_RESPONSES,
     )
     @action(
         detail=False,
@@ -364,7 +389,7 @@ class AnnotationViewSet(
         report = ingest.labels_import(
             project=project, stream=_upload_stream(upload), source=upload.name
         )
-        return Response(s.ImportReportSerializer(report.as_dict()).data)
+        return _import_response(report)
 
 
 class ExtractionRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):

@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from ..errors import InputError
 from ..score import Scorer
-from ..types import Document, LabelValue
+from ..types import Document, VerdictValue
 
 C = TypeVar("C")
 
@@ -82,7 +82,7 @@ class Finding:
 
     claim_id: str
     claim: str
-    verdict: LabelValue
+    verdict: VerdictValue
     reason: str | None
     score: float | None
     evidence: tuple[Evidence, ...] = ()

@@ -9,6 +9,9 @@ import os
 os.environ.setdefault(
     "SECRET_KEY", "tests-only-secret-key-not-for-deployment-0123456789"
 )
+# Production-like whatever the development settings `make setup` wrote
+# (var/dev.env turns DEBUG on); workers the tests start inherit it.
+os.environ["DEBUG"] = "0"
 # Test runs side by side on one Redis (and their workers, which inherit the
 # environment) keep their queues and cache keys apart.
 os.environ["CELERY_BROKER_KEY_PREFIX"] = f"tests-{os.getpid()}:"
@@ -26,3 +29,9 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # One test database per pytest process: two runs on the same Postgres (a
 # developer's and an agent's, say) must not drop each other's database.
 DATABASES["default"]["TEST"] = {"NAME": f"test_safepassage_{os.getpid()}"}  # noqa: F405
+
+# Training tests start from the packaged base, whether or not `make setup`
+# built the starter scorer, and start no first-scorer run on their own; the
+# tests of both turn them on.
+STARTER_SCORER = VAR_DIR / "tests-no-starter"  # noqa: F405
+FIRST_SCORER_AUTO = False

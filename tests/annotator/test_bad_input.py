@@ -75,7 +75,7 @@ def test_bad_prediction_line_is_reported_and_its_neighbours_kept(personas, api, 
     response = upload(
         api(personas.admin), "/api/predictions/import/", project, "p.jsonl", content
     )
-    assert response.status_code == 200, response.content
+    assert response.status_code == 207, response.content
     report = response.json()
     assert [e["line"] for e in report["errors"]] == [2], report
     assert report["created"] == 2
@@ -111,7 +111,7 @@ def test_one_bad_line_among_1200_costs_only_that_line_and_the_check_runs(
         "p.jsonl",
         b"\n".join(lines),
     )
-    assert response.status_code == 200, response.content
+    assert response.status_code == 207, response.content
     report = response.json()
     assert [e["line"] for e in report["errors"]] == [1101]
     assert "NUL" in report["errors"][0]["message"]
@@ -151,7 +151,7 @@ def test_a_row_the_database_refuses_is_retried_alone_and_reported(personas, api)
     response = upload(
         api(personas.admin), "/api/predictions/import/", project, "p.jsonl", content
     )
-    assert response.status_code == 200, response.content
+    assert response.status_code == 207, response.content
     report = response.json()
     assert report["created"] == 2
     assert [(e["line"], e["message"]) for e in report["errors"]] == [
@@ -193,7 +193,7 @@ def test_bad_document_line_is_reported_and_its_neighbours_kept(personas, api, ba
         content,
         "files",
     )
-    assert response.status_code == 200, response.content
+    assert response.status_code == 207, response.content
     assert [e["line"] for e in response.json()["errors"]] == [2]
     stored = Document.objects.filter(project=project)
     assert sorted(stored.values_list("external_id", flat=True)) == ["after", "before"]
@@ -246,7 +246,7 @@ def test_bad_label_line_is_reported_and_its_neighbours_kept(personas, api, bad):
     response = upload(
         api(personas.admin), "/api/annotations/import/", project, "l.jsonl", content
     )
-    assert response.status_code == 200, response.content
+    assert response.status_code == 207, response.content
     assert [e["line"] for e in response.json()["errors"]] == [2]
     labelled = Annotation.objects.filter(prediction__project=project)
     assert dict(labelled.values_list("prediction__external_id", "note")) == {
@@ -384,7 +384,7 @@ def test_document_metadata_the_database_refuses_is_a_line_error(personas, api, b
         content,
         "files",
     )
-    assert response.status_code == 200, response.content
+    assert response.status_code == 207, response.content
     [error] = response.json()["errors"]
     assert (error["source"], error["line"]) == ("d.jsonl", 2)
     stored = Document.objects.filter(project=project)
@@ -556,7 +556,7 @@ def test_an_empty_file_among_others_is_reported_by_name_and_the_rest_go_in(
         },
         format="multipart",
     )
-    assert response.status_code == 200, response.content
+    assert response.status_code == 207, response.content
     errors = {e["source"]: e for e in response.json()["errors"]}
     assert set(errors) == {"empty.jsonl", "empty.txt", "blank.jsonl"}
     assert errors["blank.jsonl"]["message"] == "the file has no records"
@@ -564,7 +564,7 @@ def test_an_empty_file_among_others_is_reported_by_name_and_the_rest_go_in(
     assert list(Document.objects.values_list("external_id", flat=True)) == ["good"]
 
 
-def test_a_file_of_blank_lines_is_reported_not_silently_empty(personas, api):
+def test_a_file_of_blank_lines_is_refused_not_silently_empty(personas, api):
     response = upload(
         api(personas.admin),
         "/api/predictions/import/",
@@ -572,7 +572,7 @@ def test_a_file_of_blank_lines_is_reported_not_silently_empty(personas, api):
         "p.jsonl",
         b"\n\r\n   \n",
     )
-    assert response.status_code == 200, response.content
+    assert response.status_code == 400, response.content
     assert response.json()["errors"] == [
         {"source": "p.jsonl", "line": None, "message": "the file has no records"}
     ]
@@ -627,7 +627,7 @@ def test_several_files_over_the_limit_together_are_a_413(personas, api, settings
 # --- management commands -----------------------------------------------------
 
 
-def test_a_command_lists_bad_lines_and_succeeds_when_some_went_in(personas, tmp_path):
+def test_a_command_lists_bad_lines_and_exits_1_when_some_went_in(personas, tmp_path):
     project = personas.project
     make_document(project, external_id="d1")
     path = tmp_path / "p.jsonl"
@@ -635,8 +635,13 @@ def test_a_command_lists_bad_lines_and_succeeds_when_some_went_in(personas, tmp_
         b"\n".join([_prediction(id="a"), BAD_PREDICTION_LINES["NaN"], b"{oops"])
     )
     out, err = io.StringIO(), io.StringIO()
-    call_command("import_predictions", project.name, str(path), stdout=out, stderr=err)
+    with pytest.raises(CommandError, match="some predictions skipped") as raised:
+        call_command(
+            "import_predictions", project.name, str(path), stdout=out, stderr=err
+        )
+    assert raised.value.returncode == 1
     assert "1 created, 0 updated, 0 unchanged, 2 errors" in out.getvalue()
+    assert Prediction.objects.filter(project=project, external_id="a").exists()
     assert f"{path}:2: invalid JSON: NaN is not a JSON number" in err.getvalue()
     assert f"{path}:3: invalid JSON" in err.getvalue()
 
@@ -651,13 +656,14 @@ def test_a_command_lists_bad_lines_and_succeeds_when_some_went_in(personas, tmp_
     ],
     ids=["predictions", "documents", "labels", "empty file"],
 )
-def test_a_command_that_imports_nothing_fails(personas, tmp_path, command, content):
+def test_a_command_that_imports_nothing_exits_2(personas, tmp_path, command, content):
     path = tmp_path / "bad.jsonl"
     path.write_bytes(content)
     err = io.StringIO()
-    with pytest.raises(CommandError, match="imported: every record was refused"):
+    with pytest.raises(CommandError, match="imported: every record was refused") as e:
         call_command(
             command, personas.project.name, str(path), stdout=io.StringIO(), stderr=err
         )
+    assert e.value.returncode == 2
     assert "bad.jsonl" in err.getvalue()
     assert not Document.objects.filter(external_id="d").exists()

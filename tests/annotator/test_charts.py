@@ -221,3 +221,35 @@ def test_dense_series_are_drawn_as_a_line_without_a_marker_per_point():
     assert [p.find(f"{SVG}title").text for p in root.iter(f"{SVG}polyline")] == [
         "dense"
     ]
+
+
+def bar_heights(root) -> dict[str, float]:
+    return {
+        r.find(f"{SVG}title").text: float(r.get("height"))
+        for r in root.iter(f"{SVG}rect")
+        if r.get("class") == "bar"
+    }
+
+
+def test_log_scale_histogram_keeps_a_small_bin_visible_beside_a_huge_one():
+    counts = bin_values([1.0] * 1000 + [0.7] * 5 + [0.4], bins=10)
+    linear = bar_heights(parse(histogram(counts, title="t", x_label="x")))
+    assert linear["[0.70, 0.80): 5"] < 2  # the problem: a hairline
+    root = parse(histogram(counts, title="t", x_label="x", log_scale=True))
+    bars = bar_heights(root)
+    full = bars["[0.90, 1.00]: 1000"]
+    # log10(1 + n) over log10(1 + 1000): 5 reaches a quarter of the peak, 1 a
+    # tenth, an empty bin stays at zero.
+    assert bars["[0.70, 0.80): 5"] == pytest.approx(full * 0.259, rel=0.02)
+    assert bars["[0.70, 0.80): 5"] > 40
+    assert bars["[0.40, 0.50): 1"] == pytest.approx(full * 0.1, rel=0.02)
+    assert bars["[0.50, 0.60): 0"] == 0
+    words = texts(root)
+    assert {"0", "1", "10", "100", "1000"} <= set(words)
+    assert "Count (log scale)" in words
+    assert "Count (log scale)" in root.find(f"{SVG}desc").text
+
+
+def test_log_scale_ticks_stop_at_the_first_power_of_ten_above_the_peak():
+    words = texts(parse(histogram([3, 0, 40], title="t", x_label="x", log_scale=True)))
+    assert {"0", "1", "10", "100"} <= set(words) and "1000" not in words

@@ -1,3 +1,4 @@
+import re
 import xml.etree.ElementTree as ET
 from datetime import timedelta
 
@@ -7,7 +8,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotator import dashboard, gold
-from annotator.models import Annotation, ScorerModel
+from annotator.models import Annotation, Prediction, ScorerModel, TrainingRun
 from tests.annotator.factories import make_document, make_prediction
 
 pytestmark = pytest.mark.django_db
@@ -124,24 +125,57 @@ def test_kappa_without_overlap_is_undefined(project, personas):
     assert result["strength"] == "undefined"
 
 
-def test_labels_per_hour_caps_idle_time_and_skips_untimed_labels(project, personas):
-    now = timezone.now()
-    for i, p in enumerate(project.rows[:5]):
-        seconds = 10_000 if i == 4 else 30  # the last one: left on screen
-        a = label(p, personas.annotator, "safe", seconds=seconds)
-        Annotation.objects.filter(pk=a.pk).update(
-            created_at=now - timedelta(minutes=10 - i)
+def bulk_labels(project, user, seconds: list[float | None]) -> None:
+    """One label by ``user`` per entry of ``seconds``, each on a new prediction."""
+    document = make_document(project)
+    predictions = Prediction.objects.bulk_create(
+        Prediction(
+            project=project,
+            document=document,
+            external_id=f"bulk-{document.pk}-{i}",
+            type="GPE",
+            value="Toronto",
         )
-    label(project.rows[5], personas.annotator2, "unsafe", seconds=20)
-    label(project.rows[6], personas.annotator2, "unsafe")  # untimed: not counted
+        for i in range(len(seconds))
+    )
+    Annotation.objects.bulk_create(
+        Annotation(prediction=p, annotator=user, label="safe", seconds_spent=s)
+        for p, s in zip(predictions, seconds, strict=True)
+    )
+
+
+def test_pace_is_the_median_over_plausible_times_not_scripted_bursts(project, personas):
+    # 20 read items at 10 s, 500 scripted at 0 s, 3 breaks, 2 untimed.
+    bulk_labels(project, personas.annotator, [10.0] * 20 + [0.0] * 500 + [3600.0] * 3)
+    bulk_labels(project, personas.annotator, [None, None])
+    now = timezone.now()
+    Annotation.objects.filter(annotator=personas.annotator).update(
+        created_at=now - timedelta(hours=1)
+    )
+    label(project.rows[0], personas.annotator, "unsafe", seconds=10.0)
     rates = {r["annotator"]: r for r in dashboard.labels_per_hour(project)}
     ann1 = rates["ann1"]
-    assert ann1["labels"] == 5
-    assert ann1["hours"] == pytest.approx((4 * 30 + 300) / 3600)
-    assert ann1["per_hour"] == pytest.approx(5 / ((4 * 30 + 300) / 3600))
+    assert (ann1["labels"], ann1["paced"], ann1["too_fast"], ann1["breaks"]) == (
+        526,
+        21,
+        500,
+        3,
+    )
+    assert ann1["untimed"] == 2
+    assert ann1["median_seconds"] == pytest.approx(10.0)
+    assert ann1["per_hour"] == pytest.approx(360)
     assert ann1["first"] < ann1["last"]
-    assert rates["ann2"]["labels"] == 1
-    assert rates["ann2"]["per_hour"] == pytest.approx(180)
+
+
+def test_a_scripted_expert_gets_no_pace_rather_than_thousands_an_hour(
+    project, personas
+):
+    bulk_labels(project, personas.annotator2, [0.25] * 300)  # 14,400 "an hour"
+    bulk_labels(project, personas.annotator, [8.0, 12.0, 9.0, 400.0])
+    rates = {r["annotator"]: r for r in dashboard.labels_per_hour(project)}
+    assert rates["ann2"]["labels"] == 300 and rates["ann2"]["too_fast"] == 300
+    assert rates["ann2"]["per_hour"] is None
+    assert rates["ann1"]["per_hour"] == pytest.approx(400)  # median 9 s
 
 
 def test_per_llm_safepassage_score_beside_human_score(project, personas):
@@ -245,11 +279,13 @@ def test_page_shows_charts_numbers_and_version_buttons(project, personas, client
         "Per source LLM: share safe",
         "Precision-recall on the gold set",
         "Evidence scores",
-        "Labels per hour per expert",
+        "Labels per hour per expert (median pace)",
     ):
         assert f"<title>{title}</title>" in html
     assert "38%" in html  # unsafe rate 3 / 8
-    assert "<td>0.777</td>" in html  # v2's validation F1, as training stores it
+    # v2's validation F1, as training stores it: from before training recorded
+    # its split, so on expert labels.
+    assert '<td class="val-f1">0.777 <small>(expert labels)</small></td>' in html
     # v1 is older than the active v2: a rollback; v3 is newer: a promotion.
     assert ">Roll back</button>" in html and ">Promote</button>" in html
     active = ScorerModel.objects.get(version="v2")
@@ -331,3 +367,134 @@ def test_demo_simulates_two_experts_on_overlap_items_only(personas):
     for r in rates.values():
         assert 100 < r["per_hour"] < 400
         assert r["last"] - r["first"] > timedelta(minutes=5)
+
+
+def f1_figures(html: str) -> list[str]:
+    """Every number the page calls "F1", with the words that name it."""
+    # The paper's Table 1 F1, the learning curve's reference line, is no version's.
+    return re.findall(r"(?<!Table 1 )\bF1(?::| is)? (\d\.\d+)", html)
+
+
+def test_a_version_s_f1_is_its_gold_f1_everywhere_validation_is_labelled(
+    project, personas, client
+):
+    project.gold_share = 0.5
+    project.save()
+    documents = [make_document(project) for _ in range(12)]
+    gold_doc = next(d for d in documents if gold.is_gold_document(project, d.pk))
+    # Today's scores on the gold set: precision 0.5, recall 0.5 at 0.5 (F1 0.5,
+    # a figure the page must not call F1).
+    for score, value in [(0.1, "unsafe"), (0.3, "safe"), (0.6, "unsafe")]:
+        p = make_prediction(gold_doc, score=score, verdict="safe")
+        label(p, personas.annotator, value)
+    validation = {"f1": 0.83, "source": "silver", "flag_all_f1": 0.5}
+    run = TrainingRun.objects.create(
+        project=project,
+        status="succeeded",
+        trigger="first",
+        val_f1=0.81,  # the last epoch's, before the threshold was tuned
+        metrics={
+            "version": "v1",
+            "promoted": True,
+            "gold": {"precision": 0.8, "recall": 0.76, "f1": 0.78},
+            "validation": validation,
+        },
+    )
+    ScorerModel.objects.create(
+        project=project,
+        version="v1",
+        base_model="b",
+        path="/x",
+        threshold=0.5,
+        gold_f1=0.78,
+        metrics={"validation": validation, "gold": {"f1": 0.78}},
+        training_run=run,
+        is_active=True,
+    )
+    client.force_login(personas.admin)
+    html = client.get(f"/projects/{project.pk}/dashboard/").content.decode()
+    # The card, the learning curve's point, the PR caption: all 0.780.
+    figures = f1_figures(html)
+    assert len(figures) >= 3 and set(figures) == {"0.780"}
+    assert "F1 0.780 (gold set)" in html  # the card
+    assert "v1's F1 is 0.780, its gold-set F1" in html  # the PR caption
+    # The versions table and the runs table: one gold F1 column each, 0.780.
+    assert re.findall(r'<td class="gold-f1">([^<]*)</td>', html) == ["0.780"] * 2
+    # Validation appears only under its own name, on silver pairs.
+    silver = '<td class="val-f1">0.830 <small>(silver pairs)</small></td>'
+    assert html.count(silver) == 2
+    assert html.count("0.830") == 2
+    assert "0.810" not in html  # the epoch's figure is superseded by the final
+    # The PR chart's own operating point: precision and recall, never F1.
+    assert "precision 0.5, recall 0.5." in html
+
+
+def test_a_version_without_gold_labels_says_so(project, personas, client):
+    ScorerModel.objects.create(
+        project=project,
+        version="v1",
+        base_model="b",
+        path="/x",
+        metrics={"validation": {"f1": 0.91, "source": "human"}},
+        is_active=True,
+    )
+    client.force_login(personas.admin)
+    html = client.get(f"/projects/{project.pk}/dashboard/").content.decode()
+    assert f1_figures(html) == []
+    assert "F1: no gold labels yet" in html  # the card
+    assert '<td class="gold-f1">no gold labels yet</td>' in html
+    assert "v1's F1 is not known: no gold labels yet." in html
+    assert '<td class="val-f1">0.910 <small>(expert labels)</small></td>' in html
+    assert html.count("0.910") == 1
+
+
+def test_a_running_training_shows_its_latest_epoch_as_validation(
+    project, personas, client
+):
+    TrainingRun.objects.create(project=project, status="running", val_f1=0.61)
+    client.force_login(personas.admin)
+    html = client.get(f"/projects/{project.pk}/dashboard/").content.decode()
+    assert '<td class="val-f1">0.610 <small>(latest epoch)</small></td>' in html
+    assert '<td class="gold-f1">&ndash;</td>' in html
+    assert f1_figures(html) == []
+
+
+def test_the_alignment_histogram_shows_a_small_bin_beside_a_huge_one(personas):
+    project = personas.project
+    document = make_document(project)
+    Prediction.objects.bulk_create(
+        Prediction(
+            project=project,
+            document=document,
+            external_id=f"h-{i}",
+            type="GPE",
+            value="Toronto",
+            evidence_score=1.0 if i < 1000 else 0.7,
+        )
+        for i in range(1005)
+    )
+    svg = dashboard.dashboard(project)["charts"]["histogram"]
+    root = ET.fromstring(svg)
+    ns = "{http://www.w3.org/2000/svg}"
+    bars = {
+        rect.find(f"{ns}title").text: float(rect.get("height"))
+        for rect in root.iter(f"{ns}rect")
+        if rect.get("class") == "bar"
+    }
+    assert bars["[0.95, 1.00]: 1000"] > 150
+    assert bars["[0.70, 0.75): 5"] > 40  # about 1 pixel on a linear axis
+    assert bars["[0.65, 0.70): 0"] == 0
+    ticks = ["".join(t.itertext()) for t in root.iter(f"{ns}text")]
+    assert {"0", "1", "10", "100", "1000"} <= set(ticks)
+    assert "Predictions (log scale)" in ticks
+
+
+def test_page_shows_the_median_pace_and_no_absurd_rate(project, personas, client):
+    bulk_labels(project, personas.annotator, [10.0] * 20 + [0.0] * 500)
+    bulk_labels(project, personas.annotator2, [0.25] * 300)
+    client.force_login(personas.admin)
+    html = client.get(f"/projects/{project.pk}/dashboard/").content.decode()
+    assert "Median pace" in html
+    assert re.findall(r'<td class="pace">([^<]*)</td>', html) == ["360", "n/a"]
+    assert "ann1: median pace 360 labels/hour (10.0 s a label, over 20 of 520" in html
+    assert "14400" not in html and "14,400" not in html

@@ -174,7 +174,7 @@ def test_upload_over_api_reports_line_errors(personas, api):
         },
         format="multipart",
     )
-    assert response.status_code == 200, response.content
+    assert response.status_code == 207, response.content
     body = response.json()
     assert body["created"] == 2
     [error] = body["errors"]

@@ -509,3 +509,139 @@ def test_stratified_strategy_interleaves_types_and_models(personas, api):
     # up as fast as the big one, not at a quarter of its pace.
     for start in range(0, 9, 3):
         assert {rows[pk] for pk in ids[start : start + 3]} == set(strata)
+
+
+def _item(client, project, prediction):
+    response = client.get(f"/api/projects/{project.pk}/items/{prediction.pk}/")
+    assert response.status_code == 200, response.content
+    return response
+
+
+# A score no other field holds, to look for in the whole payload.
+HIDDEN_SCORE = 0.6180339
+
+
+@pytest.mark.parametrize(
+    "fields,code,why,found",
+    [
+        (
+            dict(verdict="unscored", uncertainty=0.0),
+            "unscored",
+            "No scorer has judged this yet",
+            True,
+        ),
+        (
+            dict(verdict="unsafe", reason="not_in_document"),
+            "not_in_document",
+            "The quoted evidence was not found in the document",
+            False,
+        ),
+        (
+            dict(verdict="unsafe", reason="not_supported", uncertainty=0.3),
+            "not_supported",
+            "The evidence may not support the value",
+            True,
+        ),
+        (
+            dict(verdict="safe", uncertainty=0.05),
+            "close_call",
+            "A close call: the evidence may not support the value",
+            True,
+        ),
+        (
+            dict(verdict="safe", uncertainty=0.4),
+            "spot_check",
+            "Spot check of an item judged safe",
+            True,
+        ),
+        (dict(verdict=""), "unchecked", "Not checked yet", None),
+    ],
+)
+def test_items_say_why_they_are_shown_without_the_hidden_score(
+    personas, api, fields, code, why, found
+):
+    project = personas.project
+    _no_overlap(project)
+    document = make_document(project)
+    prediction = make_prediction(
+        document,
+        **aligned(document, 26, 33, 0.8),
+        score=None if fields["verdict"] in ("", "unscored") else HIDDEN_SCORE,
+        **fields,
+    )
+    response = _item(api(personas.annotator), project, prediction)
+    item = response.json()
+    assert item["why"] == {"code": code, "text": why}
+    assert item["context_found"] is found
+    assert "machine" not in item
+    assert str(HIDDEN_SCORE) not in response.content.decode()
+    # Where the project shows scores, the same words come beside them.
+    project.show_machine_scores = True
+    project.save(update_fields=["show_machine_scores"])
+    item = _item(api(personas.annotator), project, prediction).json()
+    assert item["why"] == {"code": code, "text": why}
+    assert "machine" in item
+
+
+def test_a_gold_item_says_it_is_a_gold_check_whatever_the_machine_said(personas, api):
+    project = personas.project
+    _no_overlap(project)
+    project.gold_share = 0.3
+    project.save(update_fields=["gold_share"])
+    [document] = _documents(project, 1, gold=True)
+    prediction = make_prediction(
+        document, verdict="unsafe", reason="not_in_document", score=None
+    )
+    item = _item(api(personas.annotator), project, prediction).json()
+    assert item["why"] == {
+        "code": "gold",
+        "text": "Gold check: drawn at random for the test set that measures the scorer",
+    }
+    # The evidence still says what it is.
+    assert item["context_found"] is False
+
+
+def _sentences(n):
+    return " ".join(
+        f"Ground {i}: the panel considered the appellant's submission carefully."
+        for i in range(n)
+    )
+
+
+def test_document_window_is_cut_at_word_boundaries_around_the_evidence(personas, api):
+    project = personas.project
+    text = _sentences(60)
+    document = make_document(project, text=text)
+    start = text.index("Ground 30:")
+    end = start + len("Ground 30: the panel")
+    prediction = make_prediction(document, **aligned(document, start, end))
+    item = _item(api(personas.annotator), project, prediction).json()
+    window = item["document"]
+    at, shown = window["window_start"], window["window_text"]
+    assert text[at : at + len(shown)] == shown
+    assert at <= start and at + len(shown) >= end
+    # Never mid-word: the window starts after a space and ends before one,
+    # each within a few characters of the nominal 400 on either side.
+    assert text[at - 1] == " " and not shown[0].isspace()
+    assert text[at + len(shown)] == " " and not shown[-1].isspace()
+    assert abs(at - (start - 400)) <= 80
+    assert abs(at + len(shown) - (end + 400)) <= 80
+
+
+def test_document_window_prefers_a_line_break_to_a_word_break(personas, api):
+    project = personas.project
+    text = _sentences(60)
+    cut = text.index(" ", 1400)
+    text = text[:cut] + "\n" + text[cut + 1 :]
+    document = make_document(project, text=text)
+    # The window would start 30 characters before the line, nearer other words.
+    start = cut + 1 - 30 + 400
+    prediction = make_prediction(document, **aligned(document, start, start + 10))
+    item = _item(api(personas.annotator), project, prediction).json()
+    assert item["document"]["window_start"] == cut + 1
+    # A document that fits whole is shown whole, as it is.
+    short = make_document(project, text="  Short text, ends in a space. ")
+    prediction = make_prediction(short, **aligned(short, 2, 7))
+    item = _item(api(personas.annotator), project, prediction).json()
+    assert item["document"]["window_start"] == 0
+    assert item["document"]["window_text"] == short.text

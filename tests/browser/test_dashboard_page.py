@@ -1,8 +1,9 @@
 import pytest
 
-from annotator.models import Annotation, ScorerModel, TrainingRun
+from annotator.models import Annotation, Prediction, ScorerModel, TrainingRun
 from tests.annotator.factories import make_document, make_prediction
 from tests.browser.conftest import log_in
+from tests.conftest import wait_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -49,7 +50,9 @@ def _project_with_history(personas):
     return project
 
 
-def test_admin_sees_charts_and_promotes_a_version(personas, new_page, artifacts):
+def test_admin_sees_charts_and_promotes_a_version(
+    personas, new_page, artifacts, celery_worker
+):
     project = _project_with_history(personas)
     page = new_page()
     log_in(page, "admin", "admin-pass")
@@ -69,6 +72,16 @@ def test_admin_sees_charts_and_promotes_a_version(personas, new_page, artifacts)
     # The page reloads with v3 marked active, once the server has switched.
     page.wait_for_selector(f'tr.active[data-version-id="{v3.pk}"]')
     assert ScorerModel.objects.get(project=project, is_active=True).version == "v3"
+    # Promotion queues a rescore: let the worker finish it, so it does not
+    # write while the test's data is truncated (a deadlock in teardown).
+    wait_for(
+        lambda: (
+            not Prediction.objects.filter(
+                project=project, checked_at__isnull=True
+            ).exists()
+        ),
+        worker=celery_worker,
+    )
 
 
 def test_live_training_panel_polls_the_running_run(personas, new_page):
@@ -91,6 +104,36 @@ def test_live_training_panel_polls_the_running_run(personas, new_page):
     )
     assert "expert: done" in page.text_content("#tr-log")
     assert page.is_visible("#tr-reload") and page.is_hidden("#tr-cancel")
+
+
+def test_finished_run_shows_its_gold_f1_and_labelled_validation(personas, new_page):
+    project = personas.project
+    run = TrainingRun.objects.create(
+        project=project, status="running", progress=0.9, val_f1=0.81
+    )
+    page = new_page()
+    log_in(page, "admin", "admin-pass")
+    page.goto(f"/projects/{project.pk}/dashboard/")
+    page.wait_for_selector("#training:not([hidden])")
+    assert page.text_content("#tr-val-f1") == "0.810"
+    assert page.text_content("#tr-gold-f1") == "–"
+    TrainingRun.objects.filter(pk=run.pk).update(
+        progress=1.0,
+        status="succeeded",
+        metrics={
+            "version": "v4",
+            "promoted": True,
+            "reason": "no active scorer",
+            "gold": {"f1": 0.78},
+            "validation": {"f1": 0.83, "source": "silver"},
+        },
+    )
+    page.wait_for_function(
+        "() => document.querySelector('#tr-gold-f1').textContent === '0.780'"
+    )
+    assert page.text_content("#tr-val-f1") == "0.830"
+    assert page.text_content("#tr-val-on") == "(silver pairs)"
+    assert "v4 promoted: no active scorer." in page.text_content("#dash-message")
 
 
 def test_grading_panel_estimates_starts_and_cancels(personas, new_page):

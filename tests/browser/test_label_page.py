@@ -313,3 +313,102 @@ def test_a_refused_label_is_set_aside_with_its_reason_and_can_be_resent_or_disca
         ".filter(([k]) => k.startsWith('safepassage:failed:'))"
         ".every(([, v]) => JSON.parse(v).length === 0)"
     )
+
+
+def _legal_text():
+    # Lines of different lengths, so windows cut at lines and at words.
+    return "\n".join(
+        f"{i}. The tribunal weighed the appellant's submission on ground {i}"
+        + " and found the reasoning of the decision below persuasive" * (1 + i % 3)
+        + "."
+        for i in range(40)
+    )
+
+
+def test_each_item_says_why_it_is_shown_and_a_context_not_found_is_said_plainly(
+    personas, new_page, artifacts
+):
+    project = personas.project
+    project.overlap_share = 0.0
+    project.gold_share = 0.0
+    project.show_machine_scores = False
+    project.save()
+    text = _legal_text()
+    document = make_document(project, external_id="opinion", text=text)
+    at = text.index("20. The tribunal")
+    copied = text[at : at + len("20. The tribunal weighed")]
+    unscored = make_prediction(
+        document,
+        value="the tribunal",
+        context=copied,
+        **aligned(document, at, at + len(copied), 1.0),
+        verdict="unscored",
+        uncertainty=0.0,
+    )
+    invented = "the appeal was heard in Montreal by a panel of three"
+    meaningless = text.index("ground 25") + len("ground ")
+    not_found = make_prediction(
+        document,
+        value="Montreal",
+        context=invented,
+        **aligned(document, meaningless, meaningless + 12, 0.3),
+        verdict="unsafe",
+        reason="not_in_document",
+    )
+    changed = make_prediction(
+        document,
+        value="ground 12",
+        context="ground 12 and found the reasonning",
+        **aligned(document, *_span(text, "ground 12 and found the reasoning"), 0.9),
+        verdict="safe",
+        score=0.95,
+        uncertainty=0.45,
+    )
+    page = new_page()
+    log_in(page, "ann1", "ann1-pass")
+    page.goto(f"/projects/{project.pk}/label/")
+    seen = []
+    for _ in range(3):
+        if seen:
+            _press(page, " ", seen[-1])  # unsure: on to the next
+        shown = _shown(page)
+        seen.append(shown)
+        why = page.text_content("#why")
+        context = page.text_content("[data-diff=context]")
+        span_row = page.text_content("[data-diff=premise]")
+        legend = page.is_visible("[data-diff-legend]")
+        doc = page.text_content("#doc")
+        assert page.is_hidden("#machine")
+        if shown == unscored.pk:
+            assert "No scorer has judged this yet" in why
+            assert page.text_content(".d-hit") == copied
+            # The context agrees with the document: nothing to explain.
+            assert not legend
+            # The excerpt starts and ends on word boundaries of the document.
+            assert doc.startswith("… ") and doc.endswith(" …")
+            excerpt = doc[2:-2]
+            start = text.index(excerpt)
+            assert text[start - 1].isspace() and not excerpt[0].isspace()
+            end = start + len(excerpt)
+            assert text[end].isspace() and not excerpt[-1].isspace()
+            page.screenshot(path=str(artifacts / "label-why-unscored.png"))
+        elif shown == not_found.pk:
+            assert "The quoted evidence was not found in the document" in why
+            assert context == invented
+            assert "Not found in the document" in span_row
+            assert page.locator("#doc .d-hit").count() == 0
+            # Shown as claimed, with no diff against a meaningless span.
+            assert page.locator("[data-diff] span:not(.d-none)").count() == 0
+            assert not legend
+            page.screenshot(path=str(artifacts / "label-why-not-found.png"))
+        else:
+            assert shown == changed.pk
+            assert "Spot check of an item judged safe" in why
+            assert "0.95" not in page.text_content("#item")
+            assert legend
+    assert sorted(seen) == sorted([unscored.pk, not_found.pk, changed.pk])
+
+
+def _span(text, part):
+    start = text.index(part)
+    return start, start + len(part)

@@ -74,12 +74,17 @@ def test_extraction_findings_carry_the_aligned_span_as_evidence():
     )
 
 
-def test_without_a_scorer_alignment_alone_decides():
+def test_without_a_scorer_a_found_context_is_unscored_never_safe():
     checker = ExtractionChecker(DOCUMENTS)
-    [finding] = checker.check(
-        _claims(checker, {"id": "a", "value": "Ottawa", "context": "in Toronto"})
+    [found, invented] = checker.check(
+        _claims(
+            checker,
+            {"id": "a", "value": "Ottawa", "context": "in Toronto"},
+            {"id": "b", "value": "Paris", "context": "a quiet week in Lyon and Nice"},
+        )
     ).findings
-    assert (finding.verdict, finding.score) == ("safe", None)
+    assert (found.verdict, found.score) == ("unscored", None)
+    assert (invented.verdict, invented.reason) == ("unsafe", "not_in_document")
 
 
 def test_a_new_kind_registers_once_and_is_found_by_its_name():

@@ -1,3 +1,5 @@
+import pytest
+
 from pipeline.evaluate import (
     best_threshold,
     cohen_kappa,
@@ -108,3 +110,15 @@ def test_precision_recall_curve_flags_low_scores_and_moves_ties_together():
 def test_precision_recall_curve_without_unsafe_labels_is_empty():
     assert precision_recall_curve([0.3, 0.8], [False, False]) == []
     assert precision_recall_curve([], []) == []
+
+
+def test_the_precision_threshold_is_the_highest_whose_flags_are_right_often_enough():
+    from pipeline.evaluate import precision_threshold
+
+    scores = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
+    unsafe = [True, True, True, False, True, False, False, False]
+    # Below 0.3: 3 of 3 right; below 0.5: 4 of 5 (0.8); below 0.4: 3 of 4.
+    near = {"abs": 1e-5}
+    assert precision_threshold(scores, unsafe, target=1.0) == pytest.approx(0.3, **near)
+    assert precision_threshold(scores, unsafe, target=0.8) == pytest.approx(0.5, **near)
+    assert precision_threshold(scores, [False] * 8, target=0.5) is None

@@ -110,12 +110,13 @@ def test_silver_pairs_mix_positives_and_each_kind_of_perturbation(corpus):
     aligned, _ = align_predictions(documents, corpus.predictions[:300])
     examples = silver_examples([(p, a) for p, a in aligned if a.score >= 0.6], seed=0)
     sources = {e.source for e in examples}
-    assert sources == {
+    assert sources >= {
         "silver:copy",
         "silver:swap_value",
         "silver:swap_type",
         "silver:shift_date",
         "silver:swap_context",
+        "silver:swap_in_span",
     }
     positives = [e for e in examples if e.supported]
     assert all(e.source == "silver:copy" for e in positives)
@@ -133,7 +134,25 @@ def test_value_anchoring_filters_positives_whose_value_is_absent():
     assert value_anchored("held in camera", "Private") is False
 
 
-def test_training_without_labels_on_known_documents_is_refused(corpus, tmp_path):
+def test_without_labels_a_silver_stage_trains_and_validates_on_silver(corpus, tmp_path):
+    documents = {d.id: d for d in corpus.documents[:30]}
+    predictions = [p for p in corpus.predictions if p.document_id in documents]
+    config = TrainConfig(stages=("silver",), silver_limit=400, silver_epochs=1)
+    metadata = train_scorer(
+        ExtractionChecker(documents), predictions, {}, tmp_path, config=config
+    )
+    validation = metadata["validation"]
+    assert validation["source"] == "silver" and validation["n"] > 100
+    assert 0 < validation["flag_all_f1"] < 1
+    # Its threshold is set for precision; its best F1 is kept beside.
+    assert validation["f1"] <= validation["best_f1"]
+    silver = metadata["stages"]["silver"]
+    # Without labels the start competes: never worse than where it began.
+    assert silver["val_f1"] >= silver["start_val_f1"]
+    assert NLIScorer(str(tmp_path)).threshold == metadata["threshold"]
+
+
+def test_without_labels_or_silver_training_is_refused(corpus, tmp_path):
     documents = {d.id: d for d in corpus.documents}
     with pytest.raises(TrainingError, match="no labelled prediction"):
         train_scorer(
@@ -141,7 +160,16 @@ def test_training_without_labels_on_known_documents_is_refused(corpus, tmp_path)
             corpus.predictions,
             {},
             tmp_path,
-            config=CONFIG,
+            config=TrainConfig(stages=("human",)),
+        )
+    one = {corpus.documents[0].id: corpus.documents[0]}
+    with pytest.raises(TrainingError, match="at least two documents"):
+        train_scorer(
+            ExtractionChecker(one),
+            [p for p in corpus.predictions if p.document_id in one],
+            {},
+            tmp_path,
+            config=TrainConfig(stages=("silver",)),
         )
 
 

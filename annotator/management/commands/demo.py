@@ -9,6 +9,7 @@ creates an admin and an annotator and serves the app on 127.0.0.1.
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import signal
 import sys
@@ -39,7 +40,12 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--docs", type=int, default=300, help="demo documents")
-        parser.add_argument("--port", type=int, default=8000)
+        parser.add_argument(
+            "--port",
+            type=int,
+            default=int(os.environ.get("PORT") or 8000),
+            help="port to serve on (default $PORT or 8000)",
+        )
         parser.add_argument(
             "--no-serve", action="store_true", help="set everything up, then exit"
         )
@@ -116,6 +122,8 @@ class Command(BaseCommand):
                 )
         finally:
             embedded.worker_stop(worker)
+            if settings.EMBEDDED_REDIS:
+                embedded.redis_stop(settings.VAR_DIR)
 
     def step(self, message: str) -> None:
         self.stdout.write(self.style.MIGRATE_HEADING(f"==> {message}"))

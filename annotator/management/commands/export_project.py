@@ -2,7 +2,7 @@ from pathlib import Path
 
 from annotator import export
 
-from ._base import ProjectCommand
+from ._base import ProjectCommand, failure
 
 
 class Command(ProjectCommand):
@@ -14,6 +14,9 @@ class Command(ProjectCommand):
 
     def handle(self, *args, project, out, **options):
         target = self.get_project(project)
-        counts = export.project_export(project=target, out_dir=out)
+        try:
+            counts = export.project_export(project=target, out_dir=out)
+        except OSError as e:
+            raise failure(f"{e.filename or out}: {e.strerror}") from e
         for kind, count in counts.items():
             self.stdout.write(f"{out / (kind + '.jsonl')}: {count} records")

@@ -1,11 +1,10 @@
+from contextlib import ExitStack
 from pathlib import Path
-
-from django.core.management.base import CommandError
 
 from annotator import ingest
 from annotator.models import Project
 
-from ._base import ProjectCommand
+from ._base import ProjectCommand, failure
 
 
 class Command(ProjectCommand):
@@ -19,26 +18,26 @@ class Command(ProjectCommand):
         )
 
     def handle(self, *args, project, paths, create, **options):
-        if create:
-            Project.objects.get_or_create(name=project)
-        target = self.get_project(project)
-        files = []
+        members = []
         for path in paths:
-            members = (
-                sorted(p for p in path.rglob("*") if p.is_file())
-                if (path.is_dir())
-                else [path]
-            )
-            for member in members:
-                try:
-                    files.append((member.name, open(member, "rb")))  # noqa: SIM115
-                except OSError as e:
-                    raise CommandError(f"{member}: {e.strerror}") from e
-        try:
+            if path.is_dir():
+                found = sorted(p for p in path.rglob("*") if p.is_file())
+                if not found:
+                    raise failure(f"{path}: no files in the folder")
+                members.extend(found)
+            else:
+                members.append(path)
+        with ExitStack() as stack:
+            # Every file opens before the project is created: a typo in a
+            # path leaves nothing behind.
+            files = [
+                (member.name, stack.enter_context(self.open_input(member)))
+                for member in members
+            ]
+            if create:
+                Project.objects.get_or_create(name=project)
+            target = self.get_project(project)
             report = ingest.documents_import(
                 project=target, files=files, progress=self.progress("documents")
             )
-        finally:
-            for _, handle in files:
-                handle.close()
         self.print_report("documents", report)

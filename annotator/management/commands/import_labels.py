@@ -1,7 +1,5 @@
 from pathlib import Path
 
-from django.core.management.base import CommandError
-
 from annotator import ingest
 
 from ._base import ProjectCommand
@@ -16,11 +14,7 @@ class Command(ProjectCommand):
 
     def handle(self, *args, project, path, **options):
         target = self.get_project(project)
-        try:
-            stream = open(path, "rb")  # noqa: SIM115
-        except OSError as e:
-            raise CommandError(f"{path}: {e.strerror}") from e
-        with stream:
+        with self.open_input(path) as stream:
             report = ingest.labels_import(
                 project=target, stream=stream, source=str(path)
             )

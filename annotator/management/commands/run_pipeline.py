@@ -1,6 +1,9 @@
 from annotator import checking, extraction
+from annotator.errors import ApplicationError
+from annotator.ingest import Outcome
+from annotator.models import RunStatus
 
-from ._base import ProjectCommand
+from ._base import ProjectCommand, failure
 
 
 class Command(ProjectCommand):
@@ -23,25 +26,21 @@ class Command(ProjectCommand):
 
     def handle(self, *args, project, model, force, queue, **options):
         target = self.get_project(project)
-        if model:
-            run = extraction.extraction_run_start(project=target, model=model)
-            self.stdout.write(
-                f"extraction run {run.pk}: {run.progress_total} documents"
+        try:
+            extracted, failed = (
+                self.extract(target, model=model, queue=queue) if model else (0, 0)
             )
-            if not queue:
-                run = extraction.extraction_run_execute(run_id=run.pk)
+            if queue:
+                waiting = checking.predictions_check_queue(project=target, force=force)
                 self.stdout.write(
-                    f"extraction run {run.pk}: {run.status}, {run.progress_done} "
-                    f"documents, {run.prompt_tokens + run.completion_tokens} tokens"
-                    + (f", error: {run.error}" if run.error else "")
+                    f"queued: the workers will check {waiting} predictions"
                 )
-        if queue:
-            waiting = checking.predictions_check_queue(project=target, force=force)
-            self.stdout.write(f"queued: the workers will check {waiting} predictions")
-            return
-        summary = checking.predictions_check(
-            project_id=target.pk, force=force, progress=self.progress("checked")
-        )
+                return
+            summary = checking.predictions_check(
+                project_id=target.pk, force=force, progress=self.progress("checked")
+            )
+        except ApplicationError as e:
+            raise failure(str(e)) from e
         self.stderr.write("")
         for error in summary.errors:
             self.stderr.write(self.style.WARNING(error))
@@ -50,3 +49,32 @@ class Command(ProjectCommand):
             f"{summary.unscored} unscored "
             f"(scorer: {summary.scorer or 'none yet: nothing is judged safe'})"
         )
+        outcome = Outcome.of(
+            used=extracted + summary.checked, skipped=failed + len(summary.errors)
+        )
+        self.finish(outcome, what="predictions", done="checked")
+
+    def extract(self, target, *, model: str, queue: bool) -> tuple[int, int]:
+        """Extracts here (or queues the run); returns how many documents were
+        extracted and how many failed, each named on stderr. Stops the command
+        when every document failed."""
+        run = extraction.extraction_run_start(project=target, model=model)
+        self.stdout.write(f"extraction run {run.pk}: {run.progress_total} documents")
+        if queue:
+            return 0, 0
+        run = extraction.extraction_run_execute(run_id=run.pk)
+        self.stdout.write(
+            f"extraction run {run.pk}: {run.status}, {run.progress_done} "
+            f"documents, {run.prompt_tokens + run.completion_tokens} tokens"
+            + (f", error: {run.error}" if run.error else "")
+        )
+        failed = run.items.filter(status=RunStatus.FAILED).select_related("document")
+        for item in failed:
+            self.stderr.write(
+                self.style.WARNING(
+                    f"document {item.document.external_id}: {item.error}"
+                )
+            )
+        if run.status == RunStatus.FAILED:
+            raise failure(f"extraction run {run.pk} failed: {run.error}")
+        return run.items.filter(status=RunStatus.SUCCEEDED).count(), len(failed)

@@ -21,6 +21,8 @@ const el = {
   epoch: $("tr-epoch"),
   loss: $("tr-loss"),
   valF1: $("tr-val-f1"),
+  valOn: $("tr-val-on"),
+  goldF1: $("tr-gold-f1"),
   log: $("tr-log"),
   cancel: $("tr-cancel"),
   reload: $("tr-reload"),
@@ -97,7 +99,16 @@ function show(run) {
   el.stage.textContent = run.stage || "–";
   el.epoch.textContent = run.epoch ?? "–";
   el.loss.textContent = fmt(run.loss, 4);
-  el.valF1.textContent = fmt(run.val_f1, 3);
+  // The run's metrics arrive when it finishes: the final validation F1 and
+  // what it was measured on, and the gold-set F1, the one the page calls F1.
+  const metrics = run.metrics || {};
+  const validation = metrics.validation || null;
+  el.valF1.textContent = fmt(validation ? validation.f1 : run.val_f1, 3);
+  el.valOn.textContent = validation
+    ? `(${validation.source === "silver" ? "silver pairs" : "expert labels"})`
+    : "";
+  if (metrics.gold) el.goldF1.textContent = fmt(metrics.gold.f1, 3);
+  else el.goldF1.textContent = run.status === "succeeded" ? "no gold labels yet" : "–";
   const lines = (run.log || "").trimEnd().split("\n");
   el.log.textContent = lines.slice(-LOG_LINES).join("\n");
   el.log.scrollTop = el.log.scrollHeight;
@@ -110,8 +121,8 @@ function show(run) {
     say(`Training ${run.status}: ${run.error}`, "warn");
   } else if (done) {
     // The training service records whether the new version was promoted, and why.
-    const promotion = run.metrics && run.metrics.promotion;
-    const why = promotion && promotion.reason ? ` ${promotion.reason}` : "";
+    const verdict = metrics.promoted ? "promoted" : "not promoted";
+    const why = metrics.reason ? ` ${metrics.version || "The new version"} ${verdict}: ${metrics.reason}.` : "";
     if (run.status === "succeeded") say(`Training succeeded.${why} Reload to see the new version.`, "ok");
     else say(`Training ${run.status}.`);
   }

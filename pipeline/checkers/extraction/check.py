@@ -9,7 +9,8 @@ from ...align import DEFAULT_THRESHOLD, DocumentIndex, align_context
 from ...errors import InputError
 from ...score import Scorer
 from ...types import Alignment, CheckedPrediction, Document, Prediction
-from .hypothesis import render_hypothesis
+from .agreement import pattern_agreement
+from .hypothesis import render_hypothesis, type_display_name
 from .schema import Schema
 
 
@@ -64,8 +65,13 @@ def check_predictions(
 
     A context that does not align (score below ``align_threshold``) is
     ``unsafe`` / ``not_in_document``; an aligned one whose scorer score is
-    below ``scorer.threshold`` is ``unsafe`` / ``not_supported``. Without a
-    scorer, alignment alone decides.
+    below ``scorer.threshold``, or whose span states the field otherwise
+    (another date, the other party in this role:
+    :func:`.agreement.pattern_agreement`), is ``unsafe`` / ``not_supported``;
+    one whose span states it as claimed, or that the scorer passes, is
+    ``safe``. Without a scorer an aligned one is ``unscored``: a
+    copied context says nothing of the value (train a scorer without labels:
+    ``python -m pipeline train`` with no ``--labels``).
 
     Args:
         documents: documents by id.
@@ -89,9 +95,22 @@ def check_predictions(
         zip(aligned, hypotheses, strict=True)
     ):
         score = scores.get(i)
+        stated = (
+            pattern_agreement(
+                alignment.text,
+                type_display_name(prediction.type, schema),
+                prediction.value,
+            )
+            if alignment.score >= align_threshold
+            else None
+        )
         if alignment.score < align_threshold:
             verdict, reason = "unsafe", "not_in_document"
-        elif scorer is not None and score is not None and score < scorer.threshold:
+        elif stated is False:
+            verdict, reason = "unsafe", "not_supported"
+        elif score is None:
+            verdict, reason = "unscored", None
+        elif stated is None and score < scorer.threshold:
             verdict, reason = "unsafe", "not_supported"
         else:
             verdict, reason = "safe", None

@@ -14,6 +14,7 @@ from .. import register
 from ..base import CheckResult, Evidence, Example, Finding, Pair
 from .check import align_predictions, check_predictions
 from .hypothesis import render_hypothesis
+from .patterns import pattern_fields
 from .schema import Schema
 from .silver import silver_examples
 
@@ -91,9 +92,12 @@ class ExtractionChecker:
         self, claims: Sequence[Prediction], *, seed: int
     ) -> list[Example]:
         """Perturbation pairs (:mod:`.silver`) of every prediction whose
-        context aligned."""
+        context aligned and of the fields found by pattern in the
+        documents (:mod:`.patterns`), so even a few claims teach the task."""
         aligned, _ = align_predictions(self.documents, claims)
         pool = [(p, a) for p, a in aligned if a.score >= self.align_threshold]
+        for doc_id in sorted(self.documents):
+            pool += pattern_fields(self.documents[doc_id])
         return silver_examples(pool, schema=self.schema, seed=seed)
 
 

@@ -21,6 +21,7 @@ from typing import Any
 from ...types import Alignment, Prediction
 from ..base import Example
 from .hypothesis import render_hypothesis, type_display_name
+from .patterns import MONTHS, find_dates
 from .schema import Schema
 
 _WORD = re.compile(r"[^\W_]{3,}")
@@ -84,7 +85,7 @@ def _shift_date(value: dict[str, Any], rng: random.Random) -> dict[str, Any] | N
         return None
     key = rng.choice(keys)
     old = int(value[key])
-    bounds = {"yyyy": (1900, 2100), "mm": (1, 12), "dd": (1, 28)}[key]
+    bounds = {"yyyy": (1000, 2999), "mm": (1, 12), "dd": (1, 28)}[key]
     choices = [
         v for v in range(old - 3, old + 4) if v != old and bounds[0] <= v <= bounds[1]
     ]
@@ -109,6 +110,61 @@ def vary_type_name(name: str, rng: random.Random) -> str:
     return name
 
 
+#: Each role and the one it is confused with: "the appellee given as the
+#: appellant" is a common extraction mistake a copied caption cannot catch.
+_COUNTER_ROLE = {
+    "petitioner": "respondent",
+    "respondent": "petitioner",
+    "appellant": "appellee",
+    "appellee": "appellant",
+    "plaintiff": "defendant",
+    "defendant": "plaintiff",
+    "applicant": "respondent",
+    "claimant": "respondent",
+    "buyer": "seller",
+    "seller": "buyer",
+    "landlord": "tenant",
+    "tenant": "landlord",
+    "employer": "employee",
+    "employee": "employer",
+}
+_ROLE_WORD = re.compile(r"\b(" + "|".join(_COUNTER_ROLE) + r")\b", re.IGNORECASE)
+
+
+def counter_role(type_name: str) -> str | None:
+    """``Counsel for Appellant`` -> ``Counsel for Appellee``; None without a role."""
+    m = _ROLE_WORD.search(type_name)
+    if not m:
+        return None
+    other = _COUNTER_ROLE[m.group(1).lower()]
+    if m.group(1).isupper():
+        other = other.upper()
+    elif m.group(1)[0].isupper():
+        other = other.capitalize()
+    return type_name[: m.start()] + other + type_name[m.end() :]
+
+
+def date_text(value: dict[str, Any], rng: random.Random) -> str | None:
+    """A full date in one of the ways documents and extractors write it, so
+    the scorer learns that "Sept. 30, 2014" supports 2014-09-30."""
+    try:
+        y, m, d = int(value["yyyy"]), int(value["mm"]), int(value["dd"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    if not 1 <= m <= 12:
+        return None
+    month = MONTHS[m - 1]
+    return rng.choice(
+        (
+            f"{y:04d}-{m:02d}-{d:02d}",
+            f"{month} {d}, {y}",
+            f"{d} {month} {y}",
+            f"{month[:3]}. {d}, {y}",
+            f"{m:02d}/{d:02d}/{y}",
+        )
+    )
+
+
 def silver_examples(
     aligned: Sequence[tuple[Prediction, Alignment]],
     *,
@@ -118,8 +174,16 @@ def silver_examples(
 ) -> list[Example]:
     """Make silver pairs from aligned predictions of unlabelled documents.
 
+    Each anchored prediction gives a positive and up to
+    ``negatives_per_positive`` negatives: another value of its type from the
+    same span when there is one (the other party, the other date of a line,
+    another judge of a panel: the hard case), its counter-role (appellee for
+    appellant), another value of its type, another type, a shifted date or
+    another context of its document. Dates are written in varied formats.
+
     Args:
-        aligned: predictions with their alignment (kept ones only).
+        aligned: predictions with their alignment (kept ones only), and
+            fields found by pattern (:mod:`.patterns`).
         schema: display names and renderers, as for checking.
         negatives_per_positive: how many perturbations to draw per positive.
         seed: makes the draw reproducible.
@@ -135,12 +199,31 @@ def silver_examples(
     closed = categorical_types(aligned, schema)
 
     def hypothesis(type_name: str, value: Any) -> str:
-        shown = render_hypothesis(type_name, value, schema=schema).split(": ", 1)[1]
+        shown = None
+        if isinstance(value, dict) and "yyyy" in value and rng.random() < 0.5:
+            shown = date_text(value, rng)
+        if shown is None:
+            shown = render_hypothesis(type_name, value, schema=schema).split(": ", 1)[1]
         name = vary_type_name(type_display_name(type_name, schema), rng)
         return f"{name}: {shown}"
 
     def rendered(type_name: str, value: Any) -> str:
         return render_hypothesis(type_name, value, schema=schema)
+
+    def in_span(p: Prediction, span: str) -> list[Any]:
+        """Other values of p's type (or, for dates, any date) in its span."""
+        own = rendered(p.type, p.value)
+        if shapes[p.type] == "date":
+            found = [value for _, _, value in find_dates(span)]
+        else:
+            # The other party counts too: the appellee given as the appellant.
+            kinds = {p.type, counter_role(p.type)}
+            found = [
+                q.value
+                for q, _ in spans_by_doc[p.document_id]
+                if q.type in kinds and value_anchored(span, q.value)
+            ]
+        return [v for v in found if rendered(p.type, v) != own]
 
     examples = []
     for p, a in aligned:
@@ -152,7 +235,13 @@ def silver_examples(
             Example(span, hypothesis(p.type, p.value), True, doc, "silver:copy")
         )
         own = rendered(p.type, p.value)
-        makers = []
+        first, makers = [], []
+        neighbours = in_span(p, span)
+        if neighbours:
+            first.append(("swap_in_span", p.type, rng.choice(neighbours), span))
+        role = counter_role(type_display_name(p.type, schema))
+        if role:
+            first.append(("swap_role", role, p.value, span))
         others = [
             v
             for v in rng.sample(
@@ -182,11 +271,12 @@ def silver_examples(
         ]
         if foreign:
             makers.append(("swap_context", p.type, p.value, rng.choice(foreign)))
+        rng.shuffle(first)
         rng.shuffle(makers)
         count = int(negatives_per_positive) + (
             rng.random() < negatives_per_positive % 1
         )
-        for source, type_name, value, premise in makers[:count]:
+        for source, type_name, value, premise in (first + makers)[:count]:
             examples.append(
                 Example(
                     premise,

@@ -6,21 +6,29 @@ import { span } from "./dom.js";
 
 const DIFF_LIMIT = 400; // characters per side; beyond that the diff is skipped
 
-// Fills contextNode and spanNode with the two sides of the diff.
-export function renderDiff(contextNode, spanNode, context, aligned) {
-  if (!aligned) {
-    contextNode.replaceChildren(span(context, "d-ins"));
-    spanNode.replaceChildren(span("(the context was not found in the document)", "d-none"));
-    return;
+// Fills contextNode and spanNode with the two sides of the diff; found is
+// false when the context matches no passage of the document (the span is then
+// meaningless and not shown), null when it was not looked for yet. Returns
+// whether a difference is highlighted (the legend shows only then).
+export function renderDiff(contextNode, spanNode, context, aligned, found = true) {
+  if (found === false || !aligned) {
+    contextNode.textContent = context;
+    spanNode.replaceChildren(
+      found === null
+        ? span("(not checked yet)", "d-none")
+        : span("Not found in the document: no passage of it matches the LLM's context.", "d-none"),
+    );
+    return false;
   }
   if (context.length > DIFF_LIMIT || aligned.length > DIFF_LIMIT) {
     contextNode.textContent = context;
     spanNode.textContent = aligned;
-    return;
+    return false;
   }
   const { a, b } = diffChars(context, aligned);
   contextNode.replaceChildren(...a.map(([cls, text]) => (cls ? span(text, cls) : text)));
   spanNode.replaceChildren(...b.map(([cls, text]) => (cls ? span(text, cls) : text)));
+  return [...a, ...b].some(([cls]) => cls);
 }
 
 // Character diff by longest common subsequence (both sides <= DIFF_LIMIT, so

@@ -14,6 +14,7 @@ export const el = {
   sync: $("sync"),
   claim: $("claim"),
   // Shared by every claim partial (templates/claims/_judgement.html).
+  why: $("why"),
   current: $("current-label"),
   draft: $("draft"),
   machine: $("machine"),

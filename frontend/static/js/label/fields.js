@@ -3,7 +3,10 @@
 // needs a template and no script:
 //   data-field="name"        the item's field as text ("" when empty);
 //     data-format="score"    a number with two decimals, data-empty otherwise;
-//   data-diff="name"         two of these: their fields' character diff;
+//   data-diff="name"         two of these: their fields' character diff
+//                            (for an item whose context_found is false, the
+//                            first as claimed and the second "not found");
+//   data-diff-legend         shown only while the diff highlights something;
 //   data-evidence            a list filled from item.evidence with its
 //                            <template>, whose data-ev="name" elements get
 //                            each evidence item's field.
@@ -34,10 +37,18 @@ export function fillClaim(root, item) {
     node.textContent = text(fields[node.dataset.field], node);
   }
   const diffs = root.querySelectorAll("[data-diff]");
+  let differs = false;
   if (diffs.length === 2) {
     const [a, b] = diffs;
-    renderDiff(a, b, fields[a.dataset.diff] || "", fields[b.dataset.diff] || "");
+    differs = renderDiff(
+      a,
+      b,
+      fields[a.dataset.diff] || "",
+      fields[b.dataset.diff] || "",
+      item.context_found ?? null,
+    );
   }
+  for (const legend of root.querySelectorAll("[data-diff-legend]")) legend.hidden = !differs;
   for (const list of root.querySelectorAll("[data-evidence]")) {
     const template = list.querySelector("template");
     list.replaceChildren(template);

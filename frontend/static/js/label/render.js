@@ -39,6 +39,7 @@ export function show(item, detour) {
   el.detour.hidden = !detour;
   el.detourWhy.textContent = detour;
   fillClaim(el.claim, item);
+  renderWhy(item);
   renderCurrentLabel(item);
   renderDraft();
   renderMachine(item);
@@ -47,6 +48,15 @@ export function show(item, detour) {
   renderStatus();
   state.shownAt = performance.now();
   document.dispatchEvent(new CustomEvent("label:rendered", { detail: { id: item.id } }));
+}
+
+// Why the item is in front of the expert, in words (never a score: it shows
+// on projects that hide them too).
+function renderWhy(item) {
+  const why = item.why;
+  el.why.hidden = !why;
+  el.why.dataset.why = why?.code || "";
+  el.why.textContent = why ? `Why this item: ${why.text}` : "";
 }
 
 function renderCurrentLabel(item) {
@@ -115,9 +125,12 @@ export function renderDocument(item) {
 }
 
 // Evidence spans of the item's own document, as offsets into the shown text
-// (which starts at offset in the document), clipped to it, in order.
+// (which starts at offset in the document), clipped to it, in order. None for
+// a context not found in the document: its aligned span is only the least bad
+// match, and highlighting it would say the claim was found there.
 function spansIn(item, offset, length) {
   const spans = [];
+  if (item.context_found === false) return spans;
   for (const ev of item.evidence || []) {
     if (ev.source !== item.document.external_id || ev.start == null || ev.end == null) continue;
     const start = Math.min(length, Math.max(0, ev.start - offset));

@@ -1,0 +1,53 @@
+"""Projects and their members: creating a project, adding a member with a
+role, and opening an account for an annotator who has none yet."""
+
+from __future__ import annotations
+
+import secrets
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+
+from .models import Membership, Project, Role
+
+# 16 URL-safe characters (96 bits): read out or pasted once, then changed.
+_PASSWORD_BYTES = 12
+
+
+def may_create_projects(user) -> bool:
+    return user.has_perm("annotator.add_project")
+
+
+def may_open_accounts(user) -> bool:
+    # Opening an account is Django's user permission, not a project role: a
+    # project admin may only add people an account holder already vouched for.
+    return user.has_perm("auth.add_user")
+
+
+def project_create(
+    *, creator, name: str, description: str = "", kind: str = Project.DEFAULT_KIND
+) -> Project:
+    """A new project with ``creator`` as its admin."""
+    with transaction.atomic():
+        project = Project.objects.create(name=name, description=description, kind=kind)
+        Membership.objects.create(project=project, user=creator, role=Role.ADMIN)
+    return project
+
+
+def membership_set(*, project: Project, user, role: str) -> Membership:
+    """Make ``user`` a member of ``project`` with ``role``, or change their role."""
+    membership, _ = Membership.objects.update_or_create(
+        project=project, user=user, defaults={"role": role}
+    )
+    return membership
+
+
+def member_account_create(*, project: Project, username: str, role: str = Role.EXPERT):
+    """A new user with a generated password, a member of ``project`` with
+    ``role``. Returns the user and the password, which is stored only as a
+    hash: the caller shows it once."""
+    password = secrets.token_urlsafe(_PASSWORD_BYTES)
+    with transaction.atomic():
+        user = get_user_model().objects.create_user(username, password=password)
+        membership_set(project=project, user=user, role=role)
+    return user, password
