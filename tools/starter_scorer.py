@@ -31,7 +31,7 @@ from .demo_corpus import generate_corpus
 
 #: Demo documents (all training styles) beside the real ones.
 DEMO_DOCUMENTS = 300
-#: Two passes over 8,000 silver pairs (1,000 steps: about 13 minutes on two
+#: Two passes over 8,000 silver pairs (1,000 steps: about 8 minutes on two
 #: CPU cores); the project's own run tunes further.
 CONFIG = TrainConfig(stages=("silver",), silver_epochs=2, silver_limit=8000)
 
