@@ -161,14 +161,18 @@ class DocumentUploadSerializer(serializers.Serializer):
         # that would turn the other files away with it.
         child=serializers.FileField(allow_empty_file=True),
         allow_empty=False,
-        help_text="JSONL files (one {id, text, metadata} record a line) and/or "
-        "plain .txt files (one document each, id = file name without extension).",
+        help_text="JSONL files (one {id, text, metadata} record a line), CSV files "
+        "(id,text columns; any other column is metadata) and/or plain-text files "
+        "(one document each, id = file name without extension).",
     )
 
 
 class JsonlUploadSerializer(serializers.Serializer):
     project = serializers.IntegerField(help_text="Project id to import into.")
-    file = serializers.FileField(help_text="A JSONL file in the pipeline's format.")
+    file = serializers.FileField(
+        help_text="A JSONL file in the pipeline's format; predictions may also be "
+        "a .csv file with id,document_id,type,value,context[,model] columns."
+    )
 
 
 class LineErrorSerializer(serializers.Serializer):
@@ -626,6 +630,16 @@ class LabelingItemSerializer(serializers.Serializer):
     machine = serializers.DictField(
         required=False,
         help_text="Scores and verdict; only when the project shows machine scores.",
+    )
+    why = serializers.DictField(
+        help_text="Why the item is in front of the expert, shown even when scores "
+        "are hidden: code (gold, unchecked, unscored, not_in_document, "
+        "not_supported, close_call, spot_check) and text."
+    )
+    context_found = serializers.BooleanField(
+        allow_null=True,
+        help_text="False when the quoted context was not found in the document; "
+        "null before the check.",
     )
 
 
