@@ -141,6 +141,8 @@ def redis_stop(var_dir: Path) -> None:
         server.shutdown(save=True)
     except redis.ConnectionError:
         pass  # the server closes the connection as it stops
+    # Its registry too, so the next start does not take it for a crash.
+    Path(f"{var_dir / 'redis' / 'redis.db'}.settings").unlink(missing_ok=True)
 
 
 def _forget_dead_redis(db_file: Path) -> None:

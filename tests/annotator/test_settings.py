@@ -161,5 +161,7 @@ def test_importing_the_settings_starts_no_server_and_setting_up_starts_both(
 
     left = [p.cmdline() for p in psutil.process_iter() if in_folder(p)]
     assert not left, left
+    # Stopped, not crashed: the next start finds no stale registry.
+    assert not (tmp_path / "redis" / "redis.db.settings").exists()
     assert broker == f"redis+socket://{tmp_path / 'redis' / 'redis.sock'}"
     assert out.stdout.split()[-1] == "ok"
