@@ -14,16 +14,44 @@ pytest_plugins = ["tests.fake_openai"]
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _test_broker_url(url: str) -> str:
+def _test_broker_url(url: str, db: int = 15) -> str:
     """The configured broker with a separate Redis database (15), so a dev
     worker on the same Redis never picks up test tasks."""
     if url.startswith("redis+socket://"):
-        return url.split("?")[0] + "?virtual_host=15"
+        return url.split("?")[0] + f"?virtual_host={db}"
     if url.startswith(("redis://", "rediss://")):
         base, _, _ = url.partition("?")
         head, _, tail = base.rpartition("/")
-        return (head if tail.isdigit() else base.rstrip("/")) + "/15"
+        return (head if tail.isdigit() else base.rstrip("/")) + f"/{db}"
     return url
+
+
+def use_broker(url: str) -> None:
+    """Send this process's tasks to ``url`` from now on."""
+    import kombu.pools
+
+    from annotator.celery import app
+
+    # Celery caches its connection and producer pools (kombu keeps them per
+    # URL); drop them all so that the next send connects to ``url``.
+    kombu.pools.reset()
+    app.conf.broker_url = url
+    app._pool = None
+    app.amqp._producer_pool = None
+
+
+@pytest.fixture
+def unread_broker(_celery_test_broker):
+    """Tasks the test queues go to a Redis database no worker reads: the
+    session's worker would otherwise do them with its own settings."""
+    from django.conf import settings
+
+    previous = _celery_test_broker.conf.broker_url
+    use_broker(_test_broker_url(settings.CELERY_BROKER_URL, db=14))
+    _celery_test_broker.control.purge()
+    yield
+    _celery_test_broker.control.purge()
+    use_broker(previous)
 
 
 @pytest.fixture(scope="session", autouse=True)

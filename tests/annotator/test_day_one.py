@@ -33,7 +33,9 @@ def _jsonl(rows) -> io.BytesIO:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_zero_labels_flag_unsafe_predictions_on_real_opinions(personas, settings):
+def test_zero_labels_flag_unsafe_predictions_on_real_opinions(
+    personas, settings, unread_broker
+):
     assert model_folder_problem(STARTER) is None, "`make setup` builds the starter"
     settings.FIRST_SCORER_AUTO = True
     settings.STARTER_SCORER = STARTER
@@ -65,9 +67,9 @@ def test_zero_labels_flag_unsafe_predictions_on_real_opinions(personas, settings
     checking.predictions_check(project_id=project.pk)
     predictions = Prediction.objects.filter(project=project)
     assert predictions.count() == len(rows)
-    # No scorer yet: nothing is safe.
-    assert not predictions.filter(verdict="safe").exists()
-    assert predictions.filter(verdict="unscored").count() > len(rows) / 2
+    # No scorer yet: nothing is safe; what the evidence does not settle is
+    # unscored.
+    assert set(predictions.values_list("verdict", flat=True)) == {"unscored", "unsafe"}
 
     run = training.first_scorer_due(project)
     run = training.training_run_execute(run_id=run.pk)

