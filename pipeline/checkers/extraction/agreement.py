@@ -15,13 +15,10 @@ import re
 import unicodedata
 from typing import Any
 
+from .patterns import ROLES as _ROLE_WORDS
 from .patterns import date_contradicted, date_parts, find_fields
 from .silver import counter_role
 
-_ROLE_WORDS = (
-    "petitioner respondent appellant appellee plaintiff defendant applicant "
-    "claimant intervenor"
-).split()
 _DATE_WORDS = {
     "argu": "Argument Date",
     "heard": "Argument Date",
