@@ -1,4 +1,5 @@
-"""``python -m pipeline``: extract, check, train, evaluate.
+"""``python -m pipeline``: extract, check, train, evaluate; cite-check and
+cite-evaluate for legal citations.
 
 Exit status: 0 when every input line was used, 1 when some lines were skipped
 (each reported on stderr as ``file:line: problem``; the rest was processed and
@@ -31,7 +32,7 @@ from .score import DEFAULT_BATCH_SIZE
 from .train import TrainConfig
 
 
-class _Run:
+class Run:
     """Collects skipped-input problems so the exit status can report them."""
 
     def __init__(self) -> None:
@@ -63,11 +64,11 @@ class _Run:
         return kept
 
 
-def _documents(run: _Run, path: str) -> dict:
+def _documents(run: Run, path: str) -> dict:
     return {d.id: d for d in run.read(path, document_from_json).records}
 
 
-def _llm_config(args, model: str):
+def llm_config(args, model: str):
     from .llm import LLMConfig
 
     # Options not given keep the library's defaults.
@@ -90,16 +91,16 @@ def _grader(args):
         return None
     from .grader import LLMGrader
 
-    return LLMGrader(_llm_config(args, args.grader))
+    return LLMGrader(llm_config(args, args.grader))
 
 
-def cmd_extract(args, run: _Run) -> None:
+def cmd_extract(args, run: Run) -> None:
     from .checkers.extraction.extract import extract_documents
     from .llm import make_client
 
     documents = list(_documents(run, args.documents).values())
     schema = load_schema(args.schema)
-    config = _llm_config(args, args.model)
+    config = llm_config(args, args.model)
     results, usage = extract_documents(
         make_client(config), config, documents, schema, progress=True
     )
@@ -126,7 +127,7 @@ def cmd_extract(args, run: _Run) -> None:
     )
 
 
-def _load_scorer(args):
+def load_scorer(args):
     if args.grader:
         if args.scorer:
             raise PipelineError("give --scorer or --grader, not both")
@@ -140,7 +141,7 @@ def _load_scorer(args):
     )
 
 
-def cmd_check(args, run: _Run) -> None:
+def cmd_check(args, run: Run) -> None:
     from .checkers.extraction.check import check_predictions
 
     documents = _documents(run, args.documents)
@@ -149,7 +150,7 @@ def cmd_check(args, run: _Run) -> None:
     report = check_predictions(
         documents,
         known,
-        scorer=_load_scorer(args),
+        scorer=load_scorer(args),
         schema=load_schema(args.schema) if args.schema else None,
         align_threshold=args.align_threshold,
         progress=True,
@@ -162,7 +163,7 @@ def cmd_check(args, run: _Run) -> None:
     print(json.dumps({"checked": len(report.checked), **counts}))
 
 
-def cmd_train(args, run: _Run) -> None:
+def cmd_train(args, run: Run) -> None:
     from .checkers.extraction import ExtractionChecker
     from .train import ProgressBars, train_scorer
 
@@ -206,7 +207,7 @@ def cmd_train(args, run: _Run) -> None:
     )
 
 
-def cmd_evaluate(args, run: _Run) -> None:
+def cmd_evaluate(args, run: Run) -> None:
     from .evaluate import evaluate_checked
 
     checked = run.read(args.checked, checked_from_json).records
@@ -216,7 +217,7 @@ def cmd_evaluate(args, run: _Run) -> None:
     print(json.dumps(evaluate_checked(checked, labels), indent=2))
 
 
-def _add_llm_options(p: argparse.ArgumentParser) -> None:
+def add_llm_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--base-url",
         default=os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1"),
@@ -249,7 +250,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--schema", required=True, help="entity schema JSON")
     p.add_argument("--model", required=True, help="LLM model name")
     p.add_argument("--out", required=True, help="predictions JSONL to write")
-    _add_llm_options(p)
+    add_llm_options(p)
     p.set_defaults(func=cmd_extract)
 
     p = sub.add_parser("check", help="align and score predictions, give verdicts")
@@ -267,7 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--int8", action="store_true", help="int8 dynamic quantisation (CPU)"
     )
     p.add_argument("--grader", help="score with this LLM (Appendix B) instead")
-    _add_llm_options(p)
+    add_llm_options(p)
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser(
@@ -304,19 +305,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device")
     p.add_argument("--seed", type=int, default=TrainConfig.seed)
     p.add_argument("--grader", help="add this LLM's grades as silver labels")
-    _add_llm_options(p)
+    add_llm_options(p)
     p.set_defaults(func=cmd_train)
 
     p = sub.add_parser("evaluate", help="precision/recall/F1 of flagging unsafe")
     p.add_argument("--checked", required=True, help="output of check")
     p.add_argument("--labels", required=True)
     p.set_defaults(func=cmd_evaluate)
+
+    from .checkers.citations.commands import add_commands
+
+    add_commands(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    run = _Run()
+    run = Run()
     try:
         args.func(args, run)
     except PipelineError as e:

@@ -9,7 +9,7 @@ import pytest
 # Models load from installed packages; never wait on a model hub here.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-pytest_plugins = ["tests.fake_openai"]
+pytest_plugins = ["tests.fake_openai", "tests.fake_courtlistener"]
 
 ROOT = Path(__file__).resolve().parent.parent
 

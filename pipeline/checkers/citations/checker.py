@@ -1,0 +1,219 @@
+"""The citation check behind the :class:`~pipeline.checkers.base.Checker`
+protocol.
+
+Documents are briefs; a claim is one citation found in a brief
+(:func:`citation_claims`), stored as a prediction whose value is the
+citation's text and whose ``extra`` holds its offsets. The finding's claim
+is what the scorer reads: the proposition the citation is given for, or the
+citation itself when it is given for none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any, ClassVar
+
+from ...errors import InputError
+from ...jsonl import prediction_from_json
+from ...score import Scorer
+from ...types import Document, Prediction
+from .. import register
+from ..base import CheckResult, Evidence, Example, Finding, Pair
+from .checks import CaseLaw, CitationResult, Span, check_citations
+from .parse import Citation, find_citations
+from .silver import proposition_examples
+
+#: ``Prediction.type`` of a citation claim.
+CLAIM_TYPE = "case_citation"
+_VERDICT = {"verified": "safe", "hallucinated": "unsafe", "unverifiable": "unscored"}
+
+
+def citation_claims(documents: Mapping[str, Document]) -> list[Prediction]:
+    """Every case citation of every brief, as claims to check."""
+    return [
+        Prediction(
+            id=c.id,
+            document_id=d.id,
+            type=CLAIM_TYPE,
+            value=c.text,
+            context=c.text,
+            extra={"start": c.start, "end": c.end, "form": c.form},
+        )
+        for d in documents.values()
+        for c in find_citations(d.text, brief_id=d.id)
+    ]
+
+
+@register
+class CitationChecker:
+    """Checks citations in briefs (``documents``, by id) against case law.
+
+    Args:
+        documents: the briefs.
+        caselaw: the sources to look cases up in, with their complete
+            coverage; without one nothing can be verified.
+    """
+
+    kind: ClassVar[str] = "citations"
+    title: ClassVar[str] = "Legal citations in briefs against case law"
+    evidence_score_name: ClassVar[str] = "Score of the deciding check"
+
+    def __init__(
+        self,
+        documents: Mapping[str, Document],
+        *,
+        caselaw: CaseLaw | None = None,
+        **_options: Any,
+    ):
+        self.documents = documents
+        self.caselaw = caselaw or CaseLaw([])
+        self._parsed: dict[str, dict[int, Citation]] = {}
+
+    def claim_from_json(self, raw: Any) -> Prediction:
+        return prediction_from_json(raw)
+
+    def check(
+        self,
+        claims: Sequence[Prediction],
+        *,
+        scorer: Scorer | None = None,
+        progress: bool = False,
+    ) -> CheckResult:
+        citations, errors = self._citations(claims)
+        results = check_citations(
+            [c for _, c in citations], self.caselaw, scorer=scorer
+        )
+        return CheckResult(
+            findings=[
+                finding_of(p.id, r)
+                for (p, _), r in zip(citations, results, strict=True)
+            ],
+            errors=errors,
+        )
+
+    def results(
+        self, claims: Sequence[Prediction], *, scorer: Scorer | None = None
+    ) -> tuple[list[CitationResult], list[InputError]]:
+        """The full result of each claim's checks (the CLI writes these)."""
+        citations, errors = self._citations(claims)
+        return check_citations(
+            [c for _, c in citations], self.caselaw, scorer=scorer
+        ), errors
+
+    def training_pairs(
+        self, claims: Sequence[Prediction], *, only: Collection[str] | None = None
+    ) -> list[Pair]:
+        """(best opinion passage, proposition) of each citation given for a
+        proposition of a case whose text is held; other claims are decided
+        without the scorer."""
+        if only is not None:
+            claims = [c for c in claims if c.id in only]
+        citations, _ = self._citations(claims)
+        results = check_citations([c for _, c in citations], self.caselaw)
+        pairs = []
+        for (p, c), r in zip(citations, results, strict=True):
+            opinion = self.caselaw.opinion(r.matched) if r.matched else None
+            if opinion is None or not c.proposition or c.quotes or r.problems:
+                pairs.append(Pair(p.id, "", c.text, p.document_id, scored=False))
+                continue
+            passage = self.caselaw.passages(opinion).best(c.proposition, k=1)[0]
+            pairs.append(Pair(p.id, passage.text, c.proposition, p.document_id))
+        return pairs
+
+    def silver_examples(
+        self, claims: Sequence[Prediction], *, seed: int
+    ) -> list[Example]:
+        """Proposition pairs made from the opinions the claims cite (see
+        :mod:`.silver`)."""
+        citations, _ = self._citations(claims)
+        results = check_citations([c for _, c in citations], self.caselaw)
+        opinions = {
+            o.id: o
+            for r in results
+            if r.matched is not None
+            for o in [self.caselaw.opinion(r.matched)]
+            if o is not None
+        }
+        return proposition_examples(
+            [opinions[k] for k in sorted(opinions)], self.caselaw, seed=seed
+        )
+
+    def _citations(
+        self, claims: Sequence[Prediction]
+    ) -> tuple[list[tuple[Prediction, Citation]], list[InputError]]:
+        """Each claim's citation, re-read from its brief; a claim whose brief
+        is unknown or holds no citation at its offset is an error."""
+        out, errors = [], []
+        for p in claims:
+            brief = self.documents.get(p.document_id)
+            if brief is None:
+                errors.append(InputError(f"{p.id}: unknown brief {p.document_id!r}"))
+                continue
+            if p.document_id not in self._parsed:
+                self._parsed[p.document_id] = {
+                    c.start: c for c in find_citations(brief.text, brief_id=brief.id)
+                }
+            c = self._parsed[p.document_id].get((p.extra or {}).get("start"))
+            if c is None:
+                errors.append(
+                    InputError(
+                        f"{p.id}: no citation at that offset of {p.document_id!r}"
+                    )
+                )
+                continue
+            out.append((p, c))
+        return out, errors
+
+
+def _evidence(span: Span | None, role: str, score: float | None = None) -> Evidence:
+    assert span is not None
+    return Evidence(span.source, span.start, span.end, span.text, role, score)
+
+
+def finding_of(claim_id: str, r: CitationResult) -> Finding:
+    """A citation's result as a finding: the failed check's evidence first,
+    then every other check's; the checks, problems and matched case in
+    ``extra`` for the labeling screen."""
+    c = r.citation
+    deciding = [r.evidence] if r.evidence else []
+    others = [
+        ch.evidence for ch in r.checks if ch.evidence and ch.evidence is not r.evidence
+    ]
+    evidence = tuple(_evidence(s, "opinion") for s in deciding + others)
+    return Finding(
+        claim_id=claim_id,
+        claim=c.proposition if r.proposition_pair else c.text,
+        verdict=_VERDICT[r.status],
+        reason=r.problems[0] if r.problems else None,
+        score=next((ch.score for ch in r.checks if ch.score is not None), None),
+        evidence=evidence,
+        premise=r.proposition_pair[0] if r.proposition_pair else "",
+        extra=result_extra(r),
+    )
+
+
+def result_extra(r: CitationResult) -> dict[str, Any]:
+    """What a citation's result adds to its finding, as JSON."""
+    c = r.citation
+    return {
+        "status": r.status,
+        "problems": list(r.problems),
+        "hallucination_score": r.score,
+        "case_name": c.case_name,
+        "cited": c.key,
+        "pincite": c.pincite.text if c.pincite else None,
+        "quotes": [q.text for q in c.quotes],
+        "proposition": c.proposition,
+        "matched": None
+        if r.matched is None
+        else {"id": r.matched.id, "case_name": r.matched.case_name},
+        "checks": [
+            {
+                "name": ch.name,
+                "passed": ch.passed,
+                "problem": ch.problem,
+                "detail": ch.detail,
+            }
+            for ch in r.checks
+        ],
+    }

@@ -1,0 +1,594 @@
+"""Case citations in a brief, each with everything it claims.
+
+eyecite finds the citations (full, short ``561 U.S., at 365``, ``Id.``,
+``supra``) and resolves short forms to the full citation they refer to; its
+case names and parentheticals are unreliable across sentences, so the case
+name, pincite, parentheticals, quotation and proposition are read here from
+the text around each citation. A full citation eyecite cannot read because
+its reporter does not exist (``446 Cal. Rptr. 4th 183``) is still found: a
+made-up reporter is the plainest fabrication.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from eyecite import get_citations, resolve_citations
+from eyecite.models import (
+    FullCaseCitation,
+    IdCitation,
+    ShortCaseCitation,
+    SupraCitation,
+)
+
+from .reporters import citation_key, reporter_key
+
+
+@dataclass(frozen=True)
+class Pincite:
+    """The page(s) a citation points at: ``first``..``last`` of the cited
+    reporter, or slip-opinion pages when ``slip`` is True."""
+
+    text: str
+    first: int
+    last: int
+    slip: bool = False
+
+
+@dataclass(frozen=True)
+class Quote:
+    """A quotation the citation is given for; offsets into the brief."""
+
+    text: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Citation:
+    """One case citation in a brief and what it claims.
+
+    ``start``/``end`` run from the case name through the closing
+    parenthetical (the explanatory one included). ``form`` is ``full``,
+    ``short``, ``id`` or ``supra``; a short form carries the volume, reporter,
+    first page and case name of the full citation it refers to
+    (``refers_to``, its index in the brief's list), and its own pincite.
+    ``page`` is None for a slip citation's blank (``570 U.S. ___``).
+    ``reporter_known`` is False for a reporter no reporter table lists.
+    """
+
+    id: str
+    brief_id: str
+    start: int
+    end: int
+    text: str
+    form: str
+    case_name: str | None
+    volume: str | None
+    reporter: str | None
+    page: str | None
+    pincite: Pincite | None = None
+    court: str | None = None
+    year: str | None = None
+    quotes: tuple[Quote, ...] = ()
+    proposition: str | None = None
+    refers_to: int | None = None
+    reporter_known: bool = True
+
+    @property
+    def key(self) -> str | None:
+        """The cited case's citation in standard spelling, or None when it
+        has no first page (a slip citation) or no reporter."""
+        if not (self.volume and self.reporter and self.page):
+            return None
+        if not self.reporter_known:
+            return f"{self.volume} {self.reporter} {self.page}"
+        return citation_key(f"{self.volume} {self.reporter} {self.page}")
+
+
+# Words that open a citation clause and are not part of the case name.
+_SIGNALS = {
+    "see", "also", "cf.", "e.g.,", "e.g.", "accord", "but", "contra", "compare",
+    "with", "and", "in", "under", "as", "by", "citing", "quoting", "following",
+    "id.", "supra", "infra", "the", "court", "held", "holding", "stated", "that",
+    "explained", "noted", "observed", "recognized", "generally", "this", "our",
+}  # fmt: skip
+# Lower-case words that may sit inside a case name.
+_NAME_JOINERS = {
+    "of", "the", "and", "&", "for", "in", "on", "at", "ex", "rel.", "de", "la",
+    "del", "du", "von", "van", "a", "an", "to", "by", "v.", "vs.", "et", "al.",
+    "re", "parte", "inc.", "co.", "corp.", "ltd.", "l.l.c.", "llc",
+}  # fmt: skip
+_NAME_WINDOW = 240
+_QUOTE_PAIRS = {"“": "”", '"': '"'}
+
+
+def find_citations(text: str, *, brief_id: str = "") -> list[Citation]:
+    """The case citations of ``text`` in order, short forms resolved.
+
+    Args:
+        text: the brief.
+        brief_id: stored on each citation; citation ids are
+            ``"{brief_id}:{start}"``.
+    """
+    quoted = [(q.start, q.end) for q in _quoted(text, 0, len(text))]
+    found = [
+        c for c in get_citations(text)
+        if _is_case_citation(c) and not any(a <= c.span()[0] < b for a, b in quoted)
+    ]  # fmt: skip
+    antecedent = _antecedents(found)
+    citations: list[Citation] = []
+    index_of: dict[int, int] = {}
+    for i, c in enumerate(found):
+        parsed = _parse_one(text, c, brief_id)
+        if parsed is None:
+            continue
+        ref = antecedent.get(i)
+        if parsed.form != "full" and ref is not None and ref in index_of:
+            parsed = _inherit(parsed, citations[index_of[ref]], index_of[ref])
+        index_of[i] = len(citations)
+        citations.append(parsed)
+    citations = _merge_unknown_reporters(text, citations, brief_id)
+    return _with_context(text, citations)
+
+
+def _is_case_citation(c) -> bool:
+    return isinstance(
+        c, FullCaseCitation | ShortCaseCitation | IdCitation | SupraCitation
+    )
+
+
+def _antecedents(found: list) -> dict[int, int]:
+    """Index of the citation each short form refers to: Id. to the one
+    before it; a short form or supra to the last full citation of its case
+    by eyecite's resolution (volume and reporter, or party name), preferring
+    one whose name holds the short form's party."""
+    resolved = resolve_citations(found)
+    position = {id(c): i for i, c in enumerate(found)}
+    out: dict[int, int] = {}
+    for group in resolved.values():
+        members = sorted(position[id(c)] for c in group if id(c) in position)
+        fulls = [i for i in members if isinstance(found[i], FullCaseCitation)]
+        for i in members:
+            c = found[i]
+            if isinstance(c, FullCaseCitation | IdCitation):
+                continue
+            before = [f for f in fulls if f < i]
+            guess = (getattr(c.metadata, "antecedent_guess", None) or "").lower()
+            named = [
+                f for f in before if guess and guess in found[f].matched_text().lower()
+            ]
+            if named or before:
+                out[i] = (named or before)[-1]
+    for i, c in enumerate(found):
+        if isinstance(c, IdCitation) and i > 0:
+            out[i] = i - 1
+    return out
+
+
+def _parse_one(text: str, c, brief_id: str) -> Citation | None:
+    core_start, core_end = c.span()
+    if isinstance(c, IdCitation):
+        start, form = core_start, "id"
+        name = None
+    elif isinstance(c, SupraCitation):
+        start, form = c.full_span()[0], "supra"
+        name = c.metadata.antecedent_guess
+    elif isinstance(c, ShortCaseCitation):
+        form = "short"
+        name, start = _name_before(text, core_start, short=True)
+        if name is None:
+            name, start = c.metadata.antecedent_guess, core_start
+    else:
+        form = "full"
+        name, start = _name_before(text, core_start)
+        if name is None:
+            start = core_start
+    end, pincite, court, year = _tail(text, core_end, c, form)
+    groups = c.groups if form in ("full", "short") else {}
+    reporter = groups.get("reporter")
+    page = groups.get("page") if form == "full" else None
+    return Citation(
+        id=f"{brief_id}:{start}",
+        brief_id=brief_id,
+        start=start,
+        end=end,
+        text=text[start:end],
+        form=form,
+        case_name=name,
+        volume=groups.get("volume"),
+        reporter=reporter_key(reporter) if reporter else None,
+        page=page if page and page.isdigit() else None,
+        pincite=pincite,
+        court=court,
+        year=year,
+    )
+
+
+def _inherit(short: Citation, full: Citation, ref: int) -> Citation:
+    return replace(
+        short,
+        case_name=full.case_name
+        if short.form == "id"
+        else short.case_name or full.case_name,
+        volume=full.volume,
+        reporter=full.reporter,
+        page=full.page,
+        court=full.court,
+        year=full.year,
+        refers_to=ref,
+        reporter_known=full.reporter_known,
+    )
+
+
+# --- case name -------------------------------------------------------------
+
+_TOKEN = re.compile(r"\S+")
+
+
+def _name_before(text: str, pos: int, *, short: bool = False):
+    """The case name ending just before ``pos`` (the volume), and where it
+    starts: words walked back from the comma until a signal, a sentence end,
+    a quotation or a lower-case word that cannot sit in a name."""
+    lo = max(0, pos - _NAME_WINDOW)
+    stripped = text[lo:pos].rstrip()
+    if not stripped.endswith(","):
+        return None, pos
+    kept: list[re.Match] = []
+    for tok in reversed(list(_TOKEN.finditer(stripped[:-1]))):
+        word = tok.group()
+        bare = word.strip("“”\"'‘’()[]*_,;")
+        lower = bare.lower()
+        if not bare or word[-1] in '”"’)' or word[0] in '“"‘(':
+            break
+        if kept and lower not in _NAME_JOINERS and _ends_sentence(word):
+            break
+        in_re = lower == "in" and kept and kept[-1].group().lower() in ("re", "re,")
+        if lower in _SIGNALS and not in_re:
+            break
+        if not (bare[0].isupper() or bare[0].isdigit() or lower in _NAME_JOINERS):
+            break
+        kept.append(tok)
+        if short and len(kept) >= 6:
+            break
+    while kept and kept[-1].group().lower() in _NAME_JOINERS - {"in", "ex"}:
+        kept.pop()
+    if not kept:
+        return None, pos
+    first = kept[-1]
+    return stripped[first.start() : -1].strip(), lo + first.start()
+
+
+# Abbreviations of four letters or more that end inside case names (Bluebook
+# tables 6 and 10); shorter capitalised words with a period are taken as
+# abbreviations too (``Co.``, ``Tex.``), longer ones as a sentence's end.
+_LONG_ABBREVIATIONS = {
+    "indus.", "prods.", "servs.", "cmty.", "envtl.", "mgmt.", "hosp.", "transp.",
+    "commc'ns", "enters.", "invs.", "props.", "sys.", "techs.", "univ.", "mich.",
+    "minn.", "mass.", "conn.", "wash.", "wis.", "okla.", "ariz.", "colo.",
+    "penn.", "calif.", "tenn.", "nev.", "neb.", "kan.", "ala.", "ark.", "miss.",
+    "corp.", "dept.", "assocs.", "bros.", "fed.", "gov't.", "int'l.", "nat'l.",
+}  # fmt: skip
+_ABBREVIATION = re.compile(
+    r"^(?:[A-Z][a-z]{0,3}\.|(?:[A-Za-z]\.){2,}|[A-Za-z]\.|[\w]+'[\w]*\.?)$"
+)
+
+
+def _ends_sentence(word: str) -> bool:
+    """Whether a word walked back over ends the sentence before the name
+    (``decision.``), as opposed to an abbreviation inside it (``Co.``)."""
+    w = word.rstrip(",")
+    if w.endswith(";"):
+        return True
+    core = w.rstrip('”"’')
+    if not core.endswith((".", "?", "!")):
+        return False
+    return not (_ABBREVIATION.match(core) or core.lower() in _LONG_ABBREVIATIONS)
+
+
+# --- pincite and parentheticals -------------------------------------------
+
+_PIN = re.compile(
+    r"\s*,\s*(?:at\s+)?(?P<pin>\*?\d+(?:\s*[-–—]\s*\*?\d+)?(?:\s*,\s*\d+(?:\s*[-–—]\s*\d+)?)*)"
+    r"(?:\s*(?:&|and)\s*nn?\.\s*\d+|\s*nn?\.\s*\d+(?:\s*[-–—]\s*\d+)?)?"
+)
+_BLANK_PIN = re.compile(r"\s*,\s*_{2,}")
+_SLIP = re.compile(r"slip\s+op\.?,?\s*(?:at\s+)?(?P<pin>\d+(?:\s*[-–—]\s*\d+)?)", re.I)
+_YEAR = re.compile(r"(?:^|\s)(1[6-9]\d\d|20\d\d)\)?$")
+_PIN_IN_SPAN = re.compile(r"(?:at\s+)?(\*?\d+(?:\s*[-–—]\s*\*?\d+)?)\s*$")
+
+
+def _tail(text: str, core_end: int, c, form: str):
+    """End of the citation, its pincite, court and year: read the pincite
+    after the first page, then every parenthetical that follows."""
+    pos = core_end
+    pin: Pincite | None = None
+    if form in ("short", "id", "supra"):
+        m = _PIN_IN_SPAN.search(text[c.span()[0] : core_end])
+        if m and (
+            form != "short" or " at " in c.matched_text() or "," in c.matched_text()
+        ):
+            pin = _pincite(m.group(1))
+        if form in ("id", "supra") and pin is None:
+            m2 = re.match(r"\s*,?\s*at\s+(\*?\d+(?:\s*[-–—]\s*\d+)?)", text[pos:])
+            if m2:
+                pin = _pincite(m2.group(1))
+                pos += m2.end()
+    else:
+        m = _PIN.match(text, pos)
+        if m:
+            pin = _pincite(m.group("pin"))
+            pos = m.end()
+        else:
+            m = _BLANK_PIN.match(text, pos)
+            if m:
+                pos = m.end()
+    m = re.match(
+        r",?\s*slip\s+op\.?,?\s*(?:at\s+)?(\d+(?:\s*[-–—]\s*\d+)?)", text[pos:], re.I
+    )
+    if m:
+        pin = _pincite(m.group(1), slip=True)
+        pos += m.end()
+    court = year = None
+    while True:
+        m = re.match(r"\s*\(", text[pos:])
+        if not m:
+            break
+        open_at = pos + m.end() - 1
+        close = _closing_paren(text, open_at)
+        if close is None:
+            break
+        inner = text[open_at + 1 : close]
+        slip = _SLIP.search(inner)
+        y = _YEAR.search(inner.strip())
+        if slip and len(inner) < 40:
+            pin = _pincite(slip.group("pin"), slip=True)
+        elif y and len(inner) < 60 and " that " not in inner:
+            year = y.group(1)
+            court = inner[: y.start()].strip(" ,") or None
+        elif court is None and year is None and form == "full":
+            break  # an explanatory parenthetical comes after the court/year
+        pos = close + 1
+        if slip is None and y is None:
+            continue
+    return pos, pin, court, year
+
+
+def _closing_paren(text: str, open_at: int) -> int | None:
+    depth = 0
+    for i in range(open_at, min(len(text), open_at + 2000)):
+        ch = text[i]
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+        elif ch == "\n" and text[i + 1 : i + 2] == "\n":
+            return None
+    return None
+
+
+def _pincite(raw: str, *, slip: bool = False) -> Pincite | None:
+    nums = [int(n) for n in re.findall(r"\d+", raw.split(",")[0])]
+    if not nums:
+        return None
+    first = nums[0]
+    last = nums[1] if len(nums) > 1 else first
+    if last < first:  # "601-02": the last page written short
+        digits = str(last)
+        last = int(str(first)[: -len(digits)] + digits)
+    return Pincite(text=raw.strip(), first=first, last=max(first, last), slip=slip)
+
+
+# --- unknown reporters -----------------------------------------------------
+
+_UNKNOWN = re.compile(
+    r"(?P<volume>\d{1,4})\s+(?P<reporter>[A-Z][A-Za-z.]*(?:\s+(?:[A-Z][A-Za-z.]*|\d(?:d|th|st|rd)\.?))*?)"
+    r"\s+(?P<page>\d{1,5})\b"
+)
+
+
+def _merge_unknown_reporters(
+    text: str, citations: list[Citation], brief_id: str
+) -> list[Citation]:
+    """Add full citations eyecite skipped because no reporter table knows
+    their reporter: ``Name v. Name, 446 Cal. Rptr. 4th 183 (2019)``."""
+    taken = [(c.start, c.end) for c in citations]
+    extra = []
+    for m in re.finditer(r"\bv\.\s", text):
+        comma = text.find(",", m.end(), m.end() + 160)
+        if comma < 0:
+            continue
+        cm = _UNKNOWN.match(
+            text, comma + 1 + (len(text[comma + 1 :]) - len(text[comma + 1 :].lstrip()))
+        )
+        if not cm or any(a <= cm.start() < b for a, b in taken):
+            continue
+        if (
+            not get_citations(cm.group()) == []
+            and reporter_key(cm["reporter"]) != cm["reporter"]
+        ):
+            continue
+        name, start = _name_before(text, cm.start())
+        if name is None:
+            continue
+        end, pin, court, year = _tail(
+            text, cm.end(), _Span(cm.start(), cm.end()), "full"
+        )
+        extra.append(
+            Citation(
+                id=f"{brief_id}:{start}",
+                brief_id=brief_id,
+                start=start,
+                end=end,
+                text=text[start:end],
+                form="full",
+                case_name=name,
+                volume=cm["volume"],
+                reporter=cm["reporter"],
+                page=cm["page"],
+                pincite=pin,
+                court=court,
+                year=year,
+                reporter_known=False,
+            )
+        )
+        taken.append((start, end))
+    if not extra:
+        return citations
+    merged = sorted(citations + extra, key=lambda c: c.start)
+    renumber = {c.id: i for i, c in enumerate(merged)}
+    old = {i: c.id for i, c in enumerate(citations)}
+    return [
+        replace(c, refers_to=renumber[old[c.refers_to]])
+        if c.refers_to is not None
+        else c
+        for c in merged
+    ]
+
+
+class _Span:
+    """Just enough of an eyecite citation for :func:`_tail`."""
+
+    def __init__(self, start: int, end: int):
+        self._span = (start, end)
+
+    def span(self):
+        return self._span
+
+    def matched_text(self) -> str:
+        return ""
+
+
+# --- quotation and proposition --------------------------------------------
+
+
+def _with_context(text: str, citations: list[Citation]) -> list[Citation]:
+    out = []
+    prev_end = 0
+    for i, c in enumerate(citations):
+        next_start = citations[i + 1].start if i + 1 < len(citations) else len(text)
+        quotes = _quotes_for(text, c, prev_end)
+        proposition = _proposition_for(text, c, prev_end, next_start)
+        out.append(replace(c, quotes=quotes, proposition=proposition))
+        prev_end = max(prev_end, c.end)
+    return out
+
+
+def _quoted(text: str, lo: int, hi: int) -> list[Quote]:
+    """Quotations between ``lo`` and ``hi``: the outermost pairs of double
+    quotes (curly or straight); single quotes inside are kept."""
+    out = []
+    i = lo
+    while i < hi:
+        ch = text[i]
+        if ch in _QUOTE_PAIRS:
+            close = _closing_quote(text, i, hi)
+            if close < 0:
+                break
+            inner = text[i + 1 : close]
+            if len(inner.split()) >= 2:
+                out.append(Quote(text=inner, start=i + 1, end=close))
+            i = close + 1
+        else:
+            i += 1
+    return out
+
+
+def _closing_quote(text: str, i: int, hi: int) -> int:
+    """Where the quotation opened at ``i`` closes: straight quotes at the
+    next one, curly quotes at the matching one (they may nest)."""
+    if text[i] == '"':
+        return text.find('"', i + 1, hi)
+    depth = 0
+    for j in range(i, hi):
+        if text[j] == "“":
+            depth += 1
+        elif text[j] == "”":
+            depth -= 1
+            if depth == 0:
+                return j
+    return -1
+
+
+def _quotes_for(text: str, c: Citation, prev_end: int) -> tuple[Quote, ...]:
+    """The quotation a citation supports: inside its own parentheticals,
+    else in its sentence or the one before, after the previous citation."""
+    own = _quoted(text, c.start, c.end)
+    if own:
+        return tuple(own)
+    lo = max(prev_end, _sentence_start(text, _sentence_start(text, c.start) - 1))
+    return tuple(_quoted(text, lo, c.start))
+
+
+_SENTENCE_END = re.compile(r"[.?!][”\"’)\]]*\s+(?=[“\"‘(\[]?[A-Z])")
+
+
+def _sentence_start(text: str, pos: int) -> int:
+    """Start of the sentence holding ``pos``: after the last sentence end
+    before it that is not an abbreviation's period, or a paragraph break."""
+    if pos <= 0:
+        return 0
+    lo = max(0, pos - 1500)
+    start = max(lo, text.rfind("\n\n", lo, pos) + 2 if "\n\n" in text[lo:pos] else lo)
+    best = start
+    for m in _SENTENCE_END.finditer(text, start, pos):
+        word_start = text.rfind(" ", start, m.start()) + 1
+        word = text[word_start : m.start() + 1]
+        if _ends_sentence(word) or word.endswith(("?", "!")):
+            best = m.end()
+    return best
+
+
+def _proposition_for(
+    text: str, c: Citation, prev_end: int, next_start: int
+) -> str | None:
+    """What the citation is given for: its explanatory parenthetical, else
+    the sentence it stands in without it (``In X v. Y, ..., the Court held
+    that ...``), else the sentence before (``Rule. X v. Y, ...``)."""
+    paren = _explanatory(text[c.start : c.end])
+    if paren:
+        return paren
+    s = max(prev_end, _sentence_start(text, c.start))
+    after = text[c.end : next_start]
+    end = _SENTENCE_END.search(after)
+    own = _clean(
+        _strip_signal(text[s : c.start])
+        + " "
+        + (after[: end.start() + 1] if end else after)
+    )
+    if len(own.split()) >= 4:
+        return own
+    prev = max(prev_end, _sentence_start(text, s - 1))
+    sentence = _clean(text[prev:s])
+    return sentence if len(sentence.split()) >= 4 else None
+
+
+_EXPLAIN = re.compile(
+    r"\((?P<inner>(?:holding|explaining|noting|finding|recognizing|stating|concluding|observing|reasoning|describing|quoting|emphasizing|rejecting)\b[^()]*(?:\([^()]*\)[^()]*)*)\)",
+    re.I,
+)
+
+
+def _explanatory(citation_text: str) -> str | None:
+    m = _EXPLAIN.search(citation_text)
+    if not m:
+        return None
+    inner = re.sub(r"^\w+\s+(?:that\s+)?", "", m["inner"])
+    return _clean(inner)
+
+
+_LEADING_SIGNAL = re.compile(
+    r"(?:\b(?:[Ss]ee(?:\s+also)?|[Cc]f\.|[Aa]ccord|[Bb]ut\s+see|e\.g\.,?"
+    r"|(?:[Aa]s\s+)?[Ii]n|[Uu]nder|[Aa]s\s+(?:stated|held|explained)\s+in)\s*,?\s*)+$"
+)
+
+
+def _strip_signal(text: str) -> str:
+    return _LEADING_SIGNAL.sub("", text.rstrip()).strip(" ,;")
+
+
+def _clean(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip(" ,;").removesuffix(" .")

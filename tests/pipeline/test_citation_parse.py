@@ -1,0 +1,185 @@
+"""Reading citations out of briefs: forms, names, pincites, quotations,
+propositions; and the name, quotation and page rules they are checked by."""
+
+import pytest
+
+from pipeline.checkers.citations.names import names_match
+from pipeline.checkers.citations.pages import reporter_pages, slip_pages
+from pipeline.checkers.citations.parse import find_citations
+from pipeline.checkers.citations.quotes import OpinionWords, find_quote
+from pipeline.checkers.citations.reporters import Coverage, citation_key
+from pipeline.checkers.citations.sources import Opinion, PageMarker
+from pipeline.errors import InputError
+
+BRIEF = (
+    "The machine-or-transformation test is not the sole test for patentability."
+    " Bilski v. Kappos, 561 U.S. 593, 604-05 (2010). As the Court put it, “[t]he"
+    " Court is unaware of any . . . common meaning.” Bilski, 561 U. S., at 603."
+    " See also id. at 606. In United States v. Lopez, 514 U.S. 549, 557 (1995),"
+    " the Court held that the Act exceeded the commerce power. Lopez, supra, at"
+    " 560. Boone v. Vinson, 446 Cal. Rptr. 4th 183, 190 (2019) (holding that the"
+    " rule applies). Fisher v. Univ. of Tex. at Austin, 570 U. S. ___, ___ (2013)"
+    " (slip op., at 9)."
+)
+
+
+@pytest.fixture(scope="module")
+def cites():
+    return find_citations(BRIEF, brief_id="b1")
+
+
+def test_every_form_is_found_with_its_span(cites):
+    assert [(c.form, c.text) for c in cites] == [
+        ("full", "Bilski v. Kappos, 561 U.S. 593, 604-05 (2010)"),
+        ("short", "Bilski, 561 U. S., at 603"),
+        ("id", "id. at 606"),
+        ("full", "United States v. Lopez, 514 U.S. 549, 557 (1995)"),
+        ("supra", "Lopez, supra, at 560"),
+        ("full", "Boone v. Vinson, 446 Cal. Rptr. 4th 183, 190 (2019)"
+                 " (holding that the rule applies)"),
+        ("full", "Fisher v. Univ. of Tex. at Austin, 570 U. S. ___, ___ (2013)"
+                 " (slip op., at 9)"),
+    ]  # fmt: skip
+    assert all(BRIEF[c.start : c.end] == c.text for c in cites)
+
+
+def test_short_forms_take_the_case_of_the_citation_they_refer_to(cites):
+    bilski, short, id_, lopez, supra = cites[:5]
+    assert short.key == id_.key == bilski.key == "561 U.S. 593"
+    assert (short.refers_to, id_.refers_to, supra.refers_to) == (0, 1, 3)
+    assert id_.case_name == "Bilski"
+    assert supra.key == "514 U.S. 549"
+    assert [c.pincite.first for c in (short, id_, supra)] == [603, 606, 560]
+
+
+def test_pincite_range_written_short_is_read_in_full(cites):
+    assert (cites[0].pincite.first, cites[0].pincite.last) == (604, 605)
+
+
+def test_quotation_in_the_sentence_before_belongs_to_the_citation(cites):
+    assert [q.text for q in cites[1].quotes] == [
+        "[t]he Court is unaware of any . . . common meaning."
+    ]
+    assert cites[0].quotes == ()
+
+
+def test_proposition_is_the_sentence_before_or_around_or_the_parenthetical(cites):
+    assert cites[0].proposition.startswith("The machine-or-transformation test is not")
+    assert (
+        cites[3].proposition
+        == "the Court held that the Act exceeded the commerce power."
+    )
+    assert cites[5].proposition == "the rule applies"
+
+
+def test_unknown_reporter_is_still_a_citation(cites):
+    boone = cites[5]
+    assert not boone.reporter_known
+    assert boone.key == "446 Cal. Rptr. 4th 183"
+    assert boone.year == "2019"
+
+
+def test_slip_citation_has_no_first_page_and_a_slip_pincite(cites):
+    fisher = cites[6]
+    assert fisher.key is None and fisher.volume == "570"
+    assert fisher.pincite.slip and fisher.pincite.first == 9
+    assert fisher.case_name == "Fisher v. Univ. of Tex. at Austin"
+
+
+def test_citations_quoted_from_another_text_are_not_the_briefs():
+    text = (
+        "“The rule, Smith v. Jones, 123 F.3d 456 (1999), is old.”"
+        " Doe v. Roe, 1 F.3d 2 (1993)."
+    )
+    assert [c.case_name for c in find_citations(text)] == ["Doe v. Roe"]
+
+
+@pytest.mark.parametrize(
+    ("cited", "actual", "same"),
+    [
+        ("Bilski v. Kappos", "BERNARD L. BILSKI v. DAVID J. KAPPOS, UNDER SEC.", True),
+        ("Bilski", "Bilski v. Kappos", True),
+        ("Smith vs. Jones", "Smith v. Jones", True),
+        ("Fisher v. Univ. of Tex.", "FISHER v. UNIVERSITY OF TEXAS AT AUSTIN", True),
+        ("U. S. v. Lopez", "UNITED STATES v. LOPEZ", True),
+        ("In re Gault", "IN RE GAULT et al.", True),
+        ("United States v. Lopez", "UNITED STATES v. MORRISON", False),
+        ("Grutter v. Bollinger", "Gratz v. Bollinger", False),
+        ("Boone v. Vinson", "Cinel v. Connick", False),
+    ],
+)  # fmt: skip
+def test_case_names_match_by_party(cited, actual, same):
+    assert names_match(cited, actual) is same
+
+
+OPINION = (
+    "The question is whether the statute applies. We hold that it does not, because "
+    "the text says “only a person” may sue. *12 The petitioner's reading would make "
+    "the word ‘only’ meaningless. *7042 Accordingly, the judgment is reversed. *13 "
+    "It is so ordered."
+)
+
+
+@pytest.fixture
+def opinion():
+    pages = [PageMarker(str(p), OPINION.index(f"*{p} ")) for p in (12, 7042, 13)]
+    return Opinion("o1", "Doe v. Roe", ("5 U.S. 11",), OPINION, tuple(pages))
+
+
+@pytest.mark.parametrize(
+    ("quotation", "exact"),
+    [
+        ("We hold that it does not", True),
+        ("[W]e hold that it does not", True),
+        ("we HOLD that it does not", True),
+        ("the text says 'only a person' may sue", True),
+        ("We hold . . . the text says", True),
+        ("We hold [today] that it does not", True),
+        ("We conclude that it does not", False),
+        ("We hold that it does", True),
+        ("We hold that it cannot", False),
+    ],
+)
+def test_a_quotation_may_skip_and_alter_in_brackets_but_not_swap_a_word(
+    opinion, quotation, exact
+):
+    assert find_quote(OpinionWords(opinion.text), quotation).exact is exact
+
+
+def test_missed_quotation_points_at_the_closest_passage(opinion):
+    m = find_quote(OpinionWords(opinion.text), "the judgment is affirmed")
+    assert not m.exact
+    assert "the judgment is" in opinion.text[m.start : m.end]
+
+
+def test_junk_star_page_is_ignored_and_the_next_case_bounds_the_range(opinion):
+    pages = reporter_pages(opinion, "5 U.S. 11")
+    assert (pages.first, pages.last) == (11, 13)
+    assert [p for p, _ in pages.markers] == [12, 13]
+    assert pages.page_at(opinion.text.index("Accordingly")) == 12
+    assert reporter_pages(opinion, "5 U.S. 11", next_case_page=12).last == 12
+
+
+def test_slip_pages_restart_per_part():
+    text = "[slip op. 1] a [slip op. 2] b === dissent === [slip op. 1] c"
+    marks = tuple(
+        PageMarker(p, text.index(f"[slip op. {p}]", at), "slip_op")
+        for p, at in (("1", 0), ("2", 0), ("1", 20))
+    )
+    pages = slip_pages(Opinion("s", "A v. B", (), text, marks))
+    assert (pages.first, pages.last) == (1, 2)
+    assert pages.page_at(text.index(" c")) == 1
+
+
+def test_citation_keys_use_the_standard_reporter_spelling():
+    assert citation_key("561 U. S. 593") == "561 U.S. 593"
+    assert citation_key("130 S.Ct. 3218") == "130 S. Ct. 3218"
+
+
+def test_coverage_reads_reporter_volume_ranges():
+    cov = Coverage.parse("U. S.:329-579, F.3d:7")
+    assert cov.covers("U.S.", "561") and cov.covers("F.3d", 7)
+    assert not cov.covers("U.S.", "580") and not cov.covers("F.3d", 8)
+    for bad in ("U.S.", "U.S.:x", "U.S.:9-3", ":1-2"):
+        with pytest.raises(InputError, match="complete reporters"):
+            Coverage.parse(bad)

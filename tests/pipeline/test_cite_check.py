@@ -1,0 +1,245 @@
+"""The five checks of a citation against a small case-law store, through
+the library and ``python -m pipeline cite-check`` / ``cite-evaluate``."""
+
+import json
+
+import pytest
+
+from pipeline.checkers import checker_class
+from pipeline.checkers.citations import (
+    CaseLaw,
+    CitationIndex,
+    Coverage,
+    LocalStore,
+    check_citations,
+    citation_claims,
+    find_citations,
+)
+from pipeline.cli import main
+from pipeline.types import Document
+
+DOE_TEXT = (
+    "Opinion of the Court. The question is whether the statute reaches private"
+    " suits. *12 We hold that the statute does not create a private right of"
+    " action. *13 The text says “only the Secretary” may enforce it. *14"
+    " Accordingly, the judgment of the Court of Appeals is reversed."
+)
+OPINIONS = [
+    {
+        "id": "doe",
+        "case_name": "Doe v. Roe",
+        "citations": ["5 U.S. 11"],
+        "court": "Supreme Court of the United States",
+        "date": "1990-01-01",
+        "text": DOE_TEXT,
+        "pages": [
+            {"page": p, "offset": DOE_TEXT.index(f"*{p}")} for p in ("12", "13", "14")
+        ],
+        "syllabus": "The statute creates no private right of action;"
+        " only the Secretary may enforce it.",
+    },
+    {
+        "id": "poe",
+        "case_name": "Poe v. Moe",
+        "citations": ["5 U.S. 20"],
+        "text": "Opinion. Contracts signed on Sunday are enforceable in this State.",
+        "pages": [],
+    },
+]
+INDEX = [
+    {"citation": "5 U.S. 30", "case_name": "ZED v. ZOE", "date": "1990-02-01"},
+]
+
+
+@pytest.fixture
+def files(tmp_path):
+    caselaw = tmp_path / "caselaw.jsonl"
+    caselaw.write_text("".join(json.dumps(o) + "\n" for o in OPINIONS))
+    index = tmp_path / "index.jsonl"
+    index.write_text("".join(json.dumps(o) + "\n" for o in INDEX))
+    return caselaw, index
+
+
+@pytest.fixture
+def caselaw(files):
+    store, index = files
+    return CaseLaw(
+        [LocalStore.read(store), CitationIndex.read(index)],
+        coverage=Coverage.parse("U.S.:1-10"),
+    )
+
+
+class WordOverlapScorer:
+    """A scorer reading support as the share of the proposition's words in
+    the passage: enough to exercise the proposition check's plumbing."""
+
+    name = "overlap"
+    threshold = 0.9
+
+    def score_pairs(self, pairs, *, progress=False):
+        out = []
+        for premise, hypothesis in pairs:
+            words = set(hypothesis.lower().replace(".", "").split())
+            have = set(premise.lower().replace(".", "").replace(";", "").split())
+            out.append(len(words & have) / len(words))
+        return out
+
+
+def check(text, caselaw, scorer=None):
+    return check_citations(find_citations(text, brief_id="b"), caselaw, scorer=scorer)
+
+
+def test_a_faithful_citation_is_verified_with_its_evidence(caselaw):
+    [r] = check(
+        "“We hold that the statute does not create a private right of action.”"
+        " Doe v. Roe, 5 U.S. 11, 12 (1990).",
+        caselaw,
+    )
+    assert (r.status, r.problems) == ("verified", ())
+    assert r.matched.id == "doe"
+    assert r.evidence.text.startswith("We hold that the statute")
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("See Doe v. Roe, 5 U.S. 15 (1990).", "no_such_case"),
+        ("See Doe v. Roe, 446 Cal. Rptr. 4th 183 (1990).", "no_such_case"),
+        ("See Smith v. Jones, 5 U.S. 11 (1990).", "case_name_mismatch"),
+        ("See Doe v. Roe, 5 U.S. 11, 25 (1990).", "pincite_out_of_range"),
+        ("See Doe v. Roe, 5 U.S. 11, 9 (1990).", "pincite_out_of_range"),
+        (
+            "“We hold that the statute does not create a private right of action.”"
+            " Doe v. Roe, 5 U.S. 11, 14 (1990).",
+            "pincite_out_of_range",
+        ),
+        (
+            "“We hold that the law does not create a private right of action.”"
+            " Doe v. Roe, 5 U.S. 11, 12 (1990).",
+            "quote_not_found",
+        ),
+    ],
+)
+def test_each_kind_of_fabrication_is_named(caselaw, text, problem):
+    [r] = check(text, caselaw)
+    assert r.status == "hallucinated"
+    assert r.problems == (problem,)
+    assert r.score > 0.5
+
+
+def test_next_case_in_the_volume_bounds_the_pages(caselaw):
+    [inside] = check("See Doe v. Roe, 5 U.S. 11, 19 (1990).", caselaw)
+    [beyond] = check("See Doe v. Roe, 5 U.S. 11, 21 (1990).", caselaw)
+    assert "pincite_out_of_range" not in inside.problems
+    assert beyond.problems == ("pincite_out_of_range",)
+
+
+def test_absent_but_real_citations_are_unverifiable_never_hallucinated(caselaw):
+    results = check(
+        "See Zed v. Zoe, 5 U.S. 30 (1990). See Ames v. Bell, 7 F.3d 9 (9th Cir. 1993)."
+        " See Cole v. Dunn, 55 U.S. 1 (1855).",
+        caselaw,
+    )
+    assert [r.status for r in results] == ["verified", "unverifiable", "unverifiable"]
+    assert results[0].matched.case_name == "ZED v. ZOE"
+
+
+def test_proposition_is_scored_against_the_best_passages(caselaw):
+    scorer = WordOverlapScorer()
+    supported, unsupported = check(
+        "The statute creates no private right of action. Doe v. Roe, 5 U.S. 11 (1990)."
+        " Contracts signed on Sunday are void. Poe v. Moe, 5 U.S. 20 (1990).",
+        caselaw,
+        scorer=scorer,
+    )
+    assert supported.status == "verified"
+    assert supported.proposition_pair[0].startswith("The statute creates no private")
+    assert unsupported.problems == ("proposition_not_supported",)
+
+
+def test_without_a_scorer_a_proposition_leaves_the_citation_unverifiable(caselaw):
+    [r] = check(
+        "Contracts signed on Sunday are void. Poe v. Moe, 5 U.S. 20 (1990).", caselaw
+    )
+    assert r.status == "unverifiable"
+
+
+def test_checker_turns_results_into_findings(caselaw):
+    briefs = {
+        "b": Document(
+            "b",
+            "See Smith v. Jones, 5 U.S. 11 (1990). See Zed v. Zoe, 5 U.S. 30 (1990).",
+        )
+    }
+    checker = checker_class("citations")(briefs, caselaw=caselaw)
+    claims = citation_claims(briefs)
+    result = checker.check(claims)
+    assert [(f.verdict, f.reason) for f in result.findings] == [
+        ("unsafe", "case_name_mismatch"),
+        ("safe", None),
+    ]
+    assert result.findings[0].extra["matched"]["case_name"] == "Doe v. Roe"
+    stale = [claims[0].__class__(**{**claims[0].__dict__, "extra": {"start": 3}})]
+    assert "no citation at that offset" in str(checker.check(stale).errors[0])
+
+
+def test_cli_checks_briefs_and_evaluates_against_truth(files, tmp_path, capsys):
+    store, index = files
+    brief = "See Doe v. Roe, 5 U.S. 15 (1990). See Zed v. Zoe, 5 U.S. 30 (1990)."
+    briefs = tmp_path / "briefs.jsonl"
+    briefs.write_text(json.dumps({"id": "b", "text": brief}) + "\n")
+    out = tmp_path / "out.jsonl"
+    code = main(
+        ["cite-check", "--briefs", str(briefs), "--caselaw", str(store),
+         "--index", str(index), "--complete-reporters", "U.S.:1-10", "--out", str(out)]
+    )  # fmt: skip
+    assert code == 0
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(x["status"], x["problems"]) for x in lines] == [
+        ("hallucinated", ["no_such_case"]),
+        ("verified", []),
+    ]
+    assert lines[1]["matched"] == {
+        "opinion_id": "index:5 U.S. 30",
+        "case_name": "ZED v. ZOE",
+    }
+    first = brief.index("Doe")
+    truth = tmp_path / "truth.jsonl"
+    rows = [
+        {"start": first, "end": first + 23, "hallucination": "no_such_case"},
+        {"start": brief.index("Zed"), "end": len(brief) - 1, "absent": True},
+    ]
+    truth.write_text(
+        "".join(json.dumps({"brief_id": "b", "text": "", **r}) + "\n" for r in rows)
+    )
+    capsys.readouterr()
+    assert main(["cite-evaluate", "--checked", str(out), "--truth", str(truth)]) == 0
+    figures = json.loads(capsys.readouterr().out)
+    assert (figures["precision"], figures["recall"], figures["found"]) == (
+        1.0,
+        1.0,
+        1.0,
+    )
+    assert figures["absent_called_hallucinated"] == 0.0
+
+
+def test_cli_names_a_bad_store_line(tmp_path, capsys):
+    store = tmp_path / "caselaw.jsonl"
+    store.write_text('{"id": "x", "text": 5}\n')
+    briefs = tmp_path / "briefs.jsonl"
+    briefs.write_text('{"id": "b", "text": "nothing"}\n')
+    code = main(
+        [
+            "cite-check",
+            "--briefs",
+            str(briefs),
+            "--caselaw",
+            str(store),
+            "--out",
+            str(tmp_path / "o"),
+        ]
+    )
+    assert code == 2
+    assert (
+        "caselaw.jsonl:1: 'text' must be a non-empty string" in capsys.readouterr().err
+    )
