@@ -23,6 +23,7 @@ from .dispatch import send_after_commit
 from .errors import ApplicationError, ConfigurationError
 from .models import (
     UNSCORED_UNCERTAINTY,
+    Document,
     Prediction,
     PredictionScore,
     Project,
@@ -48,6 +49,7 @@ CHECK_FIELDS = dict(
     scored_by="",
     verdict=Verdict.UNCHECKED,
     reason=Reason.NONE,
+    details={},
     checked_at=None,
     pipeline_version="",
 )
@@ -120,18 +122,55 @@ def project_schema(project: Project):
 
 def project_checker(project: Project, documents: dict[str, Any]):
     """The checker of the project's kind over ``documents`` (pipeline
-    records by id), with the project's options.
+    records by id), with the project's options and the deployment's case
+    law (which checkers without citations ignore).
 
     Raises:
-        ConfigurationError: the stored schema does not parse.
+        ConfigurationError: the stored schema or the case-law settings do
+            not parse.
     """
     from pipeline.checkers import checker_class
+
+    from .caselaw import deployment_caselaw
 
     return checker_class(project.kind)(
         documents,
         schema=project_schema(project),
         align_threshold=project.align_threshold,
+        caselaw=deployment_caselaw(),
     )
+
+
+def claims_find(project: Project) -> int:
+    """Claims of the project's documents that have none yet, for a checker
+    that reads its claims from the documents (the citations of a brief).
+    Returns how many were added; safe to run twice."""
+    from pipeline.checkers import checker_class
+
+    if not hasattr(checker_class(project.kind), "find_claims"):
+        return 0
+    added, last = 0, 0
+    pending = Document.objects.filter(project=project, predictions=None).order_by("pk")
+    while batch := list(pending.filter(pk__gt=last)[: settings.CHECK_BATCH_SIZE]):
+        last = batch[-1].pk
+        records = {str(d.pk): document_record(d) for d in batch}
+        by_pk = {str(d.pk): d for d in batch}
+        checker = project_checker(project, records)
+        rows = [
+            Prediction(
+                project=project,
+                document=by_pk[claim.document_id],
+                external_id=f"{by_pk[claim.document_id].external_id}:{claim.extra['start']}",
+                type=claim.type,
+                value=claim.value,
+                context=claim.context,
+                extra=claim.extra,
+            )
+            for claim in checker.find_claims(records)
+        ]
+        # A concurrent run may have found the same claims: theirs stand.
+        added += len(Prediction.objects.bulk_create(rows, ignore_conflicts=True))
+    return added
 
 
 def predictions_check(
@@ -154,6 +193,7 @@ def predictions_check(
 
     project = Project.objects.get(pk=project_id)
     project_schema(project)  # a broken schema stops the run before any work
+    claims_find(project)
     scorer, scorer_version = _project_scorer(project)
     summary = CheckSummary(scorer=getattr(scorer, "name", "") if scorer else "")
     version = getattr(pipeline, "__version__", "")
@@ -191,7 +231,8 @@ def predictions_check(
                 row.score = f.score
                 row.scored_by = summary.scorer if f.score is not None else ""
                 row.verdict, row.reason = f.verdict, f.reason or Reason.NONE
-                if f.verdict == Verdict.SAFE and f.score is None:
+                row.details = f.extra
+                if f.verdict == Verdict.SAFE and f.score is None and not f.decided:
                     row.verdict = Verdict.UNSCORED  # no scorer said so
                 row.uncertainty = (
                     abs(f.score - threshold)

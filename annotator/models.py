@@ -42,6 +42,18 @@ def checker_kinds() -> list[tuple[str, str]]:
     return [(kind, checker_class(kind).title) for kind in kinds()]
 
 
+def reason_choices() -> list[tuple[str, str]]:
+    """``Prediction.reason`` choices: every registered checker's reasons for
+    an unsafe verdict, in its own words (a new checker adds its own without a
+    migration)."""
+    from pipeline.checkers import checker_class, kinds
+
+    choices = {"": "None"}
+    for kind in kinds():
+        choices.update(getattr(checker_class(kind), "reasons", {}))
+    return list(choices.items())
+
+
 def validate_evidence(value) -> None:
     """Evidence is a list of the pipeline's evidence records (a checked JSON
     document, so every kind stores and reads the same shape)."""
@@ -95,6 +107,8 @@ UNSCORED_UNCERTAINTY = 0.0
 
 
 class Reason(models.TextChoices):
+    """The reasons the shared code names; ``reason_choices`` holds them all."""
+
     NONE = "", "None"
     NOT_IN_DOCUMENT = "not_in_document", "Not in document"
     NOT_SUPPORTED = "not_supported", "Not supported"
@@ -398,7 +412,13 @@ class Prediction(models.Model):
         max_length=8, choices=Verdict.choices, default=Verdict.UNCHECKED, blank=True
     )
     reason = models.CharField(
-        max_length=32, choices=Reason.choices, default=Reason.NONE, blank=True
+        max_length=32, choices=reason_choices, default=Reason.NONE, blank=True
+    )
+    details = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="What the checker found beyond the verdict, for the expert "
+        "(for a citation: its status, each check and the case it matched).",
     )
     checked_at = models.DateTimeField(null=True, blank=True)
     pipeline_version = models.CharField(max_length=32, blank=True)
@@ -759,3 +779,68 @@ class GradingRun(LLMRun):
 
     def __str__(self) -> str:
         return f"grading {self.pk} with {self.model} ({self.status})"
+
+
+class CaseOpinion(models.Model):
+    """A court opinion of the deployment's case-law store, shared by every
+    citation project: cited cases are looked up in it by citation."""
+
+    external_id = models.CharField(max_length=255, unique=True)
+    case_name = models.TextField(blank=True)
+    citations = models.JSONField(default=list, blank=True)
+    court = models.TextField(blank=True)
+    date = models.CharField(max_length=32, blank=True)
+    text = models.TextField()
+    pages = models.JSONField(
+        default=list, blank=True, help_text="Page markers with their offsets."
+    )
+    syllabus = models.TextField(blank=True)
+    first_page = models.IntegerField(null=True, blank=True)
+    last_page = models.IntegerField(null=True, blank=True)
+    extra = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return self.case_name or self.external_id
+
+
+class CaseCitation(models.Model):
+    """A reporter citation known to name a case: one of a stored opinion's
+    citations, or an entry of a citation index (no ``opinion``: the case
+    exists, its text is not held). ``key`` is the citation in standard
+    spelling; ``reporter``/``volume``/``page`` split it for the page bounds
+    of the next case in a volume."""
+
+    key = models.CharField(max_length=255)
+    reporter = models.CharField(max_length=100)
+    volume = models.CharField(max_length=20)
+    page = models.IntegerField(null=True)
+    opinion = models.ForeignKey(
+        CaseOpinion,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="citation_keys",
+    )
+    case_name = models.TextField(blank=True)
+    date = models.CharField(max_length=32, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["key", "opinion"], name="case_citation_unique_opinion"
+            ),
+            models.UniqueConstraint(
+                fields=["key"],
+                condition=Q(opinion=None),
+                name="case_citation_unique_index_entry",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["key"]),
+            models.Index(fields=["reporter", "volume", "page"]),
+        ]
+
+    def __str__(self) -> str:
+        return self.key

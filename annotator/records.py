@@ -44,6 +44,7 @@ def prediction_record(
             value=prediction.value,
             context=prediction.context,
             model=prediction.model or None,
+            extra=prediction.extra,
         )
     return PredictionRecord(
         id=prediction.external_id,

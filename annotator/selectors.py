@@ -534,6 +534,7 @@ _ITEM_FIELDS = (
     "premise",
     "evidence",
     "evidence_score",
+    "details",
     "document_id",
 )
 
@@ -800,6 +801,7 @@ def labeling_items(
             "premise": p["premise"],
             "evidence": p["evidence"],
             "evidence_score": p["evidence_score"],
+            "details": p["details"],
             "document": {
                 "id": p["document_id"],
                 "external_id": p["document_external_id"],

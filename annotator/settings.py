@@ -335,6 +335,14 @@ EXTRACTION_MAX_RETRIES = env_int("EXTRACTION_MAX_RETRIES", 3)
 LABEL_LEASE_SECONDS = env_int("LABEL_LEASE_SECONDS", 900)
 LABEL_BATCH_SIZE = env_int("LABEL_BATCH_SIZE", 20)
 
+# Citation checking (issue 12). Reporter volumes the case-law store and index
+# hold completely, e.g. "U.S.:329-579": a citation there that matches nothing
+# does not exist; elsewhere it is only unverifiable.
+CITATION_COMPLETE_REPORTERS = env_str("CITATION_COMPLETE_REPORTERS", "")
+# CourtListener as a further source when a token is set (its v4 API).
+COURTLISTENER_API_TOKEN = env_secret("COURTLISTENER_API_TOKEN")
+COURTLISTENER_URL = env_str("COURTLISTENER_URL", "https://www.courtlistener.com")
+
 # Retraining (issue 5). TrainConfig fields overriding its defaults for every
 # run (an admin's run may override them again), e.g. {"human_epochs": 4}.
 TRAINING_CONFIG = env_json_object("TRAINING_CONFIG")

@@ -77,7 +77,10 @@ class Finding:
     evidence text the scorer read it against (the LLM grader and retraining
     read the same pair); ``score`` is the scorer's p(supported) where one
     ran; ``reason`` says why an unsafe verdict is unsafe, in the checker's own
-    vocabulary. ``evidence`` lists the deciding item first.
+    vocabulary. ``evidence`` lists the deciding item first. ``decided`` is
+    True when the evidence alone settles a safe verdict with no scorer (a
+    citation whose case, name, pincite and quotation all check out);
+    otherwise a safe verdict without a score counts as unscored.
     """
 
     claim_id: str
@@ -88,6 +91,7 @@ class Finding:
     evidence: tuple[Evidence, ...] = ()
     premise: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    decided: bool = False
 
 
 @dataclass(frozen=True)
@@ -131,11 +135,12 @@ class Checker(Protocol, Generic[C]):
     """What the rest of the system knows of a checker.
 
     ``kind`` names it (``Project.kind`` in the web app), ``title`` says what
-    it checks and ``evidence_score_name`` what its evidence scores measure,
-    for people. A checker is built with the documents its
-    claims came from (by id) and keyword options (the web app passes the
-    project's ``schema`` and ``align_threshold``), ignoring options it has no
-    use for. ``claim_from_json`` reads one line of its JSONL claims; ``check``
+    it checks, ``evidence_score_name`` what its evidence scores measure and
+    ``reasons`` what each reason for an unsafe verdict means, for people. A
+    checker is built with the documents its claims came from (by id) and
+    keyword options (the web app passes the project's ``schema`` and
+    ``align_threshold`` and the deployment's ``caselaw``), ignoring options it
+    has no use for. ``claim_from_json`` reads one line of its JSONL claims; ``check``
     judges a batch of claims, scoring with ``scorer`` (an NLI cross-encoder,
     an LLM grader) when given.
 
@@ -149,6 +154,7 @@ class Checker(Protocol, Generic[C]):
     kind: ClassVar[str]
     title: ClassVar[str]
     evidence_score_name: ClassVar[str]
+    reasons: ClassVar[dict[str, str]]
 
     def __init__(self, documents: Mapping[str, Document], **options: Any): ...
 
@@ -167,3 +173,11 @@ class Checker(Protocol, Generic[C]):
     ) -> list[Pair]: ...
 
     def silver_examples(self, claims: Sequence[C], *, seed: int) -> list[Example]: ...
+
+
+class FindsClaims(Protocol):
+    """A checker whose claims are read from the documents themselves (the
+    citations of a brief) rather than given: the web app asks it for the
+    claims of every new document."""
+
+    def find_claims(self, documents: Mapping[str, Document]) -> list[Any]: ...

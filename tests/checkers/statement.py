@@ -30,6 +30,7 @@ class StatementChecker:
     kind: ClassVar[str] = KIND
     title: ClassVar[str] = "Statements against their document, word for word"
     evidence_score_name: ClassVar[str] = "Share of the statement's words"
+    reasons: ClassVar[dict[str, str]] = {"not_supported": "Not supported"}
 
     def __init__(self, documents: Mapping[str, Document], **options: Any):
         self.documents = documents

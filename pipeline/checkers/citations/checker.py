@@ -57,6 +57,13 @@ class CitationChecker:
     kind: ClassVar[str] = "citations"
     title: ClassVar[str] = "Legal citations in briefs against case law"
     evidence_score_name: ClassVar[str] = "Score of the deciding check"
+    reasons: ClassVar[dict[str, str]] = {
+        "no_such_case": "No such case",
+        "case_name_mismatch": "Case name mismatch",
+        "pincite_out_of_range": "Pincite out of range",
+        "quote_not_found": "Quotation not found",
+        "proposition_not_supported": "Proposition not supported",
+    }
 
     def __init__(
         self,
@@ -71,6 +78,10 @@ class CitationChecker:
 
     def claim_from_json(self, raw: Any) -> Prediction:
         return prediction_from_json(raw)
+
+    def find_claims(self, documents: Mapping[str, Document]) -> list[Prediction]:
+        """The citations of ``documents``, as claims (:func:`citation_claims`)."""
+        return citation_claims(documents)
 
     def check(
         self,
@@ -165,21 +176,27 @@ class CitationChecker:
         return out, errors
 
 
-def _evidence(span: Span | None, role: str, score: float | None = None) -> Evidence:
-    assert span is not None
-    return Evidence(span.source, span.start, span.end, span.text, role, score)
+def _evidence(span: Span, role: str) -> Evidence:
+    return Evidence(span.source, span.start, span.end, span.text, role)
 
 
 def finding_of(claim_id: str, r: CitationResult) -> Finding:
-    """A citation's result as a finding: the failed check's evidence first,
-    then every other check's; the checks, problems and matched case in
-    ``extra`` for the labeling screen."""
+    """A citation's result as a finding. Its evidence starts with the
+    citation itself in the brief (where the expert reads it), then the
+    deciding check's evidence and every other check's; the checks, problems
+    and matched case go in ``extra`` for the labeling screen."""
     c = r.citation
-    deciding = [r.evidence] if r.evidence else []
-    others = [
-        ch.evidence for ch in r.checks if ch.evidence and ch.evidence is not r.evidence
-    ]
-    evidence = tuple(_evidence(s, "opinion") for s in deciding + others)
+    spans = [r.evidence] if r.evidence else []
+    for ch in r.checks:
+        if ch.evidence and ch.evidence not in spans:
+            spans.append(ch.evidence)
+    evidence = (
+        Evidence(c.brief_id, c.start, c.end, c.text, "citation"),
+        *(
+            _evidence(s, "case" if s.start is None else "opinion")
+            for s in spans
+        ),
+    )
     return Finding(
         claim_id=claim_id,
         claim=c.proposition if r.proposition_pair else c.text,
@@ -189,21 +206,29 @@ def finding_of(claim_id: str, r: CitationResult) -> Finding:
         evidence=evidence,
         premise=r.proposition_pair[0] if r.proposition_pair else "",
         extra=result_extra(r),
+        decided=r.status == "verified",
     )
 
 
 def result_extra(r: CitationResult) -> dict[str, Any]:
     """What a citation's result adds to its finding, as JSON."""
     c = r.citation
+    failed = next((ch for ch in r.checks if ch.passed is False), None)
     return {
         "status": r.status,
         "problems": list(r.problems),
+        "failed": None
+        if failed is None
+        else f"{CitationChecker.reasons[failed.problem]}: {failed.detail}".rstrip(": "),
         "hallucination_score": r.score,
         "case_name": c.case_name,
         "cited": c.key,
         "pincite": c.pincite.text if c.pincite else None,
+        "form": c.form,
         "quotes": [q.text for q in c.quotes],
-        "proposition": c.proposition,
+        # A quoted citation is checked by its quotation; its sentence is not a
+        # proposition of its own.
+        "proposition": None if c.quotes else c.proposition,
         "matched": None
         if r.matched is None
         else {"id": r.matched.id, "case_name": r.matched.case_name},

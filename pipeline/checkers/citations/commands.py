@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from typing import Any
 
-from ...cli import Run, load_scorer
+from ...cli import Run, add_llm_options, llm_config, load_scorer
 from ...errors import PipelineError
 from ...jsonl import document_from_json, write_jsonl
 from ...score import DEFAULT_BATCH_SIZE
@@ -71,12 +72,45 @@ def cmd_cite_check(args, run: Run) -> None:
     checker = CitationChecker(briefs, caselaw=caselaw_from_args(args))
     results, errors = checker.results(citation_claims(briefs), scorer=load_scorer(args))
     run.report(errors)
+    agent = {}
+    if args.agent:
+        results, agent["agent_steps"] = _settle_with_agent(
+            args, run, results, checker.caselaw, briefs
+        )
     write_jsonl(args.out, (result_to_json(r) for r in results))
     counts = {
         s: sum(r.status == s for r in results)
         for s in ("verified", "hallucinated", "unverifiable")
     }
-    print(json.dumps({"briefs": len(briefs), "citations": len(results), **counts}))
+    print(
+        json.dumps(
+            {"briefs": len(briefs), "citations": len(results), **counts, **agent}
+        )
+    )
+
+
+def _settle_with_agent(
+    args, run: Run, results: list[CitationResult], caselaw: CaseLaw, briefs
+) -> tuple[list[CitationResult], int]:
+    """``--agent``: the LLM investigates what the checks left unverifiable.
+    A failed episode leaves its brief's citations so and counts as a
+    problem (exit status 1), as a failed extraction does."""
+    from ...llm import make_client
+    from .agent import settle_with_agent
+
+    config = llm_config(args, args.agent)
+    report = settle_with_agent(
+        results,
+        caselaw,
+        client=make_client(config),
+        config=config,
+        briefs={i: d.text for i, d in briefs.items()},
+    )
+    failed = [e for e in report.episodes if e.error]
+    for e in failed:
+        print(f"agent failed for brief {e.brief_id!r}: {e.error}", file=sys.stderr)
+    run.problems += len(failed)
+    return report.results, report.steps
 
 
 def cmd_cite_evaluate(args, run: Run) -> None:
@@ -124,6 +158,12 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE)
     p.add_argument("--device")
     p.add_argument("--int8", action="store_true")
+    p.add_argument(
+        "--agent",
+        metavar="MODEL",
+        help="let this LLM investigate the citations left unverifiable",
+    )
+    add_llm_options(p)
     p.set_defaults(func=cmd_cite_check, grader=None)
 
     p = sub.add_parser(

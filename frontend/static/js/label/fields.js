@@ -1,8 +1,14 @@
 // Fills a claim partial (templates/claims/<kind>.html) from a labeling item.
 // A partial declares what it shows with attributes, so a new kind of claim
 // needs a template and no script:
-//   data-field="name"        the item's field as text ("" when empty);
+//   data-field="name"        the item's field as text ("" when empty); a
+//                            dotted path reads inside it ("details.status");
 //     data-format="score"    a number with two decimals, data-empty otherwise;
+//     data-format="check"    true / false / null as passed / failed / not made;
+//   data-hide-empty="path"   hidden while that field is empty (null, "", []);
+//   data-list="path"         a list filled from that array with its <template>
+//                            (data-ev="" is the element itself, data-ev="name"
+//                            its field);
 //   data-diff="name"         two of these: their fields' character diff
 //                            (for an item whose context_found is false, the
 //                            first as claimed and the second "not found");
@@ -23,10 +29,22 @@ function derived(item) {
   };
 }
 
+const CHECK = { true: "passed", false: "failed", null: "not made" };
+
+// The value at a dotted path of the item ("details.matched.case_name").
+function at(fields, path) {
+  return path.split(".").reduce((v, key) => (v == null ? v : v[key]), fields);
+}
+
+function empty(value) {
+  return value == null || value === "" || (Array.isArray(value) && value.length === 0);
+}
+
 function text(value, node) {
   if (node.dataset.format === "score") {
     return typeof value === "number" ? value.toFixed(2) : node.dataset.empty || "";
   }
+  if (node.dataset.format === "check") return CHECK[value ?? null] ?? "";
   if (value == null) return node.dataset.empty || "";
   return typeof value === "string" ? value : JSON.stringify(value);
 }
@@ -34,7 +52,10 @@ function text(value, node) {
 export function fillClaim(root, item) {
   const fields = derived(item);
   for (const node of root.querySelectorAll("[data-field]")) {
-    node.textContent = text(fields[node.dataset.field], node);
+    node.textContent = text(at(fields, node.dataset.field), node);
+  }
+  for (const node of root.querySelectorAll("[data-hide-empty]")) {
+    node.hidden = empty(at(fields, node.dataset.hideEmpty));
   }
   const diffs = root.querySelectorAll("[data-diff]");
   let differs = false;
@@ -50,14 +71,22 @@ export function fillClaim(root, item) {
   }
   for (const legend of root.querySelectorAll("[data-diff-legend]")) legend.hidden = !differs;
   for (const list of root.querySelectorAll("[data-evidence]")) {
-    const template = list.querySelector("template");
-    list.replaceChildren(template);
-    for (const evidence of item.evidence || []) {
-      const card = template.content.cloneNode(true);
-      for (const node of card.querySelectorAll("[data-ev]")) {
-        node.textContent = text(evidence[node.dataset.ev], node);
-      }
-      list.append(card);
+    fillList(list, item.evidence);
+  }
+  for (const list of root.querySelectorAll("[data-list]")) {
+    fillList(list, at(fields, list.dataset.list));
+  }
+}
+
+function fillList(list, values) {
+  const template = list.querySelector("template");
+  list.replaceChildren(template);
+  for (const value of values || []) {
+    const card = template.content.cloneNode(true);
+    for (const node of card.querySelectorAll("[data-ev]")) {
+      const name = node.dataset.ev;
+      node.textContent = text(name ? value[name] : value, node);
     }
+    list.append(card);
   }
 }

@@ -1,0 +1,102 @@
+"""A brief uploaded to a citation project shows its citations checked, with
+their evidence, in the labeling screen: the citation and its quotation on
+the left, the failed check named, the case it matched and the opinion's
+passage on the right; the expert labels them by keyboard."""
+
+import pytest
+from django.core.management import call_command
+
+from annotator.checking import predictions_check
+from annotator.models import Annotation, Project
+from tests.annotator.factories import upload
+from tests.browser.conftest import log_in, wait_all_sent
+from tests.citation_data import write_caselaw
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+BRIEF = (
+    "The Court was clear. “We hold that the statute does not create a private"
+    " right of action.” Doe v. Roe, 5 U.S. 11, 12 (1990). Other courts agree."
+    " See Smith v. Jones, 5 U.S. 11 (1990)."
+)
+
+
+def test_a_briefs_citations_are_labelled_with_their_evidence(
+    personas, api, new_page, settings, tmp_path, unread_broker, artifacts
+):
+    settings.CITATION_COMPLETE_REPORTERS = "U.S.:1-10"
+    store, index = write_caselaw(tmp_path)
+    call_command("import_caselaw", str(store))
+    call_command("import_caselaw", str(index), "--index")
+    admin = api(personas.admin)
+    response = admin.post(
+        "/api/projects/",
+        {"name": "briefs", "kind": "citations", "overlap_share": 0.0},
+        format="json",
+    )
+    assert response.status_code == 201, response.content
+    project = Project.objects.get(pk=response.json()["id"])
+    expert = personas.annotator
+    response = admin.post(
+        f"/api/projects/{project.pk}/members/",
+        {"user": expert.pk, "role": "expert"},
+        format="json",
+    )
+    assert response.status_code == 200, response.content
+    response = upload(
+        admin,
+        "/api/documents/upload/",
+        project,
+        "brief.txt",
+        BRIEF.encode(),
+        "files",
+    )
+    assert response.status_code in (200, 201), response.content
+    assert predictions_check(project_id=project.pk).checked == 2
+
+    page = new_page()
+    log_in(page, expert.username, "ann1-pass")
+    page.goto(f"/projects/{project.pk}/label/")
+    page.wait_for_selector("#item:not([hidden])")
+    shown = {}
+    for _ in range(2):
+        citation = page.inner_text(".cite-text")
+        # The brief on the left opens on the citation, highlighted.
+        assert citation in page.inner_text("#doc .d-hit")
+        if citation.startswith("Doe"):
+            assert page.inner_text(".cite-quotes") == (
+                "We hold that the statute does not create a private right of action."
+            )
+            assert page.is_hidden(".cite-failed")
+            assert page.inner_text(".cite-matched") == "Doe v. Roe"
+            assert page.locator(".cite-evidence .lbl-text").all_inner_texts()[1] == (
+                "We hold that the statute does not create a private right of action"
+            )
+            assert "quote: passed" in page.inner_text(".cite-checks")
+            key = "s"
+            page.screenshot(path=str(artifacts / "label-citation.png"), full_page=True)
+        else:
+            assert citation == "Smith v. Jones, 5 U.S. 11 (1990)"
+            assert page.inner_text(".cite-failed") == (
+                "Failed check: Case name mismatch: 5 U.S. 11 is Doe v. Roe"
+            )
+            assert page.inner_text(".cite-matched") == "Doe v. Roe"
+            assert "case_name: failed" in page.inner_text(".cite-checks")
+            key = "u"
+        shown[citation] = "safe" if key == "s" else "unsafe"
+        before = page.get_attribute("#item", "data-prediction-id")
+        page.keyboard.press(key)
+        page.wait_for_function(
+            "before => document.querySelector('#item').dataset.predictionId"
+            " != before || !document.querySelector('#empty').hidden",
+            arg=before,
+        )
+    wait_all_sent(page)
+    stored = {
+        a.prediction.value: a.label
+        for a in Annotation.objects.filter(annotator=expert).select_related(
+            "prediction"
+        )
+    }
+    assert stored == shown
+    assert len(shown) == 2
