@@ -102,11 +102,18 @@ def test_next_case_in_the_volume_bounds_the_pages(caselaw):
 def test_absent_but_real_citations_are_unverifiable_never_hallucinated(caselaw):
     results = check(
         "See Zed v. Zoe, 5 U.S. 30 (1990). See Ames v. Bell, 7 F.3d 9 (9th Cir. 1993)."
-        " See Cole v. Dunn, 55 U.S. 1 (1855).",
+        " See Cole v. Dunn, 55 U.S. 1 (1991).",
         caselaw,
     )
     assert [r.status for r in results] == ["verified", "unverifiable", "unverifiable"]
     assert results[0].matched.case_name == "ZED v. ZOE"
+
+
+def test_a_volume_published_after_its_year_cannot_exist(caselaw):
+    # Volume 5 is from 1990: volume 712 cannot be from 1985.
+    [r] = check("See Foo v. Bar, 712 U.S. 1 (1985).", caselaw)
+    assert r.problems == ("no_such_case",)
+    assert "712" in r.checks[0].detail and "1990" in r.checks[0].detail
 
 
 def test_proposition_is_scored_against_the_best_passages(caselaw):

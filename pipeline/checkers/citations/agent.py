@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from ...errors import PipelineError
@@ -147,7 +147,7 @@ Answer each step with JSON:
 
 
 @dataclass(frozen=True)
-class Belief:
+class _Belief:
     """What the agent holds about one citation."""
 
     status: str = "pending"
@@ -191,7 +191,7 @@ class AgentReport:
     the episodes that produced them, for the caller to log."""
 
     results: list[CitationResult]
-    episodes: list[Episode] = field(default_factory=list)
+    episodes: list[Episode]
 
     @property
     def steps(self) -> int:
@@ -260,7 +260,7 @@ def settle_with_agent(
 
 
 def _apply(
-    r: CitationResult, belief: Belief, found: Mapping[str, _Found]
+    r: CitationResult, belief: _Belief, found: Mapping[str, _Found]
 ) -> CitationResult:
     """The result with the agent's final belief: settled, or still
     unverifiable with its note as a check not made."""
@@ -487,7 +487,7 @@ class _Episode:
         self.client = client
         self.config = config
         self.max_steps = max_steps
-        self.beliefs = [Belief() for _ in results]
+        self.beliefs = [_Belief() for _ in results]
         self.tools = _Tools(caselaw, [r.matched for r in results if r.matched])
         self.messages: list[dict[str, str]] = [
             {"role": "system", "content": AGENT_PROMPT},
@@ -498,33 +498,47 @@ class _Episode:
         """Step until the model finishes, the budget is spent or a call
         fails."""
         steps: list[AgentStep] = []
-        usage, error, finished = Usage(), None, False
+        usage = Usage()
         for step in range(1, self.max_steps + 1):
             try:
                 answer, spent = chat_json(
-                    self.client, self.config, self.messages, STEP_SCHEMA,
+                    self.client,
+                    self.config,
+                    self.messages,
+                    STEP_SCHEMA,
                     name="citation_agent_step",
-                )  # fmt: skip
+                )
             except LLMError as e:
-                usage, error = usage + e.usage, str(e)
-                break
+                return self._episode(steps, usage + e.usage, error=str(e))
             usage += spent
-            rejected = self._believe(answer["belief"])
-            tool = str(answer["action"]["tool"]).strip()
-            args = {k: v for k, v in answer["action"]["args"].items() if v is not None}
-            if tool == "finish":
-                steps.append(AgentStep(step, tool, args, spent))
-                finished = True
-                break
-            observation, taken = self._act(tool, args, step, spent)
-            steps.append(taken)
-            shown = self._observe(
-                taken, observation, rejected, left=self.max_steps - step
-            )
-            self.messages += [
-                {"role": "assistant", "content": json.dumps(answer)},
-                {"role": "user", "content": shown},
-            ]
+            steps.append(self._step(step, answer, spent))
+            if steps[-1].tool == "finish":
+                return self._episode(steps, usage, finished=True)
+        return self._episode(steps, usage)
+
+    def _step(self, step: int, answer: Mapping[str, Any], spent: Usage) -> AgentStep:
+        """Keep the stated beliefs, run the action and show the model both."""
+        rejected = self._believe(answer["belief"])
+        tool = str(answer["action"]["tool"]).strip()
+        args = {k: v for k, v in answer["action"]["args"].items() if v is not None}
+        if tool == "finish":
+            return AgentStep(step, tool, args, spent)
+        observation, taken = self._act(tool, args, step, spent)
+        shown = self._observe(taken, observation, rejected, left=self.max_steps - step)
+        self.messages += [
+            {"role": "assistant", "content": json.dumps(answer)},
+            {"role": "user", "content": shown},
+        ]
+        return taken
+
+    def _episode(
+        self,
+        steps: list[AgentStep],
+        usage: Usage,
+        *,
+        finished: bool = False,
+        error: str | None = None,
+    ) -> Episode:
         return Episode(
             brief_id=self.results[0].citation.brief_id,
             citations=tuple(r.citation.id for r in self.results),
@@ -565,7 +579,7 @@ class _Episode:
             if evidence is not None and evidence not in self.tools.found:
                 rejected.append(f"citation {n}: no evidence is labelled {evidence!r}")
                 evidence = None
-            self.beliefs[n] = Belief(
+            self.beliefs[n] = _Belief(
                 status=item["status"],
                 kind=item["kind"] if item["status"] == "hallucinated" else None,
                 confidence=min(1.0, max(0.0, float(item["confidence"]))),

@@ -192,10 +192,7 @@ def finding_of(claim_id: str, r: CitationResult) -> Finding:
             spans.append(ch.evidence)
     evidence = (
         Evidence(c.brief_id, c.start, c.end, c.text, "citation"),
-        *(
-            _evidence(s, "case" if s.start is None else "opinion")
-            for s in spans
-        ),
+        *(_evidence(s, "case" if s.start is None else "opinion") for s in spans),
     )
     return Finding(
         claim_id=claim_id,

@@ -19,7 +19,7 @@ from .pages import PageRange, pages_overlap, reporter_pages, slip_pages
 from .parse import Citation
 from .passages import Passage, PassageIndex
 from .quotes import OpinionWords, QuoteMatch, find_quote
-from .reporters import Coverage
+from .reporters import Coverage, implausible
 from .sources import CaseLawSource, CaseRecord, Opinion
 
 Status = Literal["verified", "hallucinated", "unverifiable"]
@@ -126,6 +126,23 @@ class CaseLaw:
         pages = [p for p in pages if p is not None]
         return min(pages) if pages else None
 
+    def later_volume(self, c: Citation) -> tuple[int, int] | None:
+        """A volume of the cited reporter lower than the citation's yet
+        dated two or more years after its year, where a source knows one:
+        the cited volume cannot exist for that year."""
+        if not (c.year and c.volume and c.reporter and c.volume.isdigit()):
+            return None
+        for s in self.sources:
+            pages = getattr(s, "first_pages", None)
+            found = (
+                pages.later_volume(c.reporter, int(c.volume), int(c.year))
+                if pages
+                else None
+            )
+            if found:
+                return found
+        return None
+
     def in_volume(self, reporter: str, volume: str) -> list[CaseRecord]:
         return [
             r for s in self.sources if hasattr(s, "in_volume")
@@ -191,12 +208,25 @@ def _failed(w: _Work) -> bool:
 def _check_case(w: _Work, caselaw: CaseLaw) -> None:
     """Exists and case name: find the cited case among the records."""
     c = w.citation
-    if c.key is None and c.volume and c.reporter:
+    if c.key is None and c.volume and c.reporter and c.case_name:
         # A slip citation (570 U.S. ___): the volume's cases, by name.
-        w.records = [
-            r for r in caselaw.in_volume(c.reporter, c.volume)
-            if c.case_name and names_match(c.case_name, r.case_name)
-        ]  # fmt: skip
+        in_volume = caselaw.in_volume(c.reporter, c.volume)
+        w.records = [r for r in in_volume if names_match(c.case_name, r.case_name)]
+        if (
+            not w.records
+            and in_volume
+            and caselaw.coverage.covers(c.reporter, c.volume)
+        ):
+            w.checks.append(
+                Check(
+                    "case_name",
+                    False,
+                    "case_name_mismatch",
+                    detail=f"no case of {c.volume} {c.reporter}, which is known"
+                    f" completely, is named {c.case_name}",
+                )
+            )
+            return
     if not w.records:
         w.checks.append(_exists_without_match(c, caselaw))
         return
@@ -231,6 +261,19 @@ def _exists_without_match(c: Citation, caselaw: CaseLaw) -> Check:
             "no_such_case",
             detail=f"no reporter is called {c.reporter!r}",
         )
+    if c.reporter and c.volume:
+        why = implausible(c.reporter, c.volume, c.year)
+        if why:
+            return Check("exists", False, "no_such_case", detail=why)
+    later = caselaw.later_volume(c)
+    if later:
+        return Check(
+            "exists",
+            False,
+            "no_such_case",
+            detail=f"volume {c.volume} of {c.reporter} cannot be from {c.year}:"
+            f" volume {later[0]} is from {later[1]}",
+        )
     if (
         c.key
         and c.reporter
@@ -257,7 +300,8 @@ def _pages(w: _Work, caselaw: CaseLaw) -> PageRange | None:
     if c.pincite is None:
         return None
     if c.pincite.slip:
-        return slip_pages(w.opinion) if w.opinion else None
+        separate = any(w in c.text for w in ("dissent", "concurr"))
+        return slip_pages(w.opinion, lead_only=not separate) if w.opinion else None
     if not c.key:
         return None
     nxt = caselaw.next_case_page(c.key)

@@ -72,7 +72,7 @@ def cmd_cite_check(args, run: Run) -> None:
     checker = CitationChecker(briefs, caselaw=caselaw_from_args(args))
     results, errors = checker.results(citation_claims(briefs), scorer=load_scorer(args))
     run.report(errors)
-    agent = {}
+    agent: dict[str, int] = {}
     if args.agent:
         results, agent["agent_steps"] = _settle_with_agent(
             args, run, results, checker.caselaw, briefs

@@ -47,6 +47,13 @@ _ABBREVIATIONS = dict(
     va=virginia vt=vermont wash=washington wis=wisconsin wyo=wyoming
 """.split()
 )
+#: Abbreviated words that end in a period inside case names.
+ABBREVIATED_WORDS = frozenset(_ABBREVIATIONS) | {
+    "inc", "co", "corp", "ltd", "bros", "jr", "sr", "st", "mt", "ft", "no", "nos",
+    "cir", "ct", "dist", "app", "supp", "cnty", "cty", "dept", "assocs", "inst",
+    "gov't", "int'l", "nat'l", "ass'n", "comm'n", "dep't", "sec'y", "cal", "calif",
+    "v", "vs", "ex", "rel", "al", "etc", "mr", "mrs", "ms", "dr", "u.s", "n.y",
+}  # fmt: skip
 _NOISE = {
     "the", "of", "and", "a", "an", "et", "al", "inc", "co", "corp", "llc", "ltd",
     "l.l.c", "l.p", "lp", "n.a", "in", "re", "ex", "rel", "parte", "for", "on",

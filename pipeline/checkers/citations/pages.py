@@ -108,19 +108,31 @@ def _marks(opinion: Opinion, m: PageMarker, reporter: str, volume: str) -> bool:
     return _first_listed(opinion, reporter, volume)
 
 
-def slip_pages(opinion: Opinion) -> PageRange | None:
-    """The slip-opinion pages of ``opinion``: page 1 to the highest page of
-    any of its separate opinions, markers in text order; None without slip
-    markers."""
+def slip_pages(opinion: Opinion, *, lead_only: bool = True) -> PageRange | None:
+    """The slip-opinion pages of ``opinion``, markers in text order; None
+    without slip markers. A slip pincite names a page of the lead opinion
+    (the Court's) unless the citation names a separate one ("Scalia, J.,
+    dissenting"), so by default the range ends on the lead opinion's last
+    page; with ``lead_only`` False, on the highest page of any part."""
     markers = [m for m in opinion.pages if m.scheme == "slip_op" and m.page.isdigit()]
     if not markers:
         return None
+    # Part labels of real slip texts are messy ("Appendix to opinion of the
+    # Court" over the majority's pages): every part that is not a separate
+    # opinion counts as the lead.
+    lead = [m for m in markers if not _separate(m.part)] if lead_only else markers
+    lead = lead or markers
     return PageRange(
         first=1,
-        last=max(int(m.page) for m in markers),
+        last=max(int(m.page) for m in lead),
         markers=tuple((int(m.page), m.offset) for m in markers),
         slip=True,
     )
+
+
+def _separate(part: str | None) -> bool:
+    label = (part or "").lower()
+    return "dissent" in label or "concurr" in label
 
 
 def pages_overlap(a_first: int, a_last: int, b_first: int, b_last: int) -> bool:

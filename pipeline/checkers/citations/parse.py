@@ -22,6 +22,7 @@ from eyecite.models import (
     SupraCitation,
 )
 
+from .names import ABBREVIATED_WORDS
 from .reporters import citation_key, reporter_key
 
 
@@ -129,7 +130,7 @@ def find_citations(text: str, *, brief_id: str = "") -> list[Citation]:
             parsed = _inherit(parsed, citations[index_of[ref]], index_of[ref])
         index_of[i] = len(citations)
         citations.append(parsed)
-    citations = _merge_unknown_reporters(text, citations, brief_id)
+    citations = _resolve_by_name(_merge_unread(text, citations, brief_id))
     return _with_context(text, citations)
 
 
@@ -173,8 +174,10 @@ def _parse_one(text: str, c, brief_id: str) -> Citation | None:
         start, form = core_start, "id"
         name = None
     elif isinstance(c, SupraCitation):
-        start, form = c.full_span()[0], "supra"
-        name = c.metadata.antecedent_guess
+        form = "supra"
+        name, start = _name_before(text, core_start, short=True)
+        if name is None:
+            name, start = c.metadata.antecedent_guess, c.full_span()[0]
     elif isinstance(c, ShortCaseCitation):
         form = "short"
         name, start = _name_before(text, core_start, short=True)
@@ -186,6 +189,8 @@ def _parse_one(text: str, c, brief_id: str) -> Citation | None:
         if name is None:
             start = core_start
     end, pincite, court, year = _tail(text, core_end, c, form)
+    if form == "supra" and end == core_end and text[end - 1] == ".":
+        end -= 1  # "supra." ends the sentence
     groups = c.groups if form in ("full", "short") else {}
     reporter = groups.get("reporter")
     page = groups.get("page") if form == "full" else None
@@ -260,19 +265,10 @@ def _name_before(text: str, pos: int, *, short: bool = False):
     return stripped[first.start() : -1].strip(), lo + first.start()
 
 
-# Abbreviations of four letters or more that end inside case names (Bluebook
-# tables 6 and 10); shorter capitalised words with a period are taken as
-# abbreviations too (``Co.``, ``Tex.``), longer ones as a sentence's end.
-_LONG_ABBREVIATIONS = {
-    "indus.", "prods.", "servs.", "cmty.", "envtl.", "mgmt.", "hosp.", "transp.",
-    "commc'ns", "enters.", "invs.", "props.", "sys.", "techs.", "univ.", "mich.",
-    "minn.", "mass.", "conn.", "wash.", "wis.", "okla.", "ariz.", "colo.",
-    "penn.", "calif.", "tenn.", "nev.", "neb.", "kan.", "ala.", "ark.", "miss.",
-    "corp.", "dept.", "assocs.", "bros.", "fed.", "gov't.", "int'l.", "nat'l.",
-}  # fmt: skip
-_ABBREVIATION = re.compile(
-    r"^(?:[A-Z][a-z]{0,3}\.|(?:[A-Za-z]\.){2,}|[A-Za-z]\.|[\w]+'[\w]*\.?)$"
-)
+# Periods that end a word inside a case name: a Bluebook abbreviation
+# (``Co.``, ``Tex.``, ``Univ.``), an initial (``J.``) or a dotted acronym
+# (``U.S.``); any other word with a period ends a sentence (``Then.``).
+_INITIALS = re.compile(r"^(?:[A-Za-z]\.)+$|^[\w]+['’][\w]*\.?$")
 
 
 def _ends_sentence(word: str) -> bool:
@@ -284,7 +280,7 @@ def _ends_sentence(word: str) -> bool:
     core = w.rstrip('”"’')
     if not core.endswith((".", "?", "!")):
         return False
-    return not (_ABBREVIATION.match(core) or core.lower() in _LONG_ABBREVIATIONS)
+    return not (_INITIALS.match(core) or core.lower().rstrip(".") in ABBREVIATED_WORDS)
 
 
 # --- pincite and parentheticals -------------------------------------------
@@ -315,6 +311,10 @@ def _tail(text: str, core_end: int, c, form: str):
             if m2:
                 pin = _pincite(m2.group(1))
                 pos += m2.end()
+        # A slip citation's blank page ("at ___") before its slip pincite.
+        m3 = re.match(r"\s*,?\s*(?:at\s+)?_{2,}", text[pos:])
+        if m3:
+            pos += m3.end()
     else:
         m = _PIN.match(text, pos)
         if m:
@@ -382,71 +382,147 @@ def _pincite(raw: str, *, slip: bool = False) -> Pincite | None:
     return Pincite(text=raw.strip(), first=first, last=max(first, last), slip=slip)
 
 
-# --- unknown reporters -----------------------------------------------------
+# --- what eyecite does not read ----------------------------------------------
 
+_ORDINAL = r"\d+(?:d|th|st|rd|nd)\.?"
+_REPORTER_WORD = rf"(?:[A-Z][A-Za-z.'’]*(?:{_ORDINAL})?|{_ORDINAL})"
 _UNKNOWN = re.compile(
-    r"(?P<volume>\d{1,4})\s+(?P<reporter>[A-Z][A-Za-z.]*(?:\s+(?:[A-Z][A-Za-z.]*|\d(?:d|th|st|rd)\.?))*?)"
-    r"\s+(?P<page>\d{1,5})\b"
+    rf"(?P<volume>\d{{1,4}})\s+(?P<reporter>[A-Z][A-Za-z.'’]*(?:{_ORDINAL})?"
+    rf"(?:\s+{_REPORTER_WORD})*?)\s+(?P<page>\d{{1,5}})\b"
 )
+_NAME_SLIP = re.compile(r",\s+(?P<slip>slip\s+op\.?,?\s+at\s+\d+)")
 
 
-def _merge_unknown_reporters(
+def _merge_unread(
     text: str, citations: list[Citation], brief_id: str
 ) -> list[Citation]:
-    """Add full citations eyecite skipped because no reporter table knows
-    their reporter: ``Name v. Name, 446 Cal. Rptr. 4th 183 (2019)``."""
+    """Add the citations eyecite cannot read: a full citation to a reporter
+    no table knows (``Name v. Name, 446 Cal. Rptr. 4th 183 (2019)``, the
+    plainest fabrication) and its short forms, and a short form by name
+    and slip page (``Bilski, slip op., at 5``)."""
     taken = [(c.start, c.end) for c in citations]
-    extra = []
+    extra: list[Citation] = []
+    refers: dict[str, str] = {}  # short form's id -> its full citation's id
+
+    def free(at: int) -> bool:
+        return not any(a <= at < b for a, b in taken)
+
     for m in re.finditer(r"\bv\.\s", text):
         comma = text.find(",", m.end(), m.end() + 160)
-        if comma < 0:
-            continue
-        cm = _UNKNOWN.match(
-            text, comma + 1 + (len(text[comma + 1 :]) - len(text[comma + 1 :].lstrip()))
-        )
-        if not cm or any(a <= cm.start() < b for a, b in taken):
-            continue
-        if (
-            not get_citations(cm.group()) == []
-            and reporter_key(cm["reporter"]) != cm["reporter"]
-        ):
+        after = comma + 1 + len(text[comma + 1 :]) - len(text[comma + 1 :].lstrip())
+        cm = _UNKNOWN.match(text, after) if comma >= 0 else None
+        if not cm or not free(cm.start()) or get_citations(cm.group()):
             continue
         name, start = _name_before(text, cm.start())
         if name is None:
             continue
-        end, pin, court, year = _tail(
-            text, cm.end(), _Span(cm.start(), cm.end()), "full"
+        c = _unread_citation(text, brief_id, start, cm, name=name, form="full")
+        extra.append(c)
+        taken.append((c.start, c.end))
+    for full in list(extra):
+        short = re.compile(
+            rf"{re.escape(full.volume)}\s+{re.escape(full.reporter)},?\s+at\s+(?P<page>\d+)"
         )
-        extra.append(
-            Citation(
-                id=f"{brief_id}:{start}",
-                brief_id=brief_id,
-                start=start,
-                end=end,
-                text=text[start:end],
-                form="full",
-                case_name=name,
-                volume=cm["volume"],
-                reporter=cm["reporter"],
-                page=cm["page"],
-                pincite=pin,
-                court=court,
-                year=year,
-                reporter_known=False,
-            )
+        for sm in short.finditer(text, full.end):
+            if free(sm.start()):
+                name, start = _name_before(text, sm.start(), short=True)
+                c = _unread_citation(text, brief_id, start, sm, name=name, form="short")
+                c = replace(c, case_name=name or full.case_name, page=full.page)
+                extra.append(c)
+                refers[c.id] = full.id
+                taken.append((c.start, c.end))
+    fulls = [c for c in citations + extra if c.form == "full" and c.case_name]
+    for sm in _NAME_SLIP.finditer(text):
+        name, start = _name_before(text, sm.start("slip"), short=True)
+        earlier = [
+            c for c in fulls if c.end <= sm.start() and name and _short_name_of(name, c)
+        ]
+        if not free(sm.start()) or not earlier:
+            continue
+        end, pin, _, _ = _tail(text, sm.start(), _Span(start, sm.start()), "short")
+        c = replace(
+            earlier[-1],
+            id=f"{brief_id}:{start}",
+            start=start,
+            end=end,
+            text=text[start:end],
+            form="short",
+            case_name=name,
+            pincite=pin,
+            quotes=(),
+            proposition=None,
         )
+        extra.append(c)
+        refers[c.id] = earlier[-1].id
         taken.append((start, end))
     if not extra:
         return citations
     merged = sorted(citations + extra, key=lambda c: c.start)
-    renumber = {c.id: i for i, c in enumerate(merged)}
-    old = {i: c.id for i, c in enumerate(citations)}
+    index = {c.id: i for i, c in enumerate(merged)}
+    referent = {
+        c.id: citations[c.refers_to].id for c in citations if c.refers_to is not None
+    }
+    referent |= refers
     return [
-        replace(c, refers_to=renumber[old[c.refers_to]])
-        if c.refers_to is not None
-        else c
+        replace(c, refers_to=index[referent[c.id]]) if c.id in referent else c
         for c in merged
     ]
+
+
+def _resolve_by_name(citations: list[Citation]) -> list[Citation]:
+    """Point each ``supra`` at the last full citation before it whose case
+    name holds the name it gives (eyecite guesses from one party word, and
+    picks the wrong case when briefs cite several)."""
+    out = list(citations)
+    for i, c in enumerate(out):
+        if c.form != "supra" or not c.case_name:
+            continue
+        named = [
+            j for j in range(i)
+            if out[j].form == "full" and _short_name_of(c.case_name, out[j])
+        ]  # fmt: skip
+        # Bluebook short names are the first party's: prefer those.
+        first = [j for j in named if _short_name_of(c.case_name, out[j], first=True)]
+        named = first or named
+        if named and named[-1] != c.refers_to:
+            out[i] = _inherit(c, out[named[-1]], named[-1])
+    return out
+
+
+def _short_name_of(name: str, full: Citation, *, first: bool = False) -> bool:
+    """Whether ``name`` is a short form of the full citation's case name
+    (of its first party with ``first``)."""
+    words = {w.lower().strip(",.") for w in name.split()}
+    full_name = full.case_name or ""
+    if first:
+        full_name = re.split(r"\s+vs?\.\s+", full_name)[0]
+    return bool(words) and words <= {w.lower().strip(",.") for w in full_name.split()}
+
+
+def _unread_citation(text, brief_id, start, m, *, name, form) -> Citation:
+    end, pin, court, year = _tail(text, m.end(), _Span(m.start(), m.end()), form)
+    if form == "short":
+        pin = _pincite(m["page"])
+    return Citation(
+        id=f"{brief_id}:{start}",
+        brief_id=brief_id,
+        start=start,
+        end=end,
+        text=text[start:end],
+        form=form,
+        case_name=name,
+        volume=m["volume"] if form == "full" else re.match(r"\d+", m.group())[0],
+        reporter=m["reporter"] if form == "full" else _reporter_of_short(m.group()),
+        page=m["page"] if form == "full" else None,
+        pincite=pin,
+        court=court,
+        year=year,
+        reporter_known=False,
+    )
+
+
+def _reporter_of_short(matched: str) -> str:
+    return re.sub(r"^\d+\s+|,?\s+at\s+\d+$", "", matched)
 
 
 class _Span:
@@ -466,15 +542,57 @@ class _Span:
 
 
 def _with_context(text: str, citations: list[Citation]) -> list[Citation]:
+    quotes = _quotes_by_citation(text, citations)
     out = []
     prev_end = 0
     for i, c in enumerate(citations):
         next_start = citations[i + 1].start if i + 1 < len(citations) else len(text)
-        quotes = _quotes_for(text, c, prev_end)
         proposition = _proposition_for(text, c, prev_end, next_start)
-        out.append(replace(c, quotes=quotes, proposition=proposition))
+        out.append(replace(c, quotes=tuple(quotes[i]), proposition=proposition))
         prev_end = max(prev_end, c.end)
     return out
+
+
+def _quotes_by_citation(text: str, citations: list[Citation]) -> list[list[Quote]]:
+    """Give each quotation to the citation it supports, one citation each: a
+    quotation in a citation's parenthetical is its own; one in a sentence
+    with citations goes to the nearest citation before it (``In X, ..., the
+    Court said “...”``), else the first after it; one in a sentence without
+    a citation goes to a citation opening the next sentence (``“...” Id.``)."""
+    owned: list[list[Quote]] = [[] for _ in citations]
+    spans = [(c.start, c.end) for c in citations]
+    sentences = [
+        (_sentence_start(text, c.start), _sentence_end(text, c.end)) for c in citations
+    ]
+    for q in _quoted(text, 0, len(text)):
+        inside = [i for i, (a, b) in enumerate(spans) if a <= q.start and q.end <= b]
+        if inside:
+            owned[inside[-1]].append(q)
+            continue
+        same = [i for i, (a, b) in enumerate(sentences) if a <= q.start and q.end <= b]
+        if same:
+            before = [i for i in same if spans[i][1] <= q.start]
+            owned[before[-1] if before else same[0]].append(q)
+            continue
+        after = [i for i, (a, _) in enumerate(sentences) if a >= q.end]
+        if after:
+            i = after[0]
+            between = text[_sentence_end(text, q.end) : sentences[i][0]]
+            if not between.strip():
+                owned[i].append(q)
+    return owned
+
+
+def _sentence_end(text: str, pos: int) -> int:
+    """Where the sentence holding ``pos`` ends (after its period)."""
+    m = _SENTENCE_END.search(text, pos)
+    while m and not _ends_sentence(
+        text[text.rfind(" ", 0, m.start()) + 1 : m.start() + 1]
+    ):
+        m = _SENTENCE_END.search(text, m.end())
+    para = text.find("\n\n", pos)
+    end = m.start() + 1 if m else len(text)
+    return min(end, para) if para >= 0 else end
 
 
 def _quoted(text: str, lo: int, hi: int) -> list[Quote]:
@@ -511,16 +629,6 @@ def _closing_quote(text: str, i: int, hi: int) -> int:
             if depth == 0:
                 return j
     return -1
-
-
-def _quotes_for(text: str, c: Citation, prev_end: int) -> tuple[Quote, ...]:
-    """The quotation a citation supports: inside its own parentheticals,
-    else in its sentence or the one before, after the previous citation."""
-    own = _quoted(text, c.start, c.end)
-    if own:
-        return tuple(own)
-    lo = max(prev_end, _sentence_start(text, _sentence_start(text, c.start) - 1))
-    return tuple(_quoted(text, lo, c.start))
 
 
 _SENTENCE_END = re.compile(r"[.?!][”\"’)\]]*\s+(?=[“\"‘(\[]?[A-Z])")

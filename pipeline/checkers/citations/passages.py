@@ -21,8 +21,8 @@ _STOP = frozenset(
 )
 # Sentences per passage: enough context for a holding, short enough for the
 # scorer's 256-token window.
-_PASSAGE_SENTENCES = 3
-_MAX_PASSAGE_CHARS = 900
+_PASSAGE_SENTENCES = 2
+_MAX_PASSAGE_CHARS = 600
 
 
 @dataclass(frozen=True)

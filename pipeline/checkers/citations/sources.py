@@ -179,25 +179,40 @@ def _int_or_none(value: Any) -> int | None:
 
 
 class FirstPages:
-    """The first pages of the cases known in each reporter volume, to bound
-    where an opinion can end: at the latest on the page the next case
-    starts."""
+    """Where and when the known cases of each reporter volume start: the
+    next case's first page bounds where an opinion can end, and the years
+    of the volumes tell a volume that cannot exist for its year (reporters
+    number their volumes in order of publication)."""
 
     def __init__(self) -> None:
         self._pages: dict[tuple[str, str], list[int]] = {}
+        self._years: dict[str, dict[int, int]] = {}
 
-    def add(self, key: str) -> None:
+    def add(self, key: str, date: str | None = None) -> None:
         volume, _, rest = key.partition(" ")
         reporter, _, page = rest.rpartition(" ")
         if volume.isdigit() and page.isdigit():
             self._pages.setdefault((reporter, volume), []).append(int(page))
+            if date and date[:4].isdigit():
+                years = self._years.setdefault(reporter, {})
+                years[int(volume)] = min(int(date[:4]), years.get(int(volume), 9999))
 
     def next_after(self, reporter: str, volume: str, page: int) -> int | None:
         """The first page of the next case in the volume, if one is known."""
         later = [p for p in self._pages.get((reporter, volume), ()) if p > page]
         return min(later) if later else None
 
-    def volume_known(self, reporter: str, volume: str) -> bool:
+    def later_volume(
+        self, reporter: str, volume: int, year: int
+    ) -> tuple[int, int] | None:
+        """A lower volume of the reporter first dated two or more years after
+        ``year`` (so ``volume`` cannot be from ``year``), as (volume, year)."""
+        for v, y in self._years.get(reporter, {}).items():
+            if v < volume and y >= year + 2:
+                return v, y
+        return None
+
+    def in_volume(self, reporter: str, volume: str) -> bool:
         return (reporter, volume) in self._pages
 
 
@@ -219,7 +234,7 @@ class LocalStore:
             for c in o.citations:
                 key = citation_key(c)
                 self._by_key.setdefault(key, []).append(o.id)
-                self.first_pages.add(key)
+                self.first_pages.add(key, o.date)
 
     @classmethod
     def read(cls, path: str | Path) -> LocalStore:
@@ -284,7 +299,7 @@ class CitationIndex:
         for r in records:
             key = citation_key(r.citations[0])
             self._by_key.setdefault(key, []).append(r)
-            self.first_pages.add(key)
+            self.first_pages.add(key, r.date)
 
     @classmethod
     def read(cls, path: str | Path) -> CitationIndex:
@@ -321,6 +336,11 @@ class CitationIndex:
 
     def lookup(self, citations: Sequence[str]) -> dict[str, list[CaseRecord]]:
         return {c: list(self._by_key.get(c, ())) for c in citations}
+
+    def in_volume(self, reporter: str, volume: str) -> list[CaseRecord]:
+        """The index's cases of a reporter volume."""
+        prefix = f"{volume} {reporter} "
+        return [r for k, rs in self._by_key.items() if k.startswith(prefix) for r in rs]
 
     def opinion(self, case_id: str) -> Opinion | None:
         return None
