@@ -38,6 +38,7 @@ from pipeline.checkers.citations import (  # noqa: E402
 )
 from pipeline.checkers.citations.commands import result_to_json  # noqa: E402
 from pipeline.checkers.citations.evaluate import evaluate_citations  # noqa: E402
+from pipeline.checkers.citations.silver import proposition_examples  # noqa: E402
 from pipeline.score import DEFAULT_BASE_MODEL, NLIScorer  # noqa: E402
 from pipeline.train import TrainConfig, train_scorer  # noqa: E402
 from pipeline.types import Document  # noqa: E402
@@ -61,15 +62,21 @@ def briefs(split: str) -> dict[str, Document]:
 
 
 def train_proposition_scorer(caselaw: CaseLaw, out: Path) -> Path:
-    """A zero-label scorer from silver pairs of the dev excerpts' opinions."""
+    """A zero-label scorer from silver pairs of the opinions the dev
+    excerpts cite (by the truth file's ``opinion_id``)."""
     if (out / "metadata.json").exists():
         return out
     dev = briefs("dev")
+    cited = sorted(
+        {t["opinion_id"] for t in read_jsonl(DATA / "truth_dev.jsonl")} - {None}
+    )
+    opinions = [o for o in map(caselaw.sources[0].opinion, cited) if o is not None]
+    silver = proposition_examples(opinions, caselaw, seed=0)
     checker = CitationChecker(dev, caselaw=caselaw)
     base = str(STARTER) if (STARTER / "metadata.json").exists() else DEFAULT_BASE_MODEL
     config = TrainConfig(base=base, stages=("silver",), silver_epochs=2, seed=0)
     started = time.perf_counter()
-    train_scorer(checker, citation_claims(dev), {}, out, config=config)
+    train_scorer(checker, citation_claims(dev), {}, out, config=config, silver=silver)
     print(f"trained the proposition scorer in {time.perf_counter() - started:.0f} s",
           file=sys.stderr)  # fmt: skip
     return out

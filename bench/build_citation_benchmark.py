@@ -208,10 +208,6 @@ _ANTONYM_PAIRS = [
     ("overbroad", "narrowly drawn"),
     ("retroactively", "prospectively"),
     ("always", "never"),
-    ("every", "no"),
-    ("entitled", "not entitled"),
-    ("preempted", "not preempted"),
-    ("liable", "not liable"),
 ]
 ANTONYMS: dict[str, str] = {}
 for _a, _b in _ANTONYM_PAIRS:
@@ -434,7 +430,7 @@ _ABBREV = {
 _PRONOUN_START = {
     "This", "That", "It", "He", "She", "They", "These", "Those", "Such",
     "Its", "His", "Her", "Their", "We", "Our", "But", "And", "Nor", "Or",
-    "So", "Yet", "Then", "Here", "There",
+    "So", "Yet", "Then", "Here", "There", "You", "I", "Your",
 }  # fmt: skip
 _LOWERABLE_START = {
     "The", "A", "An", "Each", "Every", "Any", "No", "Neither", "Both",
@@ -442,7 +438,25 @@ _LOWERABLE_START = {
     "Absent", "Even", "While", "Since", "Only", "Once", "Unless", "Whether",
     "To", "On", "Given", "Nothing", "All", "Some", "Federal", "State",
     "Courts", "Section", "A court", "Claims", "Statutes", "Congress's",
-    "Although", "As", "At", "By", "From", "Whatever", "Once", "Until",
+    "As", "At", "By", "From", "Whatever", "Until",
+}  # fmt: skip
+# third-person verbs common in holdings -> base form, for "does not X" flips
+_VERBS_3S = {
+    "applies": "apply", "requires": "require", "extends": "extend",
+    "bars": "bar", "precludes": "preclude", "violates": "violate",
+    "governs": "govern", "authorizes": "authorize", "supports": "support",
+    "allows": "allow", "provides": "provide", "confers": "confer",
+    "constitutes": "constitute", "satisfies": "satisfy", "renders": "render",
+    "qualifies": "qualify", "preempts": "preempt", "encompasses": "encompass",
+    "covers": "cover", "entitles": "entitle", "forecloses": "foreclose",
+    "reaches": "reach", "permits": "permit", "establishes": "establish",
+    "prohibits": "prohibit", "depends": "depend", "turns": "turn",
+    "infringes": "infringe", "exceeds": "exceed", "deprives": "deprive",
+    "creates": "create", "means": "mean", "affords": "afford",
+}  # fmt: skip
+_IMPERATIVE_START = {
+    "Consider", "See", "Compare", "Imagine", "Suppose", "Take", "Recall",
+    "Note", "Cf", "Accord", "Contrast",
 }  # fmt: skip
 _ROMAN = re.compile(r"^(?:[IVX]+|[A-H])$")
 
@@ -450,11 +464,23 @@ _ROMAN = re.compile(r"^(?:[IVX]+|[A-H])$")
 class Vocab:
     def __init__(self, texts: list[str]):
         self.uni: Counter[str] = Counter()
+        self.exact: Counter[str] = Counter()
         self.bi: Counter[tuple[str, str]] = Counter()
         for t in texts:
-            toks = [w.lower() for w in WORD_RE.findall(t)]
+            raw = WORD_RE.findall(t)
+            self.exact.update(raw)
+            toks = [w.lower() for w in raw]
             self.uni.update(toks)
             self.bi.update(zip(toks, toks[1:], strict=False))
+
+    def can_lower(self, word: str) -> bool:
+        """True for a capitalised common word (not a proper noun)."""
+        w = word.rstrip(",;:")
+        if w in _LOWERABLE_START:
+            return True
+        if not w[:1].isupper() or w.isupper():
+            return False
+        return self.exact[w.lower()] >= max(3, self.exact[w])
 
     def clean(self, sentence: str) -> bool:
         toks = WORD_RE.findall(sentence)
@@ -496,12 +522,14 @@ def quote_candidate_ok(s: str, vocab: Vocab) -> bool:
         return False
     if "Opinion of" in s or " ’" in s or "’ " in s.replace("s’ ", ""):
         return False
+    # a heading run into the sentence ("Applying the Statute We agree ...")
+    if re.search(r"[A-Za-z,] (?:We|Our|It|This|These|There|In|The|That|I) ", s):
+        return False
     return vocab.clean(s)
 
 
-def lower_first(s: str) -> str:
-    first = s.split()[0].rstrip(",")
-    if first in _LOWERABLE_START:
+def lower_first(s: str, vocab: Vocab) -> str:
+    if vocab.can_lower(s.split()[0]):
         return s[0].lower() + s[1:]
     return s
 
@@ -587,9 +615,11 @@ def short_name(name: str) -> str:
         return name
     sides = re.split(r"\s+v\.\s+", name, maxsplit=1)
     first = sides[0]
-    if len(sides) == 2 and (
-        first in GOV_PARTIES or first in US_STATES or first.startswith("State ")
-    ):
+
+    def gov(x: str) -> bool:
+        return x in GOV_PARTIES or x in US_STATES or x.startswith("State ")
+
+    if len(sides) == 2 and gov(first) and not gov(sides[1]):
         first = sides[1]
     first = first.split(",")[0]
     first = _CORP_SUFFIX.sub("", first).strip()
@@ -651,8 +681,8 @@ def _title_word(w: str, first: bool) -> str:
 def _scdb_side(side: str) -> str | None:
     side = re.split(r",| ET AL| et al| DBA | D/B/A |;|\(", side)[0].strip()
     side = re.sub(r"^THE ", "", side)
-    if " AND " in side:
-        side = side.split(" AND ")[0].strip()
+    if " AND " in side or "&" in side.split()[0:1]:
+        return None
     toks = side.split()
     if not toks or len(toks) > 6:
         return None
@@ -663,6 +693,10 @@ def _scdb_side(side: str) -> str | None:
     if title in US_STATES or side in ("UNITED STATES",):
         return " ".join(_title_word(t, i == 0) for i, t in enumerate(toks))
     if not is_org and len(toks) >= 2:
+        # a person only when an initial shows it ("KEYSE G. JAMA"); other
+        # multi-word names are ambiguous (person or firm) and are not used
+        if not any(re.fullmatch(r"[A-Z]\.", t) for t in toks[:-1]):
+            return None
         toks = [t for t in toks if t not in ("JR.", "SR.", "II", "III", "IV", "JR")]
         return _title_word(toks[-1], True) if toks else None
     if len(toks) > 5:
@@ -742,7 +776,8 @@ def star_segments(rec: dict, reporter: str | None) -> list[tuple[int, int, int]]
     marks = [
         p
         for p in rec["pages"]
-        if p.get("page") and p["page"].isdigit()
+        if p.get("page")
+        and p["page"].isdigit()
         and (reporter is None or p.get("reporter") in (None, reporter))
     ]
     body_end = len(text)
@@ -803,12 +838,15 @@ def body_props(quotes: list[Sentence]) -> list[Prop]:
         m = _HOLD_RE.match(q.text)
         if m:
             body = m.group(2)
-            if not re.search(r"\b(we|our|us|I)\b", body):
+            first = body.split()[0].capitalize()
+            if not re.search(r"\b(we|our|us|I)\b", body) and first not in (
+                _PRONOUN_START | _IMPERATIVE_START
+            ):
                 out.append(Prop(body, q.page, 0, "opinion"))
             continue
-        if re.search(r"\b(we|We|our|Our|us|I)\b", q.text):
+        if re.search(r"\b(we|We|our|Our|us|I)\b", q.text) or _PARTY_VIEW.search(q.text):
             continue
-        if q.text.split()[0] in _PRONOUN_START:
+        if q.text.split()[0] in _PRONOUN_START | _IMPERATIVE_START:
             continue
         out.append(Prop(q.text[:-1], q.page, 1, "opinion"))
     return out
@@ -817,7 +855,8 @@ def body_props(quotes: list[Sentence]) -> list[Prop]:
 _DISCOURSE = re.compile(
     r"^(?:First|Second|Third|Fourth|Finally|Moreover|Thus|Accordingly|Here|"
     r"In addition|Further|Furthermore|Also|Similarly|Consequently|Nonetheless|"
-    r"Nevertheless|In sum|Therefore|Instead|Rather|Indeed|Likewise), "
+    r"Nevertheless|In sum|Therefore|Instead|Rather|Indeed|Likewise|However|"
+    r"Still|Yet|But|And|Hence|Then|Again|Of course|In short|To be sure), "
 )
 
 
@@ -865,7 +904,7 @@ def syllabus_props(syllabus: str, vocab: Vocab) -> list[Prop]:
         sent = sent[0].upper() + sent[1:]
         if re.match(r"The judgments? (?:is|are|of) ", sent) or _PARTY_VIEW.search(sent):
             continue
-        if sent.split()[0] in _PRONOUN_START:
+        if sent.split()[0] in _PRONOUN_START | _IMPERATIVE_START:
             continue
         probe = _LEGAL_REF.sub("X", sent)
         if re.search(r"\d", probe) or not PROP_OK.fullmatch(probe):
@@ -889,7 +928,7 @@ def load_store(path: Path, vocab_texts_out: list) -> list[dict]:
 
 
 def build_store_cases(
-    recs: list[dict], index: "Index", vocab: Vocab
+    recs: list[dict], index: Index, vocab: Vocab
 ) -> tuple[list[StoreCase], dict[str, str]]:
     cases = []
     notes: dict[str, str] = {}
@@ -1062,14 +1101,57 @@ def absent_from_index(
         year = (r.get("date") or "")[:4]
         out.append(
             AbsentCase(
-                cite, name, short_name(name), cite, vol, rep, pg, f"({year})",
-                year, r.get("issue_area") or "",
+                cite,
+                name,
+                short_name(name),
+                cite,
+                vol,
+                rep,
+                pg,
+                f"({year})",
+                year,
+                r.get("issue_area") or "",
                 "index_brief" if cite in brief_us else "index",
             )  # fmt: skip
         )
     return out
 
 
+# federal series of 999 volumes: (first year, last year); volume ~ linear in time
+_SERIES_YEARS = {
+    "F.": (1880, 1924),
+    "F.2d": (1924, 1993),
+    "F.3d": (1993, 2021),
+    "F. Supp.": (1932, 1998),
+    "F. Supp. 2d": (1998, 2014),
+}
+
+
+def _year_fits(rep: str, vol: int, year: int) -> bool:
+    if rep in _SERIES_YEARS:
+        a, z = _SERIES_YEARS[rep]
+        expected = a + (z - a) * min(vol, 999) / 999
+        return abs(year - expected) <= 5
+    if rep == "U.S.":
+        return vol < 329 and 1790 <= year <= 1946
+    from reporters_db import REPORTERS
+
+    for ed_map in REPORTERS.values():
+        for r in ed_map:
+            ed = r["editions"].get(rep)
+            if ed:
+                lo = ed["start"].year if ed.get("start") else 1600
+                hi = ed["end"].year if ed.get("end") else 2100
+                return lo - 1 <= year <= hi + 1
+    return True
+
+
+_LEAD_PROSE = re.compile(
+    r"^(?:In|As in|See|Under|And|But|Compare|Unlike|Like|Following|Citing|After|"
+    r"Since|Before|Also|Thus|Accord|Moreover|Similarly|Indeed|Even|While|"
+    r"Although|Because|Both|Then|Later|Until|With|When|Where|The case of|"
+    r"in|and|but|see|cf\.|Cf\.|also)\s+"
+)
 _NAME_OK = re.compile(
     r"[A-Z][A-Za-z.,'’&\- ]{1,70} v\. [A-Z][A-Za-z.,'’&\- ]{1,70}|In re [A-Z][\w.,' ]+"
 )
@@ -1118,6 +1200,11 @@ def absent_from_briefs(
             raw = re.sub(r"^(?:See also|See, e\.g\.,|See|see also|see|Cf\.|cf\.|"
                          r"e\.g\.,|accord|Accord)\s+", "", raw.strip())  # fmt: skip
             raw = re.sub(r"\s+", " ", raw).rstrip(", ").strip()
+            while True:  # prose words eyecite left in front of the name
+                m = _LEAD_PROSE.match(raw)
+                if not m or raw.startswith("In re "):
+                    break
+                raw = raw[m.end() :]
             if rep == "U.S.":
                 if 329 <= vol <= 579 and index.exists(vol, pg):
                     brief_us[cite] = raw
@@ -1126,11 +1213,13 @@ def absent_from_briefs(
                     continue
             if not _NAME_OK.fullmatch(raw) or len(raw) > 90:
                 continue
+            if re.match(r"(?:Inc|Co|Corp|Ltd|LLC|L\.P|N\.A)\b", raw):
+                continue  # eyecite started the name after a comma
             tail = text[e0:fe] + text[fe : fe + 1]
             m = re.match(r"(?:, [\d\-–, n.]+)?\s*\(([A-Za-z.\d' ]*?\b(\d{4}))\)", tail)
             if not m:
                 continue
-            paren = m.group(1).strip()
+            paren = re.sub(r"\s+\.", ".", m.group(1).strip())
             year = m.group(2)
             if rep not in ("U.S.", "Cal. 3d", "Cal. 4th", "Mich. App.", "Ill. 2d"):
                 if paren == year:
@@ -1139,14 +1228,34 @@ def absent_from_briefs(
                 continue
             found[cite][raw] += 1
             info[cite] = (vol, rep, pg, paren, year, issue)
+    # drop likely typos in the briefs: a year the series cannot have, or the
+    # same case name cited with another volume/page of the same series
+    by_name: dict[tuple[str, str], Counter] = defaultdict(Counter)
+    for cite, names in found.items():
+        nm = names.most_common(1)[0][0]
+        by_name[(norm(nm), info[cite][1])][cite] += sum(names.values())
     out = []
     for cite in sorted(found):
         name = found[cite].most_common(1)[0][0]
         vol, rep, pg, paren, year, issue = info[cite]
+        if not _year_fits(rep, vol, int(year)):
+            continue
+        rivals = by_name[(norm(name), rep)]
+        if len(rivals) > 1 and rivals.most_common(1)[0][0] != cite:
+            continue
         out.append(
             AbsentCase(
-                cite, name, short_name(name), cite, vol, rep, pg, f"({paren})",
-                year, issue, "brief",
+                cite,
+                name,
+                short_name(name),
+                cite,
+                vol,
+                rep,
+                pg,
+                f"({paren})",
+                year,
+                issue,
+                "brief",
             )  # fmt: skip
         )
     return out, brief_us
@@ -1167,6 +1276,7 @@ class Slot:
     quote: Sentence | None = None
     prop: Prop | None = None
     hallucination: str | None = None
+    detail: str = ""  # how the hallucination was made (README statistics)
     index: int = 0  # position in excerpt
 
 
@@ -1197,6 +1307,11 @@ class Builder:
         self.spans.append((self.len, self.len + len(s), slot, citation))
         self.add(s)
 
+    def stop(self) -> None:
+        """End the sentence after a citation (no double period after Id.)."""
+        last = self.parts[-1] if self.parts else ""
+        self.add(" " if last.endswith(".") else ". ")
+
     def text(self) -> str:
         return "".join(self.parts)
 
@@ -1211,8 +1326,12 @@ class Generator:
         all_store_norm: list[str],
         rec_norm: dict[str, str],
         store_cites: set[str],
+        vocab: Vocab,
         seed: int,
     ):
+        self.vocab = vocab
+        self.details: Counter[str] = Counter()
+        self.fake_tags: Counter[str] = Counter()
         self.split = split
         self.rng = random.Random(f"{seed}:{split}")
         self.store = sorted(store, key=lambda c: c.opinion_id)
@@ -1228,9 +1347,7 @@ class Generator:
     # ---------------- planning ----------------
 
     def _pick_quote(self, c: StoreCase, need_syn: bool = False) -> Sentence | None:
-        pool = [
-            q for q in c.quotes if (c.opinion_id, q.text) not in self.used_quotes
-        ]
+        pool = [q for q in c.quotes if (c.opinion_id, q.text) not in self.used_quotes]
         if not pool:
             return None
         q = self.rng.choice(pool)
@@ -1293,10 +1410,9 @@ class Generator:
             c1 = cand[0]
             cases = [c1]
             if rng.random() < 0.4:
-                same = [
-                    c for c in cand[1:30] if c.issue == c1.issue and c.mode == c1.mode
-                ]
-                pool = same or cand[1:10]
+                ok = [c for c in cand[1:40] if c.short.lower() != c1.short.lower()]
+                same = [c for c in ok if c.issue == c1.issue and c.mode == c1.mode]
+                pool = same or ok[:10]
                 if pool:
                     cases.append(rng.choice(pool))
             for c in cases:
@@ -1319,7 +1435,7 @@ class Generator:
                     if t:
                         later.append(Block("store", [t]))
             # absent group(s): aim at ~19% of instances before hallucination
-            want_abs = absent_total < 0.2 * (total + 1) + 1
+            want_abs = absent_total < 0.165 * (total + 1) + 1
             n_abs = 0
             if want_abs:
                 n_abs = 1 if rng.random() < 0.6 else 2
@@ -1337,12 +1453,14 @@ class Generator:
                 )
                 chosen = None
                 issue = c1.issue
+                taken = {c.short.lower() for c in cases} | {
+                    self.absent_by_key[x.case_key].short.lower() for x in abs_slots
+                }
                 for pool in pools:
                     fresh = [
                         a
                         for a in pool[:200]
-                        if abs_uses[a.key] == 0
-                        and a.key not in {x.case_key for x in abs_slots}
+                        if abs_uses[a.key] == 0 and a.short.lower() not in taken
                     ]
                     topical = [a for a in fresh if issue and a.issue == issue]
                     if topical or fresh:
@@ -1392,11 +1510,11 @@ class Generator:
 
     def assign(self, plans: list[Plan]) -> None:
         rng = self.rng
-        slots = [s for p in plans for para in p.paragraphs for b in para for s in b.slots]
+        slots = [
+            s for p in plans for para in p.paragraphs for b in para for s in b.slots
+        ]
         n_total = len(slots)
-        quota = {
-            k: round(n_total * HALLUCINATION_RATE * KIND_SHARE[k]) for k in KINDS
-        }
+        quota = {k: round(n_total * HALLUCINATION_RATE * KIND_SHARE[k]) for k in KINDS}
         got: Counter[str] = Counter()
         # case-level kinds first: pick (plan, case) groups
         groups = []
@@ -1427,32 +1545,50 @@ class Generator:
                 for s in ss:
                     s.hallucination = kind
                 got[kind] += len(ss)
-        # instance-level kinds
+        # instance-level kinds; sub-quotas keep the ways of making them mixed:
+        # quote_not_found 85% synonym swaps (the quotation must hold a word of
+        # the table) / 15% fabricated; proposition_not_supported ~70% flipped
+        # (a flippable holding) / ~30% another opinion's holding
         free = [s for s in slots if s.hallucination is None and not s.absent]
         rng.shuffle(free)
-        for kind in ("quote_not_found", "pincite_out_of_range", "proposition_not_supported"):
+
+        def has_syn(s: Slot) -> bool:
+            return any(w.lower() in SYNONYMS for w in WORD_RE.findall(s.quote.text))
+
+        plan_steps = [
+            ("quote_not_found", "synonyms", 0.85, lambda s: s.support == "quote"
+             and has_syn(s)),
+            ("quote_not_found", "fabricated", 1.0, lambda s: s.support == "quote"),
+            ("pincite_out_of_range", "", 1.0, self._slot_pins),
+            ("proposition_not_supported", "flip", 0.7, lambda s: s.support == "prop"
+             and self._flip(s.prop.text) is not None),
+            ("proposition_not_supported", "other", 1.0,
+             lambda s: s.support == "prop"),
+        ]  # fmt: skip
+        for kind, detail, share, ok in plan_steps:
+            limit = round(quota[kind] * share) if share < 1 else quota[kind]
             for s in free:
-                if got[kind] >= quota[kind]:
+                if got[kind] >= limit:
                     break
-                if s.hallucination is not None:
-                    continue
-                if kind == "quote_not_found" and s.support != "quote":
-                    continue
-                if kind == "pincite_out_of_range" and not self._slot_pins(s):
-                    continue
-                if kind == "proposition_not_supported" and s.support != "prop":
+                if s.hallucination is not None or not ok(s):
                     continue
                 s.hallucination = kind
+                if detail == "fabricated":
+                    s.detail = "fabricated"
+                elif detail == "other":
+                    s.detail = "other_opinion"
                 got[kind] += 1
 
     # ---------------- rendering ----------------
 
-    def _quote_text(self, q: Sentence, lead_lower: bool) -> str:
+    def _quote_text(self, q: Sentence, lead_lower: bool, whole: bool = False) -> str:
         """A correct rendering of a quotation of q (ellipsis, brackets...)."""
         rng = self.rng
         core = q.text[:-1] if q.text.endswith(".") else q.text
         words = core.split()
-        r = rng.random()
+        if words[0] in ("And", "But", "Or", "Nor", "So", "Yet") and len(words) > 8:
+            words = words[1:]  # "[C]onsequently, ..." after dropping "And"
+        r = 1.0 if whole else rng.random()
         if r < 0.22:
             # clause: start after a comma or after "that"
             cuts = [
@@ -1464,18 +1600,21 @@ class Generator:
                 k = rng.choice(cuts)
                 words = words[k:]
                 words[-1] = words[-1].rstrip(",;:")
-        elif r < 0.42 and len(words) >= 16:
-            i = rng.randint(3, len(words) - 9)
-            j = i + rng.randint(3, min(8, len(words) - i - 4))
-            left = " ".join(words[:i]).rstrip(",;:")
-            right = " ".join(words[j:])
-            sep = " . . . " if rng.random() < 0.6 else " ... "
-            words = (left + sep + right).split(" ")
+        elif r < 0.42 and len(words) >= 14:
+            # drop a stretch between two commas ("A, . . . C" / "A ... C")
+            commas = [i for i, w in enumerate(words[:-3]) if w.endswith(",")]
+            pairs = [(a, z) for a in commas for z in commas if 2 <= z - a <= 12]
+            if pairs and commas[0] >= 2:
+                a, z = rng.choice(pairs)
+                left = " ".join(words[: a + 1]).rstrip(",")
+                right = " ".join(words[z + 1 :])
+                sep = " . . . " if rng.random() < 0.6 else " ... "
+                words = (left + sep + right).split(" ")
         text = " ".join(words)
         first = text.split()[0]
         bare = first.rstrip(",;:")
         if lead_lower:
-            if first[0].isupper() and bare in _LOWERABLE_START:
+            if first[0].isupper() and self.vocab.can_lower(bare):
                 if rng.random() < 0.5:
                     text = "[" + text[0].lower() + "]" + text[1:]
                 else:
@@ -1544,9 +1683,15 @@ class Generator:
         )
         if m:
             return prop[: m.start()] + m.group(1) + prop[m.end() :]
-        m = re.search(r"\b(is|are|was|were|may|must|can|could|would|should|will)\b", prop)
+        m = re.search(
+            r"\b(is|are|was|were|may|must|can|could|would|should|will)\b", prop
+        )
         if m:
             return prop[: m.end()] + " not" + prop[m.end() :]
+        m = re.search(r"\b(" + "|".join(_VERBS_3S) + r")\b", prop)
+        if m:
+            base = _VERBS_3S[m.group(1)]
+            return prop[: m.start()] + "does not " + base + prop[m.end() :]
         return None
 
     def _other_prop(self, c: StoreCase) -> str:
@@ -1564,8 +1709,18 @@ class Generator:
     def _fake_cite(self, key: str, vol: int, rep: str, page: int, year: str):
         """Return (cite_str_without_paren, paren_court, kind_tag, vol, rep, page)."""
         rng = self.rng
-        r = rng.random()
-        if rep == "U.S." and r < 0.5:
+        # keep the three ways balanced (shares 0.45 / 0.30 / 0.25; the first only
+        # for U.S. cites, which the index can prove non-existent)
+        share = {"us_mid_case": 0.45, "fake_series": 0.30, "beyond_volume": 0.25}
+        tags = [t for t in share if rep == "U.S." or t != "us_mid_case"]
+        total = sum(self.fake_tags.values()) + 1
+        tag = min(
+            tags,
+            key=lambda t: (self.fake_tags[t] - share[t] * total, rng.random()),
+        )
+        self.fake_tags[tag] += 1
+        r = {"us_mid_case": 0.0, "fake_series": 0.5, "beyond_volume": 0.9}[tag]
+        if tag == "us_mid_case":
             for _ in range(50):
                 if rng.random() < 0.5:
                     nv = vol
@@ -1594,7 +1749,7 @@ class Generator:
             nv = rng.randint(700, 999)
         return f"{nv} {rep} {page}", None, "beyond_volume", nv, rep, page
 
-    def _mismatch_name(self, key: str, orig: str) -> str:
+    def _mismatch_name(self, key: str, orig: str, avoid: set[str]) -> str:
         rng = self.rng
         orig_short = short_name(orig).lower()
         pool = [a.name for a in self.absent if a.source != "brief"] + [
@@ -1602,7 +1757,8 @@ class Generator:
         ]
         for _ in range(100):
             n = rng.choice(pool)
-            if n != orig and short_name(n).lower() != orig_short:
+            sn = short_name(n).lower()
+            if n != orig and sn != orig_short and sn not in avoid:
                 return n
         raise RuntimeError("no mismatch name")
 
@@ -1611,6 +1767,14 @@ class Generator:
         b = Builder()
         case_state: dict[str, dict] = {}
         last_case: str | None = None
+        plan_shorts = set()
+        for para in plan.paragraphs:
+            for blk in para:
+                for sl in blk.slots:
+                    src = self.store_by_id.get(sl.case_key) or self.absent_by_key.get(
+                        sl.case_key
+                    )
+                    plan_shorts.add(src.short.lower())
 
         def state_for(key: str) -> dict:
             if key in case_state:
@@ -1629,11 +1793,11 @@ class Generator:
             st["opinion_id"] = c.opinion_id if c else None
             st["absent"] = a is not None
             st["slip_style"] = rng.random() < 0.55
-            st["us_comma"] = rng.random() < 0.6
+            st["us_comma"] = src.reporter == "U.S." and rng.random() < 0.6
             kind = plan.case_hall.get(key)
             st["kind"] = kind
             if kind == "case_name_mismatch":
-                st["name"] = self._mismatch_name(key, src.name)
+                st["name"] = self._mismatch_name(key, src.name, plan_shorts)
                 st["short"] = short_name(st["name"])
             elif kind == "no_such_case":
                 fc, court, tag, nv, nrep, npg = self._fake_cite(
@@ -1705,8 +1869,10 @@ class Generator:
                     return f"{st['short']}, supra, at ___ (slip op., at {pin})"
                 return f"{st['short']}, supra, at {pin + shift}"
             # short
+            if pin is None:
+                return f"{st['short']}, supra"
             if c.mode == "slip" and not fake_series:
-                if rng.random() < 0.25:
+                if rng.random() < 0.15:
                     return f"{st['short']}, slip op., at {pin}"
                 return f"{st['short']}, {st['vol']} U. S., at ___ (slip op., at {pin})"
             if fake_series:
@@ -1719,19 +1885,21 @@ class Generator:
                 return f"{st['short']}, {st['vol']} U.S., at {p}"
             return f"{st['short']}, {st['vol']} {st['rep']} at {p}"
 
-        def wrong_pin(c: StoreCase, q_page: int | None) -> int | None:
-            if q_page is not None and c.page_texts and rng.random() < 0.45:
+        def wrong_pin(s: Slot, c: StoreCase, q_page: int | None) -> int:
+            if q_page is not None and c.page_texts and rng.random() < 0.55:
                 pages = [
                     p
                     for p in sorted(c.page_texts)
                     if p != q_page and (c.mode != "slip" or p > 1)
                 ]
-                rng.shuffle(pages)
-                return pages[0] if pages else None
-            if c.out_floor is None:
-                return None
+                if pages:
+                    s.detail = "in_range_wrong_page"
+                    return rng.choice(pages)
+            assert c.out_floor is not None, c.opinion_id
             if rng.random() < 0.15 and c.mode != "slip" and c.first and c.first > 20:
+                s.detail = "before_first_page"
                 return c.first - rng.randint(3, 15)
+            s.detail = "past_last_page"
             return c.out_floor + rng.randint(0, 30)
 
         out_truth: list[dict] = []
@@ -1757,7 +1925,7 @@ class Generator:
                             b.add("; " + ("see also " if rng.random() < 0.4 else ""))
                         b.cite(full_cite(st, None), s, st["cite"])
                         last_case = s.case_key
-                    b.add(". ")
+                    b.stop()
                     continue
                 for s in blk.slots:
                     c = self.store_by_id[s.case_key]
@@ -1774,25 +1942,34 @@ class Generator:
                         qtext = self._quote_text(q, lead_lower=inline)
                         if hall == "quote_not_found":
                             alt = None
-                            if rng.random() > 0.15:
+                            if s.detail != "fabricated":
+                                # keep the whole sentence so the swapped word stays
+                                qtext = self._quote_text(
+                                    q, lead_lower=inline, whole=True
+                                )
                                 alt = self._misquote(qtext, c)
                                 hay = self.rec_norm[c.opinion_id]
                                 if alt and self._quote_present(alt, hay):
                                     alt = None
+                                s.detail = "synonyms"
                             if alt is None:
+                                s.detail = "fabricated"
                                 alt = self._fabricated()
                                 alt = (
                                     alt[0].lower() + alt[1:]
-                                    if inline and alt.split()[0] in _LOWERABLE_START
+                                    if inline and self.vocab.can_lower(alt.split()[0])
                                     else alt
                                 )
                             qtext = alt
-                        if hall is None or hall in ("no_such_case", "case_name_mismatch"):
+                        if hall is None or hall in (
+                            "no_such_case",
+                            "case_name_mismatch",
+                        ):
                             hay = self._page_norm(c, q.page)
                             if not self._quote_present(qtext, hay):
                                 raise AssertionError((c.opinion_id, q.page, qtext))
                         if hall == "pincite_out_of_range":
-                            pin = wrong_pin(c, q.page)
+                            pin = wrong_pin(s, c, q.page)
                             if pin in c.page_texts:
                                 hay = self._page_norm(c, pin)
                                 assert not self._quote_present(qtext, hay), qtext
@@ -1803,10 +1980,15 @@ class Generator:
                         pin = p.page
                         ptext = p.text
                         if hall == "proposition_not_supported":
-                            alt = self._flip(ptext) if rng.random() < 0.7 else None
+                            alt = (
+                                None
+                                if s.detail == "other_opinion"
+                                else self._flip(ptext)
+                            )
+                            s.detail = "flipped" if alt else "other_opinion"
                             ptext = alt or self._other_prop(c)
                         if hall == "pincite_out_of_range":
-                            pin = wrong_pin(c, None)
+                            pin = wrong_pin(s, c, None)
                     if s.form == "full":
                         cite_str = full_cite(st, pin)
                     else:
@@ -1822,6 +2004,12 @@ class Generator:
         text = b.text().rstrip()
         for start, end, s, _citation in b.spans:
             st = case_state[s.case_key]
+            if s.hallucination == "no_such_case":
+                s.detail = st["fake"]
+            elif s.hallucination == "case_name_mismatch":
+                s.detail = "absent_case" if s.absent else "store_case"
+            if s.hallucination:
+                self.details[f"{s.hallucination}:{s.detail}"] += 1
             out_truth.append(
                 {
                     "brief_id": plan.brief_id,
@@ -1839,6 +2027,7 @@ class Generator:
 
     def _write_instance(self, b, s, st, cite_str, qtext, ptext, the_court, rng):
         Q = ("“", "”") if rng.random() < 0.7 else ('"', '"')
+        Cap = the_court[0].upper() + the_court[1:]
         if s.support == "quote":
             if qtext[0] in "[" and qtext[1].islower() or qtext[0].islower():
                 lead_lower = True
@@ -1848,11 +2037,7 @@ class Generator:
                 style = rng.random()
                 if lead_lower and style < 0.5:
                     intro = rng.choice(["In ", "As " + the_court + " observed in "])
-                    verb = (
-                        f", {the_court} explained that "
-                        if intro == "In "
-                        else ", "
-                    )
+                    verb = f", {the_court} explained that " if intro == "In " else ", "
                     b.add(intro)
                     b.cite(cite_str, s, st["cite"])
                     b.add(f"{verb}{Q[0]}{qtext}.{Q[1]} ")
@@ -1860,63 +2045,68 @@ class Generator:
                     lead = rng.choice(
                         [
                             f"As {the_court} has explained, ",
-                            f"{the_court[0].upper() + the_court[1:]} has recognized that ",
+                            f"{Cap} has recognized that ",
                             "Indeed, ",
-                            f"{the_court[0].upper() + the_court[1:]} emphasized that ",
+                            f"{Cap} emphasized that ",
                         ]
                     )
                     b.add(f"{lead}{Q[0]}{qtext}.{Q[1]} ")
                     b.cite(cite_str, s, st["cite"])
-                    b.add(". ")
+                    b.stop()
                 else:
                     if rng.random() < 0.5:
                         lead = rng.choice(
                             [
-                                f"{the_court[0].upper() + the_court[1:]} put the point directly: ",
+                                f"{Cap} put the point directly: ",
                                 "The controlling principle is settled: ",
-                                f"{the_court[0].upper() + the_court[1:]} said as much: ",
+                                f"{Cap} said as much: ",
                             ]
                         )
                         b.add(f"{lead}{Q[0]}{qtext}.{Q[1]} ")
                         b.cite(cite_str, s, st["cite"])
-                        b.add(". ")
+                        b.stop()
                     else:
                         b.add(rng.choice(TRANSITIONS) + " See ")
                         b.cite(f"{cite_str} ({Q[0]}{qtext}{Q[1]})", s, st["cite"])
-                        b.add(". ")
+                        b.stop()
             else:
                 if s.form == "id" or rng.random() < 0.6:
                     if lead_lower:
                         lead = rng.choice(
                             [
-                                f"{the_court[0].upper() + the_court[1:]} added that ",
-                                f"{the_court[0].upper() + the_court[1:]} went on to explain that ",
-                                "It follows that, as the opinion notes, ",
+                                f"{Cap} added that ",
+                                f"{Cap} went on to explain that ",
+                                "The opinion also observed that ",
                             ]
                         )
                         b.add(f"{lead}{Q[0]}{qtext}.{Q[1]} ")
                     else:
                         b.add(f"{Q[0]}{qtext}.{Q[1]} ")
                     b.cite(cite_str, s, st["cite"])
-                    b.add(". ")
+                    b.stop()
                 else:
                     b.add(rng.choice(TRANSITIONS) + " See ")
                     b.cite(f"{cite_str} ({Q[0]}{qtext}{Q[1]})", s, st["cite"])
-                    b.add(". ")
+                    b.stop()
             return
         # proposition
         p = ptext
-        holding = s.prop.rank == 0 and s.prop.source == "syllabus" or (
-            s.prop.source == "opinion" and s.prop.rank == 0
+        holding = (
+            s.prop.rank == 0
+            and s.prop.source == "syllabus"
+            or (s.prop.source == "opinion" and s.prop.rank == 0)
         )
-        verb = "holding" if holding else rng.choice(["explaining", "recognizing", "noting"])
-        pl = lower_first(p)
+        verb = (
+            "holding"
+            if holding
+            else rng.choice(["explaining", "recognizing", "noting"])
+        )
+        pl = lower_first(p, self.vocab)
         style = rng.random()
-        Cap = the_court[0].upper() + the_court[1:]
         if s.form == "full" and style < 0.35:
             b.add(rng.choice(TRANSITIONS) + " " + rng.choice(["See ", "See also ", ""]))
             b.cite(f"{cite_str} ({verb} that {pl})", s, st["cite"])
-            b.add(". ")
+            b.stop()
         elif s.form == "full" and style < 0.6:
             b.add("In ")
             b.cite(cite_str, s, st["cite"])
@@ -1926,18 +2116,24 @@ class Generator:
                 rng.choice([f"{Cap} has held that ", f"{Cap} held that ",
                             f"{Cap} has made clear that "])
                 if holding
-                else rng.choice([f"{Cap} has explained that ", f"{Cap} recognized that ",
-                                 "It is settled that "])
+                else rng.choice([f"{Cap} has explained that ",
+                                 f"{Cap} recognized that ", "It is settled that "])
             )  # fmt: skip
             if s.form != "full":
-                lead = rng.choice([f"{Cap} further held that ", f"{Cap} also explained that "])
+                lead = (
+                    f"{Cap} further held that "
+                    if holding
+                    else rng.choice(
+                        [f"{Cap} also explained that ", f"{Cap} noted that "]
+                    )
+                )
             b.add(f"{lead}{pl}. ")
             if s.form == "full" and rng.random() < 0.5:
                 b.add("See ")
             elif s.form != "full" and s.form != "id" and rng.random() < 0.5:
                 b.add("See ")
             b.cite(cite_str, s, st["cite"])
-            b.add(". ")
+            b.stop()
 
 
 # --------------------------------------------------------------------------
@@ -1970,7 +2166,7 @@ def verify(split: str, briefs: list[dict], truth: list[dict]) -> dict:
         t = texts[r["brief_id"]]
         assert t[r["start"] : r["end"]] == r["text"], r
         hit = any(
-            r["start"] <= c.span()[0] and c.span()[1] <= r["end"]
+            c.span()[0] < r["end"] and r["start"] < c.span()[1]
             for c in found_by_brief[r["brief_id"]]
         )
         fake_series = bool(
@@ -1991,7 +2187,7 @@ def verify(split: str, briefs: list[dict], truth: list[dict]) -> dict:
     for bid, cs in found_by_brief.items():
         for c in cs:
             a, z = c.span()
-            if not any(s <= a and z <= e for s, e in spans[bid]):
+            if not any(a < e and s < z for s, e in spans[bid]):
                 stray += 1
     return {"stats": dict(stats), "missed_examples": missed_examples, "stray": stray}
 
@@ -2035,6 +2231,7 @@ def main(argv: list[str] | None = None) -> int:
             whole_store_norm,
             rec_norm,
             store_cites,
+            vocab,
             args.seed,
         )
         plans = gen.plan_excerpts()
@@ -2070,10 +2267,11 @@ def counts_table(truth: list[dict]) -> dict[str, int]:
 
 
 def print_counts(summary: dict) -> None:
-    for split, (briefs, truth, ver, _gen) in summary.items():
+    for split, (briefs, truth, ver, gen) in summary.items():
         c = counts_table(truth)
         forms = Counter(r["form"] for r in truth)
         print(f"[{split}] excerpts={len(briefs)} citations={len(truth)}")
+        print("  how made:", dict(sorted(gen.details.items())))
         for k in ["correct_in_store", "correct_absent", *KINDS]:
             print(f"  {k:28s} {c.get(k, 0):4d}")
         print("  forms:", dict(sorted(forms.items())))
@@ -2082,13 +2280,17 @@ def print_counts(summary: dict) -> None:
             tot = st.get(f"{key}:total", 0)
             if tot:
                 miss = st.get(f"{key}:missed", 0)
-                print(f"  eyecite missed {key:12s} {miss:3d}/{tot:3d} ({miss / tot:.0%})")
+                print(
+                    f"  eyecite missed {key:12s} {miss:3d}/{tot:3d} ({miss / tot:.0%})"
+                )
         print("  eyecite citations outside truth spans:", ver["stray"])
 
 
 def write_readme(args, summary, store, index_abs, brief_abs, notes) -> None:
     lines = []
-    lines.append("# Legal-citation benchmark (LePhantomCite-style, built from real opinions)\n")
+    lines.append(
+        "# Legal-citation benchmark (LePhantomCite-style, built from real opinions)\n"
+    )
     lines.append(
         "Built by `bench/build_citation_benchmark.py` "
         f"(`--seed {args.seed}`; rerunning writes the same files). Sources: "
@@ -2111,7 +2313,11 @@ def write_readme(args, summary, store, index_abs, brief_abs, notes) -> None:
         "resolves to, as written in the excerpt, e.g. a fabricated `563 U.S. 604`).\n"
     )
     lines.append("## Counts\n")
-    hdr = "| split | excerpts | citations | correct (store) | correct (absent) | " + " | ".join(KINDS) + " |"
+    hdr = (
+        "| split | excerpts | citations | correct (store) | correct (absent) | "
+        + " | ".join(KINDS)
+        + " |"
+    )
     lines.append(hdr)
     lines.append("|" + "---|" * (5 + len(KINDS)))
     for split, (briefs, truth, _ver, _gen) in summary.items():
@@ -2128,11 +2334,20 @@ def write_readme(args, summary, store, index_abs, brief_abs, notes) -> None:
             k: f"{st.get(k + ':missed', 0)}/{st.get(k + ':total', 0)}"
             for k in ("full", "short", "id", "supra", "fake_series")
         }
-        forms_line.append(f"- {split}: forms {dict(sorted(forms.items()))}; eyecite "
-                          f"finds no citation inside the span for {miss} "
-                          f"(fake_series = non-existent reporter series, expected); "
-                          f"eyecite citations outside any truth span: {ver['stray']}.")  # fmt: skip
+        forms_line.append(
+            f"- {split}: forms {dict(sorted(forms.items()))}; eyecite finds no "
+            f"citation overlapping the span for {miss} (fake_series = non-existent "
+            "reporter series, expected); eyecite citations outside any truth "
+            f"span: {ver['stray']}."
+        )
     lines.extend(forms_line)
+    lines.append("")
+    lines.append("How the hallucinations were made (instances):\n")
+    for split, (_b, _t, _v, gen) in summary.items():
+        lines.append(
+            f"- {split}: "
+            + ", ".join(f"{k} {v}" for k, v in sorted(gen.details.items()))
+        )
     lines.append("")
     n_store = Counter(c.split for c in store)
     modes = Counter(c.mode for c in store)
@@ -2232,9 +2447,25 @@ def write_readme(args, summary, store, index_abs, brief_abs, notes) -> None:
         "- Rule-based flips can occasionally leave a proposition that is still "
         "arguably true (e.g. a flipped word inside a subordinate clause); labels "
         "are by construction.\n"
+        "- A correct case cited for a syllabus holding carries no pincite; "
+        "AuthoritySpoke quotations carry none either (no page markers).\n"
+        "- Brief-derived absent cites are taken as the briefs give them; a typo "
+        "in a real brief would be labelled correct here (the paper's Table A1 "
+        "found such typos). `us_mid_case` fabrications are pages between two "
+        "consecutive SCDB case starts; material SCDB does not list (orders, "
+        "in-chambers opinions) is printed after the cases of a volume, so these "
+        "pages start no case.\n"
+    )
+    lines.append("## Scoring\n")
+    lines.append(
+        "Match predictions to truth spans by overlap within an excerpt. A "
+        "checker should flag exactly the instances with a non-null "
+        "`hallucination`; `absent` instances with a null label are the false-"
+        "positive trap of the paper's Section 4.3. Tune on dev, report test.\n"
     )
     if notes:
         lines.append("## Records not cited\n")
+        lines.append("- records without a reporter citation or case name")
         skipped = Counter(notes.values())
         for k, v in sorted(skipped.items()):
             lines.append(f"- {v} records: {k}")

@@ -66,6 +66,13 @@ _GOVERNMENTS = {
     "united states", "united states of america", "state", "people", "commonwealth",
     "city", "county",
 }  # fmt: skip
+_INITIALS = re.compile(r"\b(?:[A-Z]\.\s?){2,}(?=\s|,|$)")
+# Words many parties share; a party matches on one of its other words.
+_GENERIC = frozenset(
+    "city county state states united people commonwealth board department "
+    "commission association school district university america american national "
+    "federal township village town bank trust insurance".split()
+)
 _US = re.compile(r"\bU\.\s?S\.(?:\s?A\.)?(?=\s|,|$)")
 _VERSUS = re.compile(r"\s+(?:v|vs)\.?\s+", re.I)
 _WORD = re.compile(r"[a-z0-9][a-z0-9'.]*")
@@ -75,8 +82,10 @@ _WORD = re.compile(r"[a-z0-9][a-z0-9'.]*")
 def parties(name: str) -> tuple[frozenset[str], ...]:
     """The parties of a case name, each as its distinctive words
     (abbreviations expanded, titles and corporate suffixes dropped)."""
-    text = _US.sub("United States", name)
+    text = _US.sub("United States", name.replace("’", "'"))
     text = re.sub(r"\bIn re\b|\bEx parte\b", " ", text, flags=re.I)
+    # Initials are one name: "J. D. B." -> "jdb".
+    text = _INITIALS.sub(lambda m: re.sub(r"[.\s]", "", m.group()), text)
     sides = _VERSUS.split(text)
     out = []
     for side in sides:
@@ -105,7 +114,9 @@ def _party_matches(cited: frozenset[str], actual: frozenset[str]) -> bool:
     gov = _government(cited)
     if gov is not None:
         return _government(actual) == gov or cited <= actual
-    return bool(cited & actual)
+    # "City of Ladue" names Ladue, not any city.
+    distinctive = cited - _GENERIC
+    return bool((distinctive or cited) & actual)
 
 
 def names_match(cited: str, actual: str) -> bool:

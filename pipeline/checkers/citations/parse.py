@@ -130,7 +130,7 @@ def find_citations(text: str, *, brief_id: str = "") -> list[Citation]:
             parsed = _inherit(parsed, citations[index_of[ref]], index_of[ref])
         index_of[i] = len(citations)
         citations.append(parsed)
-    citations = _resolve_by_name(_merge_unread(text, citations, brief_id))
+    citations = _resolve_ids(_resolve_by_name(_merge_unread(text, citations, brief_id)))
     return _with_context(text, citations)
 
 
@@ -252,7 +252,10 @@ def _name_before(text: str, pos: int, *, short: bool = False):
         in_re = lower == "in" and kept and kept[-1].group().lower() in ("re", "re,")
         if lower in _SIGNALS and not in_re:
             break
-        if not (bare[0].isupper() or bare[0].isdigit() or lower in _NAME_JOINERS):
+        initial = len(bare) == 1 and word.endswith(".")  # "S. p. A."
+        if not (
+            bare[0].isupper() or bare[0].isdigit() or initial or lower in _NAME_JOINERS
+        ):
             break
         kept.append(tok)
         if short and len(kept) >= 6:
@@ -469,6 +472,16 @@ def _merge_unread(
     ]
 
 
+def _resolve_ids(citations: list[Citation]) -> list[Citation]:
+    """Point each ``Id.`` at the citation just before it, now that the
+    citations eyecite could not read are in the list too."""
+    out = list(citations)
+    for i, c in enumerate(out):
+        if c.form == "id" and i > 0 and c.refers_to != i - 1:
+            out[i] = _inherit(c, out[i - 1], i - 1)
+    return out
+
+
 def _resolve_by_name(citations: list[Citation]) -> list[Citation]:
     """Point each ``supra`` at the last full citation before it whose case
     name holds the name it gives (eyecite guesses from one party word, and
@@ -631,7 +644,7 @@ def _closing_quote(text: str, i: int, hi: int) -> int:
     return -1
 
 
-_SENTENCE_END = re.compile(r"[.?!][”\"’)\]]*\s+(?=[“\"‘(\[]?[A-Z])")
+_SENTENCE_END = re.compile(r"[.?!][”\"’)\]]*\s+(?=[“\"‘(\[]*[A-Z])")
 
 
 def _sentence_start(text: str, pos: int) -> int:
