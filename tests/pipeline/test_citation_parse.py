@@ -183,3 +183,15 @@ def test_coverage_reads_reporter_volume_ranges():
     for bad in ("U.S.", "U.S.:x", "U.S.:9-3", ":1-2"):
         with pytest.raises(InputError, match="complete reporters"):
             Coverage.parse(bad)
+
+
+def test_a_signal_leaves_only_the_parenthetical_as_a_proposition():
+    text = (
+        "Private suits are barred by the statute. See Doe v. Roe, 5 U.S. 11 (1990)."
+        " Private suits are barred by the statute. Doe v. Roe, 5 U.S. 11 (1990)."
+        " Cf. Doe v. Roe, 5 U.S. 11 (1990) (holding that private suits are barred)."
+    )
+    signalled, direct, parenthetical = find_citations(text)
+    assert signalled.proposition is None
+    assert direct.proposition == "Private suits are barred by the statute."
+    assert parenthetical.proposition == "private suits are barred"

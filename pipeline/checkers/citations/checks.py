@@ -20,6 +20,7 @@ from .parse import Citation
 from .passages import Passage, PassageIndex
 from .quotes import OpinionWords, QuoteMatch, find_quote
 from .reporters import Coverage, implausible
+from .restatement import restatement
 from .sources import CaseLawSource, CaseRecord, Opinion
 
 Status = Literal["verified", "hallucinated", "unverifiable"]
@@ -37,6 +38,7 @@ _CONFIDENCE = {
     "case_name_mismatch": 0.9,
     "pincite_out_of_range": 0.8,
     "quote_not_found": 0.85,
+    "proposition_not_supported": 0.85,
 }
 _UNVERIFIABLE_SCORE = 0.5
 _VERIFIED_SCORE = 0.05
@@ -361,40 +363,51 @@ def _check_pincite(w: _Work, caselaw: CaseLaw, quotes: list[QuoteMatch]) -> None
 def _check_propositions(
     work: list[_Work], caselaw: CaseLaw, scorer: Scorer | None
 ) -> None:
-    """Score each proposition against the opinion's best passages (one
-    batch for all citations); supported if any passage supports it."""
+    """Judge each proposition against the opinion's best passages: settled
+    where a passage restates it or its contrary (:mod:`.restatement`), else
+    scored (one batch for all citations), supported if any passage is."""
     todo = [
         w for w in work
         if w.opinion is not None and w.citation.proposition and not w.citation.quotes
     ]  # fmt: skip
-    if scorer is None or not todo:
-        return
     pairs, owners = [], []
     for w in todo:
-        for p in caselaw.passages(w.opinion).best(
-            w.citation.proposition, k=PASSAGES_PER_PROPOSITION
-        ):
-            pairs.append((p.text, w.citation.proposition))
-            owners.append((w, p))
-    scores = scorer.score_pairs(pairs)
-    best: dict[int, tuple[float, Passage]] = {}
-    for (w, p), s in zip(owners, scores, strict=True):
+        claim = w.citation.proposition
+        passages = caselaw.passages(w.opinion).best(claim, k=PASSAGES_PER_PROPOSITION)
+        said = {p: restatement(claim, p.text) for p in passages}
+        for verdict in ("states", "contradicts"):
+            p = next((p for p, v in said.items() if v == verdict), None)
+            if p is not None:
+                w.pair = (p.text, claim)
+                ok = verdict == "states"
+                problem = None if ok else "proposition_not_supported"
+                detail = "the opinion states " + ("it" if ok else "the contrary")
+                evidence = _passage_span(w.opinion, p)
+                w.checks.append(
+                    Check("proposition", ok, problem, evidence, detail=detail)
+                )
+                break
+        else:
+            pairs += [(p.text, claim) for p in passages]
+            owners += [(w, p) for p in passages]
+    if scorer is None or not pairs:
+        return
+    best: dict[int, tuple[float, Passage, _Work]] = {}
+    for (w, p), s in zip(owners, scorer.score_pairs(pairs), strict=True):
         if id(w) not in best or s > best[id(w)][0]:
-            best[id(w)] = (s, p)
-    for w in todo:
-        s, p = best[id(w)]
+            best[id(w)] = (s, p, w)
+    for s, p, w in best.values():
         w.pair = (p.text, w.citation.proposition)
-        span = Span(
-            w.opinion.id if not p.in_syllabus else f"{w.opinion.id}#syllabus",
-            p.start,
-            p.end,
-            p.text,
-        )
         ok = s >= scorer.threshold
         w.checks.append(
             Check("proposition", ok, None if ok else "proposition_not_supported",
-                  evidence=span, score=s)
+                  evidence=_passage_span(w.opinion, p), score=s)
         )  # fmt: skip
+
+
+def _passage_span(opinion: Opinion, p: Passage) -> Span:
+    source = f"{opinion.id}#syllabus" if p.in_syllabus else opinion.id
+    return Span(source, p.start, p.end, p.text)
 
 
 def _opinion_span(opinion: Opinion, m: QuoteMatch) -> Span | None:

@@ -91,7 +91,7 @@ class Citation:
 # Words that open a citation clause and are not part of the case name.
 _SIGNALS = {
     "see", "also", "cf.", "e.g.,", "e.g.", "accord", "but", "contra", "compare",
-    "with", "and", "in", "under", "as", "by", "citing", "quoting", "following",
+    "with", "in", "under", "as", "by", "citing", "quoting", "following",
     "id.", "supra", "infra", "the", "court", "held", "holding", "stated", "that",
     "explained", "noted", "observed", "recognized", "generally", "this", "our",
 }  # fmt: skip
@@ -668,25 +668,35 @@ def _proposition_for(
 ) -> str | None:
     """What the citation is given for: its explanatory parenthetical, else
     the sentence it stands in without it (``In X v. Y, ..., the Court held
-    that ...``), else the sentence before (``Rule. X v. Y, ...``)."""
+    that ...``), else the sentence before (``Rule. X v. Y, ...``). A
+    citation introduced by a signal (``See``, ``Cf.``) supports its sentence
+    only indirectly (Bluebook rule 1.2): the sentence is checked only where
+    it says what a court held, explained or found."""
     paren = _explanatory(text[c.start : c.end])
     if paren:
         return paren
     s = max(prev_end, _sentence_start(text, c.start))
+    signalled = bool(_SIGNAL.search(text[max(s, c.start - 40) : c.start]))
     after = text[c.end : next_start]
+    ends_sentence = c.text.endswith(".") or re.match(r"\s*(?:[.;]|$)", after)
     end = _SENTENCE_END.search(after)
-    own = _clean(
-        _strip_signal(text[s : c.start])
-        + " "
-        + (after[: end.start() + 1] if end else after)
-    )
-    if len(own.split()) >= 4:
-        return own
-    prev = max(prev_end, _sentence_start(text, s - 1))
-    sentence = _clean(text[prev:s])
-    return sentence if len(sentence.split()) >= 4 else None
+    rest = "" if ends_sentence else (after[: end.start() + 1] if end else after)
+    own = _clean(_strip_signal(text[s : c.start]) + " " + rest)
+    if len(own.split()) < 4:
+        prev = max(prev_end, _sentence_start(text, s - 1))
+        own = _clean(text[prev:s])
+    if len(own.split()) < 4 or (signalled and not _ATTRIBUTION.search(own)):
+        return None
+    return own
 
 
+# A sentence that says what a court decided (checkable against its opinion
+# even behind a "See").
+_ATTRIBUTION = re.compile(
+    r"\b(?:court|held|holds|holding|explained|noted|observed|concluded|recognized"
+    r"|found|ruled|stated)\b",
+    re.I,
+)
 _EXPLAIN = re.compile(
     r"\((?P<inner>(?:holding|explaining|noting|finding|recognizing|stating|concluding|observing|reasoning|describing|quoting|emphasizing|rejecting)\b[^()]*(?:\([^()]*\)[^()]*)*)\)",
     re.I,
@@ -701,6 +711,9 @@ def _explanatory(citation_text: str) -> str | None:
     return _clean(inner)
 
 
+_SIGNAL = re.compile(
+    r"\b(?:[Ss]ee|[Cc]f\.|[Cc]ompare|[Cc]ontra|e\.g\.)(?:\s+(?:also|generally|e\.g\.))?,?\s*$"
+)
 _LEADING_SIGNAL = re.compile(
     r"(?:\b(?:[Ss]ee(?:\s+also)?|[Cc]f\.|[Aa]ccord|[Bb]ut\s+see|e\.g\.,?"
     r"|(?:[Aa]s\s+)?[Ii]n|[Uu]nder|[Aa]s\s+(?:stated|held|explained)\s+in)\s*,?\s*)+$"

@@ -12,26 +12,9 @@ from collections.abc import Sequence
 
 from ..base import Example
 from .checks import CaseLaw
+from .restatement import OPPOSITES
 from .sources import Opinion
 
-# Words whose swap turns a holding into its opposite.
-_OPPOSITES = {
-    word: opposite.replace("_", " ")
-    for word, opposite in (
-        pair.split("=")
-        for pair in """
-    affirmed=reversed constitutional=unconstitutional valid=invalid lawful=unlawful
-    permits=prohibits permitted=prohibited allows=forbids allowed=forbidden
-    requires=does_not_require granted=denied grant=deny includes=excludes
-    included=excluded liable=immune guilty=innocent reasonable=unreasonable
-    sufficient=insufficient applies=does_not_apply before=after more=less broad=narrow
-    federal=state plaintiff=defendant majority=minority upheld=struck_down
-    consistent=inconsistent adequate=inadequate timely=untimely
-    preempts=does_not_preempt
-""".split()
-    )
-}
-_OPPOSITES |= {v: k for k, v in list(_OPPOSITES.items()) if " " not in v}
 _NEGATABLE = re.compile(
     r"\b(is|are|was|were|does|did|do|may|must|can|could|should|has|have|had|will"
     r"|would)( not)?\b"
@@ -45,11 +28,11 @@ def turn(sentence: str, rng: random.Random) -> str | None:
     """The sentence with its meaning reversed: one outcome word swapped for
     its opposite, or one auxiliary negated (or un-negated); None if it has
     neither."""
-    words = [m for m in _WORD.finditer(sentence) if m.group().lower() in _OPPOSITES]
+    words = [m for m in _WORD.finditer(sentence) if m.group().lower() in OPPOSITES]
     auxes = list(_NEGATABLE.finditer(sentence))
     if words and (not auxes or rng.random() < 0.5):
         m = rng.choice(words)
-        new = _OPPOSITES[m.group().lower()]
+        new = OPPOSITES[m.group().lower()]
         if m.group()[0].isupper():
             new = new[0].upper() + new[1:]
         return sentence[: m.start()] + new + sentence[m.end() :]
