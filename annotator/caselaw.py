@@ -18,10 +18,14 @@ from .ingest import IMPORT_BATCH_SIZE, ImportReport, LineError, batched
 from .models import CaseCitation, CaseOpinion
 
 
-def _split(key: str) -> tuple[str, str, int | None]:
+def _split(key: str) -> tuple[str, int | None, int | None]:
     volume, _, rest = key.partition(" ")
     reporter, _, page = rest.rpartition(" ")
-    return reporter, volume, int(page) if page.isdigit() else None
+    return (
+        reporter,
+        int(volume) if volume.isdigit() else None,
+        int(page) if page.isdigit() else None,
+    )
 
 
 def _lines(stream: IO[bytes], name: str, report: ImportReport):
@@ -208,6 +212,8 @@ class DatabaseCaseLaw:
     def next_after(self, reporter: str, volume: str, page: int) -> int | None:
         """The first page of the next case of the volume (the store's
         ``first_pages`` interface)."""
+        if not volume.isdigit():
+            return None
         return (
             CaseCitation.objects.filter(reporter=reporter, volume=volume, page__gt=page)
             .order_by("page")
@@ -215,7 +221,24 @@ class DatabaseCaseLaw:
             .first()
         )
 
+    def later_volume(
+        self, reporter: str, volume: int, year: int
+    ) -> tuple[int, int] | None:
+        """A lower volume of the reporter first dated two or more years after
+        ``year`` (the store's ``first_pages`` interface)."""
+        row = (
+            CaseCitation.objects.filter(
+                reporter=reporter, volume__lt=volume, date__gte=str(year + 2)
+            )
+            .order_by("volume")
+            .values_list("volume", "date")
+            .first()
+        )
+        return (row[0], int(row[1][:4])) if row else None
+
     def in_volume(self, reporter: str, volume: str) -> list[Any]:
+        if not volume.isdigit():
+            return []
         rows = CaseCitation.objects.filter(reporter=reporter, volume=volume).values(
             "key",
             "case_name",

@@ -809,12 +809,13 @@ class CaseCitation(models.Model):
     """A reporter citation known to name a case: one of a stored opinion's
     citations, or an entry of a citation index (no ``opinion``: the case
     exists, its text is not held). ``key`` is the citation in standard
-    spelling; ``reporter``/``volume``/``page`` split it for the page bounds
-    of the next case in a volume."""
+    spelling; ``reporter``/``volume``/``page`` split it (null where not a
+    number) for the page bounds of the next case in a volume and the years
+    of the volumes."""
 
     key = models.CharField(max_length=255)
     reporter = models.CharField(max_length=100)
-    volume = models.CharField(max_length=20)
+    volume = models.IntegerField(null=True)
     page = models.IntegerField(null=True)
     opinion = models.ForeignKey(
         CaseOpinion,

@@ -107,3 +107,17 @@ def test_complete_coverage_is_the_deployments_setting(caselaw, settings, unread_
     predictions_check(project_id=project.pk)
     [row] = Prediction.objects.filter(project=project)
     assert (row.verdict, row.details["status"]) == ("unscored", "unverifiable")
+
+
+def test_a_volume_the_store_dates_later_cannot_be_from_an_earlier_year(
+    caselaw, unread_broker
+):
+    project = make_project(kind="citations")
+    ingest.documents_import(
+        project=project,
+        files=[("b.txt", ingest.stream_of("See Foo v. Bar, 712 U.S. 1 (1985)."))],
+    )
+    predictions_check(project_id=project.pk)
+    [row] = Prediction.objects.filter(project=project)
+    assert (row.verdict, row.reason) == ("unsafe", "no_such_case")
+    assert "volume 5 is from 1990" in row.details["failed"]

@@ -7,7 +7,8 @@ from pipeline.checkers.citations.names import names_match
 from pipeline.checkers.citations.pages import reporter_pages, slip_pages
 from pipeline.checkers.citations.parse import find_citations
 from pipeline.checkers.citations.quotes import OpinionWords, find_quote
-from pipeline.checkers.citations.reporters import Coverage, citation_key
+from pipeline.checkers.citations.reporters import Coverage, citation_key, implausible
+from pipeline.checkers.citations.restatement import restatement
 from pipeline.checkers.citations.sources import Opinion, PageMarker
 from pipeline.errors import InputError
 
@@ -195,3 +196,31 @@ def test_a_signal_leaves_only_the_parenthetical_as_a_proposition():
     assert signalled.proposition is None
     assert direct.proposition == "Private suits are barred by the statute."
     assert parenthetical.proposition == "private suits are barred"
+
+
+@pytest.mark.parametrize(
+    ("proposition", "said"),
+    [
+        ("The Court held that the Act infringes upon speech protected by the"
+         " First Amendment.", "states"),
+        ("the Act infringes upon speech unprotected by the First Amendment",
+         "contradicts"),
+        ("The Court held that the Act does not infringe upon speech protected by the"
+         " First Amendment.", None),
+        ("The Stolen Valor Act is not an infringement of protected speech.", None),
+        ("the Act infringes upon speech protected by the First Amendment and the"
+         " Fourteenth", None),
+    ],
+)  # fmt: skip
+def test_a_restated_holding_is_settled_by_the_sentence_it_restates(proposition, said):
+    passage = (
+        "Held: The judgment is affirmed. The Stolen Valor Act infringes upon speech"
+        " protected by the First Amendment."
+    )
+    assert restatement(proposition, passage) == said
+
+
+def test_a_volume_no_series_could_have_is_implausible():
+    assert "ended before volume 1000" in implausible("F.2d", "1203")
+    assert implausible("F.2d", "388") is None
+    assert implausible("U.S.", "1203") is None  # no later series

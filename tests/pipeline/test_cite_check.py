@@ -15,9 +15,10 @@ from pipeline.checkers.citations import (
     citation_claims,
     find_citations,
 )
+from pipeline.checkers.citations.sources import opinion_from_json
 from pipeline.cli import main
 from pipeline.types import Document
-from tests.citation_data import write_caselaw
+from tests.citation_data import OPINIONS, write_caselaw
 
 
 @pytest.fixture
@@ -90,6 +91,14 @@ def test_each_kind_of_fabrication_is_named(caselaw, text, problem):
     assert r.status == "hallucinated"
     assert r.problems == (problem,)
     assert r.score > 0.5
+
+
+def test_recorded_last_page_bounds_the_pages_before_a_distant_next_case(caselaw):
+    pages = {"poe": {"first_page": 20, "last_page": 22}}
+    recorded = [opinion_from_json({**o, **pages.get(o["id"], {})}) for o in OPINIONS]
+    store = CaseLaw([LocalStore(recorded), *caselaw.sources[1:]])
+    [r] = check("See Poe v. Moe, 5 U.S. 20, 24 (1990).", store)
+    assert r.problems == ("pincite_out_of_range",)
 
 
 def test_next_case_in_the_volume_bounds_the_pages(caselaw):

@@ -264,7 +264,7 @@ def _exists_without_match(c: Citation, caselaw: CaseLaw) -> Check:
             detail=f"no reporter is called {c.reporter!r}",
         )
     if c.reporter and c.volume:
-        why = implausible(c.reporter, c.volume, c.year)
+        why = implausible(c.reporter, c.volume)
         if why:
             return Check("exists", False, "no_such_case", detail=why)
     later = caselaw.later_volume(c)

@@ -80,12 +80,13 @@ def reporter_pages(
         ):
             climbing.append((p, m.offset))
             prev = p
-    # The next case's first page bounds the opinion even where its text is
-    # partial (a lead opinion without the dissents); without one, the
-    # recorded last page or the last marker does.
-    last = next_case_page
-    if last is None and _first_listed(opinion, reporter, volume):
-        last = opinion.last_page
+    # The recorded last page and the next case's first page both bound the
+    # opinion, even where its text is partial (a lead opinion without the
+    # dissents); without either, the last marker does.
+    bounds = [next_case_page]
+    if _first_listed(opinion, reporter, volume):
+        bounds.append(opinion.last_page)
+    last = min((b for b in bounds if b is not None), default=None)
     if last is None and climbing:
         last = climbing[-1][0]
     return PageRange(first=first, last=last, markers=tuple(climbing))

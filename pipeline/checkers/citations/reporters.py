@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import datetime
 from functools import lru_cache
 
 from eyecite import get_citations
@@ -91,45 +92,34 @@ class Coverage:
 
 
 @lru_cache(maxsize=1)
-def _editions() -> dict[str, tuple[int | None, bool]]:
-    """Each reporter edition (``F.2d``) by name: its first year and whether
-    a later edition of the same reporter followed it."""
+def _editions() -> dict[str, bool]:
+    """Each reporter edition (``F.2d``) by name: whether a later edition of
+    the same reporter followed it."""
     from reporters_db import REPORTERS
 
-    out: dict[str, tuple[int | None, bool]] = {}
+    out: dict[str, bool] = {}
     for family in REPORTERS.values():
         for reporter in family:
             editions = sorted(
-                reporter["editions"].items(),
-                key=lambda e: e[1]["start"].year if e[1].get("start") else 0,
+                reporter["editions"],
+                key=lambda e: reporter["editions"][e].get("start") or datetime.min,
             )
-            for i, (name, dates) in enumerate(editions):
-                start = dates.get("start")
-                out.setdefault(
-                    name, (start.year if start else None, i + 1 < len(editions))
-                )
+            for i, name in enumerate(editions):
+                out.setdefault(name, i + 1 < len(editions))
     return out
 
 
 # A series followed by a later one stopped at volume 999 (F.2d, A.2d...).
 _LAST_VOLUME_OF_SUPERSEDED = 999
-# Reporter tables date editions loosely.
-_YEAR_SLACK = 2
 
 
-def implausible(reporter: str, volume: str, year: str | None) -> str | None:
-    """Why a citation to ``volume`` of ``reporter`` in ``year`` cannot exist,
-    by the reporter tables: a year before the edition began, or a volume past
-    999 of a series a later one superseded. None when nothing says so. (The
-    tables' end years are not reliable: F. Supp. "ends" in 1988.)"""
-    edition = _editions().get(reporter_key(reporter))
-    if edition is None or not volume.isdigit():
-        return None
-    start, superseded = edition
-    if superseded and int(volume) > _LAST_VOLUME_OF_SUPERSEDED:
+def implausible(reporter: str, volume: str) -> str | None:
+    """Why a citation to ``volume`` of ``reporter`` cannot exist, by the
+    reporter tables: a volume past 999 of a series a later one superseded.
+    None when nothing says so. (The tables' dates are too loose to judge a
+    year by: U.S. "begins" in 1875, yet 60 U.S. 393 is from 1856, its early
+    volumes renumbered nominative reporters.)"""
+    superseded = _editions().get(reporter_key(reporter))
+    if superseded and volume.isdigit() and int(volume) > _LAST_VOLUME_OF_SUPERSEDED:
         return f"{reporter} ended before volume {_LAST_VOLUME_OF_SUPERSEDED + 1}"
-    if year and year.isdigit():
-        y = int(year)
-        if start and y < start - _YEAR_SLACK:
-            return f"{reporter} began in {start}, after {year}"
     return None
