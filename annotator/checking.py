@@ -141,16 +141,26 @@ def project_checker(project: Project, documents: dict[str, Any]):
     )
 
 
-def claims_find(project: Project) -> int:
-    """Claims of the project's documents that have none yet, for a checker
-    that reads its claims from the documents (the citations of a brief).
-    Returns how many were added; safe to run twice."""
+def finds_claims(project: Project) -> bool:
+    """Whether the project's checker reads its claims from the documents."""
     from pipeline.checkers import checker_class
 
-    if not hasattr(checker_class(project.kind), "find_claims"):
+    return hasattr(checker_class(project.kind), "find_claims")
+
+
+def claims_find(project: Project, *, document_ids=None) -> int:
+    """Claims of the project's documents that have none yet (or of
+    ``document_ids``), for a checker that reads its claims from the
+    documents (the citations of a brief). Returns how many were added;
+    safe to run twice (a claim found again is left as it is)."""
+    if not finds_claims(project):
         return 0
     added, last = 0, 0
-    pending = Document.objects.filter(project=project, predictions=None).order_by("pk")
+    pending = Document.objects.filter(project=project).order_by("pk")
+    if document_ids is None:
+        pending = pending.filter(predictions=None)
+    else:
+        pending = pending.filter(pk__in=document_ids)
     while batch := list(pending.filter(pk__gt=last)[: settings.CHECK_BATCH_SIZE]):
         last = batch[-1].pk
         records = {str(d.pk): document_record(d) for d in batch}
@@ -169,8 +179,20 @@ def claims_find(project: Project) -> int:
             for claim in checker.find_claims(records)
         ]
         # A concurrent run may have found the same claims: theirs stand.
-        added += len(Prediction.objects.bulk_create(rows, ignore_conflicts=True))
+        before = Prediction.objects.filter(document__in=batch).count()
+        Prediction.objects.bulk_create(rows, ignore_conflicts=True)
+        added += Prediction.objects.filter(document__in=batch).count() - before
     return added
+
+
+def claims_refind(project: Project, document_ids) -> None:
+    """After documents' text changed: their found claims point into the old
+    text, so the unlabelled ones are dropped and the claims found again;
+    labelled ones stay with their labels (a check reports them)."""
+    if not finds_claims(project):
+        return
+    Prediction.objects.filter(document_id__in=document_ids, annotations=None).delete()
+    claims_find(project, document_ids=document_ids)
 
 
 def predictions_check(
@@ -268,10 +290,18 @@ def predictions_check(
             summary.checked += len(rows)
             summary.errors.extend(str(e) for e in report.errors)
             if len(rows) < len(batch):
-                # Should not happen (every prediction has its document); stop
-                # rather than claim the same rows forever.
-                logger.error("check left %d predictions", len(batch) - len(rows))
-                break
+                # A claim the checker could not read (a labelled citation whose
+                # brief has changed): checked with its error, so the run goes
+                # on instead of claiming the same rows forever.
+                unread = [p for p in batch if p not in rows]
+                problems = {str(e).split(":", 1)[0]: str(e) for e in report.errors}
+                for p in unread:
+                    p.checked_at, p.updated_at = now, now
+                    p.details = {"error": problems.get(str(p.pk), "not checked")}
+                Prediction.objects.bulk_update(
+                    unread, ["checked_at", "details", "updated_at"]
+                )
+                logger.error("check could not read %d predictions", len(unread))
         if progress:
             progress(summary.checked, total)
     return summary

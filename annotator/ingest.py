@@ -26,7 +26,13 @@ from django.db import (
 from django.utils import timezone
 
 from . import tabular
-from .checking import CHECK_FIELDS, ProgressCallback, check_enqueue, predictions_reset
+from .checking import (
+    CHECK_FIELDS,
+    ProgressCallback,
+    check_enqueue,
+    claims_refind,
+    predictions_reset,
+)
 from .labeling import LABEL_NOTE_MAX_CHARS
 from .models import (
     Annotation,
@@ -363,6 +369,7 @@ def _documents_upsert(*, project: Project, records, report: ImportReport) -> Non
         if text_changed:
             # Their alignments point into the old text.
             predictions_reset(Prediction.objects.filter(document_id__in=text_changed))
+            claims_refind(project, text_changed)
         report.created += len(new)
         report.updated += len(changed)
 

@@ -7,7 +7,8 @@ from django.core.management import CommandError, call_command
 
 from annotator import ingest, selectors
 from annotator.checking import claims_find, predictions_check
-from annotator.models import CaseCitation, CaseOpinion, Prediction
+from annotator.models import Annotation, CaseCitation, CaseOpinion, Prediction
+from pipeline.checkers.citations import find_citations
 from tests.annotator.factories import make_project
 from tests.citation_data import write_caselaw
 
@@ -121,3 +122,36 @@ def test_a_volume_the_store_dates_later_cannot_be_from_an_earlier_year(
     [row] = Prediction.objects.filter(project=project)
     assert (row.verdict, row.reason) == ("unsafe", "no_such_case")
     assert "volume 5 is from 1990" in row.details["failed"]
+
+
+def test_a_changed_brief_has_its_citations_found_again_and_keeps_its_labels(
+    caselaw, unread_broker, django_user_model
+):
+    project = make_project(kind="citations")
+    ingest.documents_import(
+        project=project, files=[("brief.txt", ingest.stream_of(BRIEF))]
+    )
+    predictions_check(project_id=project.pk)
+    [labelled] = [
+        p
+        for p in Prediction.objects.filter(project=project)
+        if p.value.startswith("Smith")
+    ]
+    expert = django_user_model.objects.create_user("expert")
+    Annotation.objects.create(prediction=labelled, annotator=expert, label="unsafe")
+
+    edited = "In short: " + BRIEF
+    ingest.documents_import(
+        project=project, files=[("brief.txt", ingest.stream_of(edited))]
+    )
+    summary = predictions_check(project_id=project.pk)
+
+    rows = Prediction.objects.filter(project=project)
+    found = {r.external_id for r in rows if r.pk != labelled.pk}
+    assert found == {f"brief:{m.start}" for m in find_citations(edited)}
+    assert summary.checked == 5
+    # The labelled claim keeps its label; its offset no longer holds a
+    # citation, which its check says instead of stopping the run.
+    labelled.refresh_from_db()
+    assert labelled.annotations.count() == 1
+    assert "no citation at that offset" in labelled.details["error"]

@@ -89,6 +89,17 @@ def log_in(page, username, password):
     page.wait_for_url(lambda url: "/login/" not in url)
 
 
+def label_by_key(page, key):
+    """Press a labeling key and wait for the next item (or the end)."""
+    before = page.get_attribute("#item", "data-prediction-id")
+    page.keyboard.press(key)
+    page.wait_for_function(
+        "before => document.querySelector('#item').dataset.predictionId"
+        " != before || !document.querySelector('#empty').hidden",
+        arg=before,
+    )
+
+
 def wait_all_sent(page):
     """Until the labeling page's outbox is empty and it says so."""
     page.wait_for_function(

@@ -9,7 +9,7 @@ import pytest
 from annotator.checking import predictions_check
 from annotator.models import Annotation, Prediction, Project
 from tests.annotator.factories import jsonl, upload
-from tests.browser.conftest import log_in, wait_all_sent
+from tests.browser.conftest import label_by_key, log_in, wait_all_sent
 from tests.checkers import TEMPLATES
 from tests.checkers.statement import KIND
 
@@ -84,13 +84,7 @@ def test_a_test_only_kind_is_labelled_end_to_end(
         if key == "s":
             page.screenshot(path=str(artifacts / "label-test-kind.png"), full_page=True)
         shown[claim] = "safe" if key == "s" else "unsafe"
-        before = page.get_attribute("#item", "data-prediction-id")
-        page.keyboard.press(key)
-        page.wait_for_function(
-            "before => document.querySelector('#item').dataset.predictionId"
-            " != before || !document.querySelector('#empty').hidden",
-            arg=before,
-        )
+        label_by_key(page, key)
     wait_all_sent(page)
 
     stored = {

@@ -9,7 +9,7 @@ from django.core.management import call_command
 from annotator.checking import predictions_check
 from annotator.models import Annotation, Project
 from tests.annotator.factories import upload
-from tests.browser.conftest import log_in, wait_all_sent
+from tests.browser.conftest import label_by_key, log_in, wait_all_sent
 from tests.citation_data import write_caselaw
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -84,13 +84,7 @@ def test_a_briefs_citations_are_labelled_with_their_evidence(
             assert "case_name: failed" in page.inner_text(".cite-checks")
             key = "u"
         shown[citation] = "safe" if key == "s" else "unsafe"
-        before = page.get_attribute("#item", "data-prediction-id")
-        page.keyboard.press(key)
-        page.wait_for_function(
-            "before => document.querySelector('#item').dataset.predictionId"
-            " != before || !document.querySelector('#empty').hidden",
-            arg=before,
-        )
+        label_by_key(page, key)
     wait_all_sent(page)
     stored = {
         a.prediction.value: a.label

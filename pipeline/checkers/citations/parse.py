@@ -194,12 +194,11 @@ def _parse_one(text: str, c, brief_id: str) -> Citation | None:
     groups = c.groups if form in ("full", "short") else {}
     reporter = groups.get("reporter")
     page = groups.get("page") if form == "full" else None
-    return Citation(
-        id=f"{brief_id}:{start}",
-        brief_id=brief_id,
-        start=start,
-        end=end,
-        text=text[start:end],
+    return _citation(
+        text,
+        brief_id,
+        start,
+        end,
         form=form,
         case_name=name,
         volume=groups.get("volume"),
@@ -512,16 +511,27 @@ def _short_name_of(name: str, full: Citation, *, first: bool = False) -> bool:
     return bool(words) and words <= {w.lower().strip(",.") for w in full_name.split()}
 
 
-def _unread_citation(text, brief_id, start, m, *, name, form) -> Citation:
-    end, pin, court, year = _tail(text, m.end(), _Span(m.start(), m.end()), form)
-    if form == "short":
-        pin = _pincite(m["page"])
+def _citation(text: str, brief_id: str, start: int, end: int, **fields) -> Citation:
+    """The citation of ``text[start:end]`` in brief ``brief_id``."""
     return Citation(
         id=f"{brief_id}:{start}",
         brief_id=brief_id,
         start=start,
         end=end,
         text=text[start:end],
+        **fields,
+    )
+
+
+def _unread_citation(text, brief_id, start, m, *, name, form) -> Citation:
+    end, pin, court, year = _tail(text, m.end(), _Span(m.start(), m.end()), form)
+    if form == "short":
+        pin = _pincite(m["page"])
+    return _citation(
+        text,
+        brief_id,
+        start,
+        end,
         form=form,
         case_name=name,
         volume=m["volume"] if form == "full" else re.match(r"\d+", m.group())[0],
