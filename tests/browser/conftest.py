@@ -89,6 +89,27 @@ def log_in(page, username, password):
     page.wait_for_url(lambda url: "/login/" not in url)
 
 
+def project_over_api(admin, *, name, kind, expert):
+    """A project made over the API by ``admin`` (an admin's API client),
+    with ``expert`` as its expert and no overlap."""
+    from annotator.models import Project
+
+    response = admin.post(
+        "/api/projects/",
+        {"name": name, "kind": kind, "overlap_share": 0.0},
+        format="json",
+    )
+    assert response.status_code == 201, response.content
+    project = Project.objects.get(pk=response.json()["id"])
+    response = admin.post(
+        f"/api/projects/{project.pk}/members/",
+        {"user": expert.pk, "role": "expert"},
+        format="json",
+    )
+    assert response.status_code == 200, response.content
+    return project
+
+
 def label_by_key(page, key):
     """Press a labeling key and wait for the next item (or the end)."""
     before = page.get_attribute("#item", "data-prediction-id")

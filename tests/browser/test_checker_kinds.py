@@ -7,9 +7,14 @@ import copy
 import pytest
 
 from annotator.checking import predictions_check
-from annotator.models import Annotation, Prediction, Project
+from annotator.models import Annotation, Prediction
 from tests.annotator.factories import jsonl, upload
-from tests.browser.conftest import label_by_key, log_in, wait_all_sent
+from tests.browser.conftest import (
+    label_by_key,
+    log_in,
+    project_over_api,
+    wait_all_sent,
+)
 from tests.checkers import TEMPLATES
 from tests.checkers.statement import KIND
 
@@ -29,20 +34,8 @@ def test_a_test_only_kind_is_labelled_end_to_end(
     personas, api, new_page, with_test_partials, artifacts
 ):
     admin = api(personas.admin)
-    response = admin.post(
-        "/api/projects/",
-        {"name": "memos", "kind": KIND, "overlap_share": 0.0},
-        format="json",
-    )
-    assert response.status_code == 201, response.content
-    project = Project.objects.get(pk=response.json()["id"])
     expert = personas.annotator
-    response = admin.post(
-        f"/api/projects/{project.pk}/members/",
-        {"user": expert.pk, "role": "expert"},
-        format="json",
-    )
-    assert response.status_code == 200, response.content
+    project = project_over_api(admin, name="memos", kind=KIND, expert=expert)
     documents = jsonl({"id": "memo", "text": MEMO})
     claims = jsonl(
         *(

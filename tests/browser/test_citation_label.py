@@ -7,9 +7,14 @@ import pytest
 from django.core.management import call_command
 
 from annotator.checking import predictions_check
-from annotator.models import Annotation, Project
+from annotator.models import Annotation
 from tests.annotator.factories import upload
-from tests.browser.conftest import label_by_key, log_in, wait_all_sent
+from tests.browser.conftest import (
+    label_by_key,
+    log_in,
+    project_over_api,
+    wait_all_sent,
+)
 from tests.citation_data import write_caselaw
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -29,20 +34,8 @@ def test_a_briefs_citations_are_labelled_with_their_evidence(
     call_command("import_caselaw", str(store))
     call_command("import_caselaw", str(index), "--index")
     admin = api(personas.admin)
-    response = admin.post(
-        "/api/projects/",
-        {"name": "briefs", "kind": "citations", "overlap_share": 0.0},
-        format="json",
-    )
-    assert response.status_code == 201, response.content
-    project = Project.objects.get(pk=response.json()["id"])
     expert = personas.annotator
-    response = admin.post(
-        f"/api/projects/{project.pk}/members/",
-        {"user": expert.pk, "role": "expert"},
-        format="json",
-    )
-    assert response.status_code == 200, response.content
+    project = project_over_api(admin, name="briefs", kind="citations", expert=expert)
     response = upload(
         admin,
         "/api/documents/upload/",
