@@ -14,7 +14,7 @@ from typing import IO, Any
 from django.conf import settings
 from django.db import transaction
 
-from .ingest import IMPORT_BATCH_SIZE, ImportReport, LineError, batched
+from .ingest import IMPORT_BATCH_SIZE, ImportReport, batched, parsed_records
 from .models import CaseCitation, CaseOpinion
 
 
@@ -28,18 +28,6 @@ def _split(key: str) -> tuple[str, int | None, int | None]:
     )
 
 
-def _lines(stream: IO[bytes], name: str, report: ImportReport):
-    import json
-
-    for number, raw in enumerate(stream, 1):
-        if not raw.strip():
-            continue
-        try:
-            yield number, json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            report.errors.append(LineError(number, f"not JSON ({e})", name))
-
-
 def opinions_import(*, stream: IO[bytes], name: str) -> ImportReport:
     """Upsert opinions (the case-law JSONL: ``id``, ``case_name``,
     ``citations``, ``text``, ``pages``...) by id, with their citations.
@@ -50,12 +38,17 @@ def opinions_import(*, stream: IO[bytes], name: str) -> ImportReport:
 
     report = ImportReport()
 
+    def parse(raw):
+        if not isinstance(raw, dict):
+            raise ValueError("not a JSON object")
+        try:
+            return opinion_from_json(raw), raw
+        except InputError as e:
+            raise ValueError(str(e)) from e
+
     def parsed():
-        for number, raw in _lines(stream, name, report):
-            try:
-                yield opinion_from_json(raw), raw
-            except InputError as e:
-                report.errors.append(LineError(number, str(e), name))
+        for _, record in parsed_records(stream, name, parse, report, limits={}):
+            yield record
 
     for batch in batched(parsed(), IMPORT_BATCH_SIZE):
         with transaction.atomic():
@@ -100,21 +93,19 @@ def index_import(*, stream: IO[bytes], name: str) -> ImportReport:
 
     report = ImportReport()
 
+    def parse(raw):
+        cite = raw.get("citation") if isinstance(raw, dict) else None
+        case = raw.get("case_name") if isinstance(raw, dict) else None
+        if not isinstance(cite, str) or not cite.strip():
+            raise ValueError("'citation' must be a string")
+        if not isinstance(case, str) or not case.strip():
+            raise ValueError("'case_name' must be a string")
+        date = raw.get("date")
+        return citation_key(cite), case, date if isinstance(date, str) else ""
+
     def parsed():
-        for number, raw in _lines(stream, name, report):
-            cite = raw.get("citation") if isinstance(raw, dict) else None
-            case = raw.get("case_name") if isinstance(raw, dict) else None
-            if not isinstance(cite, str) or not cite.strip():
-                report.errors.append(
-                    LineError(number, "'citation' must be a string", name)
-                )
-            elif not isinstance(case, str) or not case.strip():
-                report.errors.append(
-                    LineError(number, "'case_name' must be a string", name)
-                )
-            else:
-                date = raw.get("date")
-                yield citation_key(cite), case, date if isinstance(date, str) else ""
+        for _, record in parsed_records(stream, name, parse, report, limits={}):
+            yield record
 
     for batch in batched(parsed(), IMPORT_BATCH_SIZE):
         latest = {key: (case, date) for key, case, date in batch}

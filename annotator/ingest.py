@@ -143,7 +143,7 @@ def _length_problem(record: Any, limits: dict[str, int]) -> str | None:
     return None
 
 
-def _parsed_records(
+def parsed_records(
     stream: IO[bytes],
     source: str,
     parse: Callable[[Any], Any],
@@ -272,7 +272,7 @@ def documents_import(
     def gather() -> Iterator[tuple[str, int | None, Any]]:
         for name, stream in files:
             if name.lower().endswith((".jsonl", ".csv")):
-                records = _parsed_records(
+                records = parsed_records(
                     stream,
                     name,
                     parse,
@@ -398,7 +398,7 @@ def predictions_import(
         type=(Prediction, "type"),
         model=(Prediction, "model"),
     )
-    records = _parsed_records(
+    records = parsed_records(
         stream,
         source,
         prediction_from_json,
@@ -529,7 +529,7 @@ def labels_import(
 
     report = ImportReport()
     limits = _max_lengths(prediction_id=(Prediction, "external_id"))
-    records = _parsed_records(stream, source, parse, report, limits=limits)
+    records = parsed_records(stream, source, parse, report, limits=limits)
     for batch in batched(records, IMPORT_BATCH_SIZE):
         _upsert_batch(
             lambda records: _labels_upsert(

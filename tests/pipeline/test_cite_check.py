@@ -224,3 +224,20 @@ def test_cli_names_a_bad_store_line(tmp_path, capsys):
     assert (
         "caselaw.jsonl:1: 'text' must be a non-empty string" in capsys.readouterr().err
     )
+
+
+def test_a_proposition_judged_unsupported_is_a_training_pair(caselaw):
+    briefs = {
+        "b": Document(
+            "b",
+            "The statute creates a private right of action. Doe v. Roe, 5 U.S. 11"
+            " (1990). See Smith v. Jones, 5 U.S. 11 (1990).",
+        )
+    }
+    checker = checker_class("citations")(briefs, caselaw=caselaw)
+    contrary, mismatch = checker.training_pairs(citation_claims(briefs))
+    # The opinion states the contrary: the scorer should learn that pair.
+    assert contrary.scored and contrary.hypothesis.startswith("The statute creates a")
+    assert contrary.premise.startswith("The statute creates no private right")
+    # A wrong case name is not the scorer's to learn.
+    assert not mismatch.scored

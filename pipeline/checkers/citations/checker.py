@@ -90,26 +90,17 @@ class CitationChecker:
         scorer: Scorer | None = None,
         progress: bool = False,
     ) -> CheckResult:
-        citations, errors = self._citations(claims)
-        results = check_citations(
-            [c for _, c in citations], self.caselaw, scorer=scorer
-        )
+        checked, errors = self._checked(claims, scorer=scorer)
         return CheckResult(
-            findings=[
-                finding_of(p.id, r)
-                for (p, _), r in zip(citations, results, strict=True)
-            ],
-            errors=errors,
+            findings=[finding_of(p.id, r) for p, r in checked], errors=errors
         )
 
     def results(
         self, claims: Sequence[Prediction], *, scorer: Scorer | None = None
     ) -> tuple[list[CitationResult], list[InputError]]:
         """The full result of each claim's checks (the CLI writes these)."""
-        citations, errors = self._citations(claims)
-        return check_citations(
-            [c for _, c in citations], self.caselaw, scorer=scorer
-        ), errors
+        checked, errors = self._checked(claims, scorer=scorer)
+        return [r for _, r in checked], errors
 
     def training_pairs(
         self, claims: Sequence[Prediction], *, only: Collection[str] | None = None
@@ -119,16 +110,23 @@ class CitationChecker:
         without the scorer."""
         if only is not None:
             claims = [c for c in claims if c.id in only]
-        citations, _ = self._citations(claims)
-        results = check_citations([c for _, c in citations], self.caselaw)
+        checked, _ = self._checked(claims)
         pairs = []
-        for (p, c), r in zip(citations, results, strict=True):
+        for p, r in checked:
+            c = r.citation
             opinion = self.caselaw.opinion(r.matched) if r.matched else None
-            if opinion is None or not c.proposition or c.quotes or r.problems:
+            # Only the proposition is the scorer's: a citation another check
+            # decided is not trained on.
+            decided = set(r.problems) - {"proposition_not_supported"}
+            if opinion is None or not c.proposition or c.quotes or decided:
                 pairs.append(Pair(p.id, "", c.text, p.document_id, scored=False))
                 continue
-            passage = self.caselaw.passages(opinion).best(c.proposition, k=1)[0]
-            pairs.append(Pair(p.id, passage.text, c.proposition, p.document_id))
+            premise = (
+                r.proposition_pair[0]
+                if r.proposition_pair
+                else self.caselaw.passages(opinion).best(c.proposition, k=1)[0].text
+            )
+            pairs.append(Pair(p.id, premise, c.proposition, p.document_id))
         return pairs
 
     def silver_examples(
@@ -136,11 +134,10 @@ class CitationChecker:
     ) -> list[Example]:
         """Proposition pairs made from the opinions the claims cite (see
         :mod:`.silver`)."""
-        citations, _ = self._citations(claims)
-        results = check_citations([c for _, c in citations], self.caselaw)
+        checked, _ = self._checked(claims)
         opinions = {
             o.id: o
-            for r in results
+            for _, r in checked
             if r.matched is not None
             for o in [self.caselaw.opinion(r.matched)]
             if o is not None
@@ -148,6 +145,16 @@ class CitationChecker:
         return proposition_examples(
             [opinions[k] for k in sorted(opinions)], self.caselaw, seed=seed
         )
+
+    def _checked(
+        self, claims: Sequence[Prediction], *, scorer: Scorer | None = None
+    ) -> tuple[list[tuple[Prediction, CitationResult]], list[InputError]]:
+        """Each readable claim with its result, and the claims not read."""
+        citations, errors = self._citations(claims)
+        results = check_citations(
+            [c for _, c in citations], self.caselaw, scorer=scorer
+        )
+        return [(p, r) for (p, _), r in zip(citations, results, strict=True)], errors
 
     def _citations(
         self, claims: Sequence[Prediction]

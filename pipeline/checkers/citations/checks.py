@@ -15,7 +15,13 @@ from typing import Literal
 
 from ...score import Scorer
 from .names import names_match
-from .pages import PageRange, pages_overlap, reporter_pages, slip_pages
+from .pages import (
+    PageRange,
+    pages_overlap,
+    reporter_pages,
+    separate_opinion,
+    slip_pages,
+)
 from .parse import Citation
 from .passages import Passage, PassageIndex
 from .quotes import OpinionWords, QuoteMatch, find_quote
@@ -172,7 +178,6 @@ class _Work:
     opinion: Opinion | None = None
     checks: list[Check] = field(default_factory=list)
     pair: tuple[str, str] | None = None
-    passage: Passage | None = None
 
 
 def check_citations(
@@ -302,8 +307,8 @@ def _pages(w: _Work, caselaw: CaseLaw) -> PageRange | None:
     if c.pincite is None:
         return None
     if c.pincite.slip:
-        separate = any(w in c.text for w in ("dissent", "concurr"))
-        return slip_pages(w.opinion, lead_only=not separate) if w.opinion else None
+        lead_only = not separate_opinion(c.text)
+        return slip_pages(w.opinion, lead_only=lead_only) if w.opinion else None
     if not c.key:
         return None
     nxt = caselaw.next_case_page(c.key)

@@ -121,7 +121,11 @@ def slip_pages(opinion: Opinion, *, lead_only: bool = True) -> PageRange | None:
     # Part labels of real slip texts are messy ("Appendix to opinion of the
     # Court" over the majority's pages): every part that is not a separate
     # opinion counts as the lead.
-    lead = [m for m in markers if not _separate(m.part)] if lead_only else markers
+    lead = (
+        [m for m in markers if not separate_opinion(m.part or "")]
+        if lead_only
+        else markers
+    )
     lead = lead or markers
     return PageRange(
         first=1,
@@ -131,8 +135,10 @@ def slip_pages(opinion: Opinion, *, lead_only: bool = True) -> PageRange | None:
     )
 
 
-def _separate(part: str | None) -> bool:
-    label = (part or "").lower()
+def separate_opinion(text: str) -> bool:
+    """Whether ``text`` (a part's label, a citation's parenthetical) names
+    a separate opinion: a dissent or a concurrence."""
+    label = text.lower()
     return "dissent" in label or "concurr" in label
 
 

@@ -10,13 +10,13 @@ deployment's configuration (:class:`Coverage`), because only inside it does
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from ...errors import InputError
+from ...jsonl import iter_jsonl_lines
 from .reporters import citation_key
 
 
@@ -74,8 +74,8 @@ class Opinion:
     last_page: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
-    @property
-    def record(self) -> CaseRecord:
+    def record(self, source: str) -> CaseRecord:
+        """The opinion as a case ``source`` knows, its text held."""
         return CaseRecord(
             id=self.id,
             case_name=self.case_name,
@@ -83,6 +83,7 @@ class Opinion:
             date=self.date,
             court=self.court,
             has_text=True,
+            source=source,
         )
 
 
@@ -104,17 +105,14 @@ class CaseLawSource(Protocol):
 
 
 def _read_jsonl(path: str | Path) -> Iterable[tuple[int, dict[str, Any]]]:
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                raw = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise InputError(f"not JSON ({e.msg})", path=str(path), line=n) from e
-            if not isinstance(raw, dict):
-                raise InputError("not a JSON object", path=str(path), line=n)
-            yield n, raw
+    """The objects of a JSONL file, by :func:`~pipeline.jsonl.iter_jsonl_lines`;
+    a source is read whole or not at all, so its first bad line raises."""
+    for n, raw in iter_jsonl_lines(path):
+        if isinstance(raw, InputError):
+            raise raw
+        if not isinstance(raw, dict):
+            raise InputError("not a JSON object", path=str(path), line=n)
+        yield n, raw
 
 
 def opinion_from_json(raw: Mapping[str, Any]) -> Opinion:
@@ -212,8 +210,10 @@ class FirstPages:
                 return v, y
         return None
 
-    def in_volume(self, reporter: str, volume: str) -> bool:
-        return (reporter, volume) in self._pages
+    def keys(self, reporter: str, volume: str) -> list[str]:
+        """The citations of the volume's known cases, in page order."""
+        pages = sorted(set(self._pages.get((reporter, volume), ())))
+        return [f"{volume} {reporter} {p}" for p in pages]
 
 
 class LocalStore:
@@ -260,10 +260,7 @@ class LocalStore:
 
     def lookup(self, citations: Sequence[str]) -> dict[str, list[CaseRecord]]:
         return {
-            c: [
-                replace_source(self._opinions[i].record, self.name)
-                for i in self._by_key.get(c, ())
-            ]
+            c: [self._opinions[i].record(self.name) for i in self._by_key.get(c, ())]
             for c in citations
         }
 
@@ -273,17 +270,11 @@ class LocalStore:
     def in_volume(self, reporter: str, volume: str) -> list[CaseRecord]:
         """Cases of a reporter volume, for a slip citation with no first
         page (``570 U.S. ___``), matched then by name."""
-        prefix = f"{volume} {reporter} "
         return [
-            replace_source(self._opinions[i].record, self.name)
-            for key, ids in self._by_key.items()
-            if key.startswith(prefix)
-            for i in ids
+            self._opinions[i].record(self.name)
+            for key in self.first_pages.keys(reporter, volume)
+            for i in self._by_key[key]
         ]
-
-
-def replace_source(record: CaseRecord, source: str) -> CaseRecord:
-    return CaseRecord(**{**record.__dict__, "source": source})
 
 
 class CitationIndex:
@@ -339,8 +330,11 @@ class CitationIndex:
 
     def in_volume(self, reporter: str, volume: str) -> list[CaseRecord]:
         """The index's cases of a reporter volume."""
-        prefix = f"{volume} {reporter} "
-        return [r for k, rs in self._by_key.items() if k.startswith(prefix) for r in rs]
+        return [
+            r
+            for key in self.first_pages.keys(reporter, volume)
+            for r in self._by_key[key]
+        ]
 
     def opinion(self, case_id: str) -> Opinion | None:
         return None
