@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from . import allowlists
 from .dispatch import send_after_commit
-from .errors import ApplicationError, ConfigurationError
+from .errors import ApplicationError, ConfigurationError, ItemInvalid
 from .models import (
     UNSCORED_UNCERTAINTY,
     Document,
@@ -95,8 +95,9 @@ def _scorer_load(path: str, *, threshold: float | None):
         return _scorer_cache[key]
 
 
-def _project_scorer(project: Project) -> tuple[Any, str]:
-    """The active scorer of the project, else DEFAULT_SCORER, else none."""
+def project_scorer(project: Project) -> tuple[Any, str]:
+    """The active scorer of the project, else DEFAULT_SCORER, else none, with
+    its version ("default", "")."""
     active = ScorerModel.objects.filter(project=project, is_active=True).first()
     if active is not None:
         return _scorer_load(active.path, threshold=active.threshold), active.version
@@ -216,7 +217,7 @@ def predictions_check(
     project = Project.objects.get(pk=project_id)
     project_schema(project)  # a broken schema stops the run before any work
     claims_find(project)
-    scorer, scorer_version = _project_scorer(project)
+    scorer, scorer_version = project_scorer(project)
     summary = CheckSummary(scorer=getattr(scorer, "name", "") if scorer else "")
     version = getattr(pipeline, "__version__", "")
     if force:
@@ -305,6 +306,35 @@ def predictions_check(
         if progress:
             progress(summary.checked, total)
     return summary
+
+
+def rag_item_check(*, project: Project, raw: Any) -> dict[str, Any]:
+    """One RAG item (``{"id", "query", "answer", "contexts"}``) checked as the
+    check run would check it in ``project``, a provenance project (its
+    checker, its scorer), for a caller waiting on the answer: the checked
+    item's output line, as ``python -m pipeline provenance`` writes it.
+    Nothing is stored.
+
+    Raises:
+        ItemInvalid: the item does not parse, naming the field.
+        ConfigurationError: as ``project_checker``.
+    """
+    from pipeline.checkers.provenance import item_claim, item_document, item_from_json
+    from pipeline.checkers.provenance.commands import result_to_json
+
+    try:
+        item = item_from_json(raw)
+    except ValueError as e:
+        raise ItemInvalid(str(e)) from e
+    scorer, _ = project_scorer(project)
+    checker = project_checker(project, {item.id: item_document(item)})
+    checked, errors = checker.results([item_claim(item)], scorer=scorer)
+    if errors:
+        raise ItemInvalid(str(errors[0])) from errors[0]
+    [(_, result)] = checked
+    # The item as sent: the checker rebuilds it from its document, without
+    # the caller's own fields (a trace id), which the answer echoes.
+    return result_to_json(replace(result, item=item))
 
 
 def _source_name(source: str, row: Prediction) -> str:

@@ -19,6 +19,11 @@ class TransientError(ApplicationError):
     """The work may succeed later (network, rate limit); tasks retry it."""
 
 
+class ItemInvalid(ApplicationError):
+    """An item sent to be checked that does not parse; the message names the
+    field."""
+
+
 class LabelInvalid(ApplicationError):
     """A label that cannot be stored as sent."""
 

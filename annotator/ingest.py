@@ -11,7 +11,7 @@ import enum
 import io
 import logging
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -242,6 +242,14 @@ def describe_refusal(e: Exception) -> str:
     return f"{reason} ({detail})" if detail else reason
 
 
+def takes_items(project: Project) -> bool:
+    """Whether the project's JSONL documents are RAG items: each line a
+    question's contexts (its document) and the answer to check (its claim)."""
+    from pipeline.checkers.provenance import ProvenanceChecker
+
+    return project.kind == ProvenanceChecker.kind
+
+
 def documents_import(
     *,
     project: Project,
@@ -252,10 +260,13 @@ def documents_import(
 
     ``.jsonl`` files hold one document record a line, ``.csv`` files one a
     row (``id,text`` columns); any other file is one plain-text document
-    whose id is the file name without its extension.
+    whose id is the file name without its extension. In a project that
+    ``takes_items``, a ``.jsonl`` file holds RAG items instead, one a line,
+    counted by item (``_items_upsert``).
     A bad line or file is reported and skipped; the rest still go in, one
     transaction per batch so nothing is half-written.
     """
+    from pipeline.checkers.provenance import RagItem
     from pipeline.jsonl import document_from_json
 
     report = ImportReport()
@@ -267,11 +278,19 @@ def documents_import(
             raise ValueError(f"document {document.id!r}: {problem}")
         return document
 
+    # An item's id is its document's and its claim's: both columns are as long.
     limits = _max_lengths(id=(Document, "external_id"))
+    items = takes_items(project)
 
     def gather() -> Iterator[tuple[str, int | None, Any]]:
         for name, stream in files:
-            if name.lower().endswith((".jsonl", ".csv")):
+            if items and name.lower().endswith(".jsonl"):
+                records = parsed_records(
+                    stream, name, _item_parse, report, limits=limits
+                )
+                for number, item in records:
+                    yield name, number, item
+            elif name.lower().endswith((".jsonl", ".csv")):
                 records = parsed_records(
                     stream,
                     name,
@@ -287,12 +306,18 @@ def documents_import(
                 if document is not None:
                     yield name, None, document
 
+    def upsert(records: list[tuple[str, int | None, Any]]) -> None:
+        documents = [r for r in records if not isinstance(r[2], RagItem)]
+        if documents:
+            _documents_upsert(project=project, records=documents, report=report)
+        if len(documents) < len(records):
+            rag = [r for r in records if isinstance(r[2], RagItem)]
+            _items_upsert(project=project, records=rag, report=report)
+
     done = 0
     for batch in batched(gather(), IMPORT_BATCH_SIZE):
         _upsert_batch(
-            lambda records: _documents_upsert(
-                project=project, records=records, report=report
-            ),
+            upsert,
             batch,
             report=report,
             line_of=lambda record: (record[1], record[0]),
@@ -327,7 +352,12 @@ def _text_document(name: str, stream: IO[bytes], report: ImportReport):
     return PDocument(id=Path(name).stem or name, text=text, metadata={"filename": name})
 
 
-def _documents_upsert(*, project: Project, records, report: ImportReport) -> None:
+def _documents_upsert(
+    *, project: Project, records, report: ImportReport, metadata_checked: bool = False
+) -> None:
+    """``metadata_checked``: the check reads the documents' metadata too (a
+    RAG item's query), so a change there, as one of the text, resets their
+    claims' verdicts."""
     # Last occurrence wins inside a batch, as it would across batches.
     latest = {document.id: document for _, _, document in records}
     with transaction.atomic():
@@ -350,7 +380,7 @@ def _documents_upsert(*, project: Project, records, report: ImportReport) -> Non
                     )
                 )
             elif row.text != document.text or row.metadata != document.metadata:
-                if row.text != document.text:
+                if row.text != document.text or metadata_checked:
                     text_changed.append(row.pk)
                 row.text, row.metadata = document.text, document.metadata
                 row.updated_at = timezone.now()  # bulk_update skips auto_now
@@ -372,6 +402,94 @@ def _documents_upsert(*, project: Project, records, report: ImportReport) -> Non
             claims_refind(project, text_changed)
         report.created += len(new)
         report.updated += len(changed)
+
+
+#: An item's label as an imported expert label.
+_ITEM_LABELS = {"supported": "safe", "hallucinated": "unsafe"}
+
+
+def _item_parse(obj: Any) -> Any:
+    from pipeline.checkers.provenance import item_document, item_from_json
+
+    item = item_from_json(obj)
+    problem = _document_problem(item_document(item).text)
+    if problem:
+        raise ValueError(f"item {item.id!r}: {problem}")
+    return item
+
+
+def _items_upsert(*, project: Project, records, report: ImportReport) -> None:
+    """RAG items: each its document (external id the item's id; the contexts
+    joined, the query and the contexts' offsets in metadata) and its answer
+    as the claim (the same id). A label the item carries is stored as an
+    imported label (``Annotation.Source.IMPORT``, as ``labels_import`` stores
+    a labels file's); an item sent again without one keeps it. Counted by
+    item: created with its document, updated when its document, answer or
+    label changed."""
+    from pipeline.checkers.provenance import item_claim, item_document
+    from pipeline.types import Label
+
+    latest = {item.id: (name, number, item) for name, number, item in records}
+    before = _item_states(project, latest)
+    parts = ImportReport()  # counts by row; the items are counted below
+    _documents_upsert(
+        project=project,
+        records=[(n, line, item_document(i)) for n, line, i in latest.values()],
+        report=parts,
+        metadata_checked=True,
+    )
+    for name in dict.fromkeys(n for n, _, _ in latest.values()):
+        mine = [(line, i) for n, line, i in latest.values() if n == name]
+        predictions_upsert(
+            project=project,
+            records=[(line, replace(item_claim(i), extra=i.extra)) for line, i in mine],
+            report=parts,
+            source=name,
+            source_run=None,
+        )
+        labels = [
+            (line, Label(i.id, _ITEM_LABELS[i.label]))
+            for line, i in mine
+            if i.label is not None
+        ]
+        if labels:
+            _labels_upsert(project=project, records=labels, report=parts, source=name)
+    report.errors.extend(parts.errors)
+    after = _item_states(project, latest)
+    for item_id in latest:
+        if before.get(item_id) is None:
+            report.created += 1
+        elif before[item_id] != after.get(item_id):
+            report.updated += 1
+        else:
+            report.unchanged += 1
+
+
+def _item_states(project: Project, ids) -> dict[str, tuple]:
+    """What each item's rows hold (document, claim, imported label), to say
+    whether an import changed them."""
+    documents = {
+        external_id: (text, metadata)
+        for external_id, text, metadata in Document.objects.filter(
+            project=project, external_id__in=ids
+        ).values_list("external_id", "text", "metadata")
+    }
+    claims = {
+        row[0]: row[1:]
+        for row in Prediction.objects.filter(
+            project=project, external_id__in=ids
+        ).values_list("external_id", "document__external_id", "value", "extra")
+    }
+    labels = dict(
+        Annotation.objects.filter(
+            prediction__project=project,
+            prediction__external_id__in=ids,
+            source=Annotation.Source.IMPORT,
+        ).values_list("prediction__external_id", "label")
+    )
+    return {
+        i: (documents[i], claims.get(i), labels.get(i)) for i in ids if i in documents
+    }
 
 
 def predictions_import(

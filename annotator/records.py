@@ -17,15 +17,15 @@ if TYPE_CHECKING:
 
 
 def document_record(document: Document, *, external: bool = False) -> DocumentRecord:
-    """The document as the pipeline reads it; metadata only with ``external``
-    ids (the check aligns text alone)."""
+    """The document as the pipeline reads it, metadata included: a RAG item's
+    document keeps its query and its contexts' offsets there."""
     from pipeline.types import Document as DocumentRecord
 
-    if external:
-        return DocumentRecord(
-            id=document.external_id, text=document.text, metadata=document.metadata
-        )
-    return DocumentRecord(id=str(document.pk), text=document.text)
+    return DocumentRecord(
+        id=document.external_id if external else str(document.pk),
+        text=document.text,
+        metadata=document.metadata,
+    )
 
 
 def prediction_record(

@@ -555,6 +555,17 @@ def _anchor(end: str) -> Case:
 
 _MACHINE_FIELDS = ("score", "scored_by")
 
+
+def without_keys(value: Any, keys: frozenset[str]) -> Any:
+    """``value`` (JSON) with every object key in ``keys`` left out, at any
+    depth: a checker's details less the scorer's judgements."""
+    if isinstance(value, dict):
+        return {k: without_keys(v, keys) for k, v in value.items() if k not in keys}
+    if isinstance(value, list):
+        return [without_keys(v, keys) for v in value]
+    return value
+
+
 #: How near the active threshold a score makes a verdict a close call; the
 #: stored ``uncertainty`` is that distance.
 CLOSE_CALL = 0.1
@@ -761,6 +772,10 @@ def labeling_items(
     def hypothesis(p: dict[str, Any], value: Any) -> str:
         return p["hypothesis"] or render_hypothesis(p["type"], value, schema=schema)
 
+    from pipeline.checkers import checker_class
+
+    hidden = checker_class(project.kind).score_fields
+
     def label_of(prediction_id: int) -> dict[str, Any] | None:
         a = my_labels.get(prediction_id)
         if a is None:
@@ -801,7 +816,7 @@ def labeling_items(
             "premise": p["premise"],
             "evidence": p["evidence"],
             "evidence_score": p["evidence_score"],
-            "details": p["details"],
+            "details": p["details"] if machine else without_keys(p["details"], hidden),
             "document": {
                 "id": p["document_id"],
                 "external_id": p["document_external_id"],

@@ -329,6 +329,9 @@ DEFAULT_NLI_THRESHOLD = env_float("DEFAULT_NLI_THRESHOLD", 0.5)
 # name. Empty means alignment only: what aligns is "unscored", never safe.
 DEFAULT_SCORER = env_str("DEFAULT_SCORER", "")
 CHECK_BATCH_SIZE = env_int("CHECK_BATCH_SIZE", 500)
+# Largest body POST /api/provenance/check/ reads: one RAG item, checked
+# while its caller waits.
+PROVENANCE_CHECK_MAX_BYTES = env_int("PROVENANCE_CHECK_MAX_BYTES", 256 * 1024)
 EXTRACTION_MAX_RETRIES = env_int("EXTRACTION_MAX_RETRIES", 3)
 # Labeling queue: how long a handed-out prediction stays reserved for one
 # expert, and how many the labeling page prefetches at a time.

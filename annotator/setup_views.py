@@ -145,7 +145,7 @@ def _documents(request, project: Project) -> dict:
     report = ingest.documents_import(
         project=project, files=[(f.name, _opened(f)) for f in files]
     )
-    return _reported(report, "Documents")
+    return _reported(report, "Items" if ingest.takes_items(project) else "Documents")
 
 
 def _predictions(request, project: Project) -> dict:
@@ -224,6 +224,7 @@ def project_setup(request, pk: int):
         "member_form": MemberForm(),
         "account_form": AccountForm(),
         "upload_bytes": settings.MAX_UPLOAD_BYTES,
+        "takes_items": ingest.takes_items(project),
         **result,
     }
     return render(

@@ -140,12 +140,15 @@ def labelled_data(
     for row in (
         Document.objects.filter(pk__in=document_ids)
         .order_by("pk")
-        .only("pk", "text")
+        .only("pk", "text", "metadata")
         .iterator(chunk_size=500)
     ):
         documents[str(row.pk)] = document_record(row)
         text_hash = hashlib.sha256(row.text.encode()).hexdigest()
         digest.update(f"{row.pk}:{text_hash}".encode())
+        if row.metadata:
+            # What some kinds check besides the text (a RAG item's query).
+            digest.update(json.dumps(row.metadata, sort_keys=True).encode())
     return LabelledData(
         documents=documents,
         predictions=predictions,

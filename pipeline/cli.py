@@ -1,5 +1,6 @@
 """``python -m pipeline``: extract, check, train, evaluate; cite-check and
-cite-evaluate for legal citations.
+cite-evaluate for legal citations; provenance, provenance-train and
+provenance-evaluate for RAG answers.
 
 Exit status: 0 when every input line was used, 1 when some lines were skipped
 (each reported on stderr as ``file:line: problem``; the rest was processed and
@@ -313,9 +314,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--labels", required=True)
     p.set_defaults(func=cmd_evaluate)
 
-    from .checkers.citations.commands import add_commands
+    from .checkers.citations.commands import add_commands as add_citation_commands
+    from .checkers.provenance.commands import add_commands as add_provenance_commands
 
-    add_commands(sub)
+    add_citation_commands(sub)
+    add_provenance_commands(sub)
     return parser
 
 

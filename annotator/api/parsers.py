@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 from django.conf import settings
 from rest_framework import status
 from rest_framework.exceptions import APIException, ParseError
@@ -32,6 +34,41 @@ class BoundedJSONParser(JSONParser):
             return super().parse(stream, media_type, parser_context)
         except RecursionError:
             raise ParseError("JSON parse error - nested too deeply") from None
+
+
+class BodyTooLarge(APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_detail = "The request body is too large."
+    default_code = "body_too_large"
+
+
+class LimitedJSONParser(BoundedJSONParser):
+    """JSON bodies up to the number of bytes the setting ``limit_setting``
+    names: refused from their Content-Length before they are read, and from
+    what arrives when a body comes without one."""
+
+    limit_setting = ""
+    what = "send less"
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        limit = getattr(settings, self.limit_setting)
+        meta = parser_context["request"].META
+        try:
+            length = int(meta.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            raise ParseError("Content-Length is not a number") from None
+        if length > limit:
+            self._refuse(f"{length} bytes sent,", limit)
+        body = b"" if stream is None else stream.read(limit + 1)
+        if len(body) > limit:
+            self._refuse("the body is", limit)
+        return super().parse(io.BytesIO(body), media_type, parser_context)
+
+    def _refuse(self, sent: str, limit: int):
+        raise BodyTooLarge(
+            f"{sent} over the limit of {limit} bytes ({self.limit_setting}); "
+            f"{self.what}"
+        )
 
 
 class UploadParser(MultiPartParser):

@@ -163,7 +163,10 @@ class DocumentUploadSerializer(serializers.Serializer):
         allow_empty=False,
         help_text="JSONL files (one {id, text, metadata} record a line), CSV files "
         "(id,text columns; any other column is metadata) and/or plain-text files "
-        "(one document each, id = file name without extension).",
+        "(one document each, id = file name without extension). In a provenance "
+        "project JSONL files hold RAG items, one {id, query, answer, contexts, "
+        "label?} a line: each its document (the contexts) and its claim (the "
+        "answer); a label is stored as an imported label.",
     )
 
 

@@ -2,7 +2,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
-from . import grading, tokens, views
+from . import grading, provenance, tokens, views
 
 router = DefaultRouter()
 router.register("projects", views.ProjectViewSet, basename="project")
@@ -33,6 +33,11 @@ urlpatterns = [
     path("projects/<int:pk>/", include(labeling)),
     path("", include(router.urls)),
     path("auth/token/", tokens.TokenView.as_view(), name="api-token"),
+    path(
+        "provenance/check/",
+        provenance.ProvenanceCheckView.as_view(),
+        name="provenance-check",
+    ),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path(
         "docs/",

@@ -202,8 +202,9 @@ class DocumentViewSet(viewsets.ReadOnlyModelViewSet):
         parser_classes=[UploadParser],
     )
     def upload(self, request):
-        """Bulk upload: JSONL files and/or .txt files. Duplicate ids upsert; bad
-        lines are reported with their line number and the rest still go in."""
+        """Bulk upload: JSONL files and/or .txt files (in a provenance project,
+        JSONL files of RAG items). Duplicate ids upsert; bad lines are reported
+        with their line number and the rest still go in."""
         # The role first: a member who may not import learns nothing more.
         project = managed_project(
             request.user, request.data.get("project"), action="importing documents"

@@ -48,7 +48,7 @@ def kinds() -> list[str]:
 
 def _load_builtin() -> None:
     # Imported on first use: a checker's module may pull heavy dependencies.
-    from . import citations, extraction  # noqa: F401
+    from . import citations, extraction, provenance  # noqa: F401
 
 
 __all__ = [

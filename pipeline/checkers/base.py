@@ -135,8 +135,11 @@ class Checker(Protocol, Generic[C]):
     """What the rest of the system knows of a checker.
 
     ``kind`` names it (``Project.kind`` in the web app), ``title`` says what
-    it checks, ``evidence_score_name`` what its evidence scores measure and
-    ``reasons`` what each reason for an unsafe verdict means, for people. A
+    it checks, ``evidence_score_name`` what its evidence scores measure,
+    ``reasons`` what each reason for an unsafe verdict means, for people, and
+    ``score_fields`` which keys of a finding's ``extra`` (at any depth) hold
+    a scorer's judgement, hidden from experts where a project hides machine
+    scores. A
     checker is built with the documents its claims came from (by id) and
     keyword options (the web app passes the project's ``schema`` and
     ``align_threshold`` and the deployment's ``caselaw``), ignoring options it
@@ -155,6 +158,7 @@ class Checker(Protocol, Generic[C]):
     title: ClassVar[str]
     evidence_score_name: ClassVar[str]
     reasons: ClassVar[dict[str, str]]
+    score_fields: ClassVar[frozenset[str]]
 
     def __init__(self, documents: Mapping[str, Document], **options: Any): ...
 

@@ -31,7 +31,7 @@ class FakeScorer:
 @pytest.fixture
 def fake_scorer(monkeypatch):
     scorer = FakeScorer()
-    monkeypatch.setattr(checking, "_project_scorer", lambda project: (scorer, "v1"))
+    monkeypatch.setattr(checking, "project_scorer", lambda project: (scorer, "v1"))
     return scorer
 
 

@@ -31,6 +31,7 @@ class StatementChecker:
     title: ClassVar[str] = "Statements against their document, word for word"
     evidence_score_name: ClassVar[str] = "Share of the statement's words"
     reasons: ClassVar[dict[str, str]] = {"not_supported": "Not supported"}
+    score_fields: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, documents: Mapping[str, Document], **options: Any):
         self.documents = documents

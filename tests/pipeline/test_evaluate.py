@@ -6,6 +6,7 @@ from pipeline.evaluate import (
     evaluate_checked,
     flag_metrics,
     precision_recall_curve,
+    roc_auc,
 )
 from pipeline.types import Alignment, CheckedPrediction, Label, Prediction
 
@@ -122,3 +123,27 @@ def test_the_precision_threshold_is_the_highest_whose_flags_are_right_often_enou
     assert precision_threshold(scores, unsafe, target=1.0) == pytest.approx(0.3, **near)
     assert precision_threshold(scores, unsafe, target=0.8) == pytest.approx(0.5, **near)
     assert precision_threshold(scores, [False] * 8, target=0.5) is None
+
+
+def test_roc_auc_is_one_when_positives_outscore_every_negative():
+    assert roc_auc([0.1, 0.2, 0.8, 0.9], [False, False, True, True]) == 1.0
+
+
+def test_roc_auc_is_zero_when_the_scores_are_reversed():
+    assert roc_auc([0.9, 0.8, 0.2, 0.1], [False, False, True, True]) == 0.0
+
+
+def test_roc_auc_counts_all_ties_as_a_coin_flip():
+    assert roc_auc([0.5] * 4, [True, False, True, False]) == 0.5
+
+
+def test_roc_auc_counts_a_tied_pair_half():
+    # Positive-negative pairs: 0.4>0.1, 0.4=0.4 (half), 0.8>0.1, 0.8>0.4 -> 3.5 of 4.
+    auc = roc_auc([0.1, 0.4, 0.4, 0.8], [False, True, False, True])
+    assert auc == pytest.approx(0.875)
+
+
+def test_roc_auc_is_undefined_with_one_class():
+    assert roc_auc([0.1, 0.9], [True, True]) is None
+    assert roc_auc([0.1, 0.9], [False, False]) is None
+    assert roc_auc([], []) is None

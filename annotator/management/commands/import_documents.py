@@ -8,7 +8,10 @@ from ._base import ProjectCommand, failure
 
 
 class Command(ProjectCommand):
-    help = "Import documents from JSONL files and/or .txt files (one document each)."
+    help = (
+        "Import documents from JSONL files (in a provenance project, RAG items: "
+        "each a document and its answer) and/or .txt files (one document each)."
+    )
 
     def add_arguments(self, parser):
         self.add_project_argument(parser)

@@ -11,14 +11,11 @@ import re
 from collections.abc import Sequence
 
 from ..base import Example
+from ..perturb import negatable, negate
 from .checks import CaseLaw
 from .restatement import OPPOSITES
 from .sources import Opinion
 
-_NEGATABLE = re.compile(
-    r"\b(is|are|was|were|does|did|do|may|must|can|could|should|has|have|had|will"
-    r"|would)( not)?\b"
-)
 _WORD = re.compile(r"[A-Za-z]+")
 _SENTENCE = re.compile(r"(?<=[.?!])\s+(?=[A-Z])")
 _PER_OPINION = 12
@@ -29,18 +26,13 @@ def turn(sentence: str, rng: random.Random) -> str | None:
     its opposite, or one auxiliary negated (or un-negated); None if it has
     neither."""
     words = [m for m in _WORD.finditer(sentence) if m.group().lower() in OPPOSITES]
-    auxes = list(_NEGATABLE.finditer(sentence))
-    if words and (not auxes or rng.random() < 0.5):
+    if words and (not negatable(sentence) or rng.random() < 0.5):
         m = rng.choice(words)
         new = OPPOSITES[m.group().lower()]
         if m.group()[0].isupper():
             new = new[0].upper() + new[1:]
         return sentence[: m.start()] + new + sentence[m.end() :]
-    if auxes:
-        m = rng.choice(auxes)
-        flipped = m.group(1) if m.group(2) else f"{m.group(1)} not"
-        return sentence[: m.start()] + flipped + sentence[m.end() :]
-    return None
+    return negate(sentence, rng)
 
 
 def proposition_examples(

@@ -9,6 +9,9 @@
 //   data-list="path"         a list filled from that array with its <template>
 //                            (data-ev="" is the element itself, data-ev="name"
 //                            its field);
+//     data-mark="path"       the entry whose index that field holds gets the
+//                            class data-mark-class and aria-current="true"
+//                            (the deciding one of several);
 //   data-diff="name"         two of these: their fields' character diff
 //                            (for an item whose context_found is false, the
 //                            first as claimed and the second "not found");
@@ -74,19 +77,24 @@ export function fillClaim(root, item) {
     fillList(list, item.evidence);
   }
   for (const list of root.querySelectorAll("[data-list]")) {
-    fillList(list, at(fields, list.dataset.list));
+    const marked = list.dataset.mark ? at(fields, list.dataset.mark) : null;
+    fillList(list, at(fields, list.dataset.list), marked);
   }
 }
 
-function fillList(list, values) {
+function fillList(list, values, marked = null) {
   const template = list.querySelector("template");
   list.replaceChildren(template);
-  for (const value of values || []) {
+  (values || []).forEach((value, index) => {
     const card = template.content.cloneNode(true);
     for (const node of card.querySelectorAll("[data-ev]")) {
       const name = node.dataset.ev;
       node.textContent = text(name ? value[name] : value, node);
     }
+    if (index === marked && card.firstElementChild) {
+      card.firstElementChild.classList.add(list.dataset.markClass || "marked");
+      card.firstElementChild.setAttribute("aria-current", "true");
+    }
     list.append(card);
-  }
+  });
 }

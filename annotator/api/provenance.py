@@ -1,0 +1,128 @@
+"""The online provenance check: a RAG service sends one answer with its
+question and contexts and gets the check's output in the same response, from
+the project's scorer. Nothing is stored."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotator import checking, ingest, selectors
+from annotator.models import Project
+
+from .parsers import LimitedJSONParser
+
+
+class ItemParser(LimitedJSONParser):
+    limit_setting = "PROVENANCE_CHECK_MAX_BYTES"
+    what = "send one item per request"
+
+
+class ContextSerializer(serializers.Serializer):
+    id = serializers.CharField(required=False, help_text="Context id (its index).")
+    text = serializers.CharField(help_text="The context's text.")
+
+
+class ItemCheckSerializer(serializers.Serializer):
+    """For the schema only: ``item_from_json`` reads the item."""
+
+    project = serializers.IntegerField(
+        help_text="Id of the provenance project whose scorer checks the item."
+    )
+    id = serializers.CharField(help_text="Item id, echoed back.")
+    query = serializers.CharField(
+        required=False, help_text="The question (empty for a summary)."
+    )
+    answer = serializers.CharField(help_text="The generated answer to check.")
+    contexts = serializers.ListField(
+        child=serializers.JSONField(),
+        help_text="The retrieved contexts the answer was generated from: "
+        'strings or {"id", "text"} objects.',
+    )
+
+
+class SourceSerializer(serializers.Serializer):
+    context = serializers.CharField(help_text="Id of the context it is in.")
+    start = serializers.IntegerField(help_text="Offset in that context.")
+    end = serializers.IntegerField()
+    text = serializers.CharField()
+    relevance = serializers.FloatField(help_text="Relevance to the claim (softmax).")
+    weight = serializers.FloatField(help_text="Its share among the selected sources.")
+    nli = serializers.FloatField(
+        allow_null=True, help_text="p(supports) of the claim against it alone."
+    )
+
+
+class CheckedItemSerializer(serializers.Serializer):
+    """For the schema only: the line ``python -m pipeline provenance`` writes."""
+
+    id = serializers.CharField()
+    query = serializers.CharField()
+    answer = serializers.CharField()
+    contexts = ContextSerializer(many=True)
+    claim = serializers.CharField(help_text="The claim the scorer read.")
+    score = serializers.FloatField(
+        allow_null=True, help_text="p(supported) of the weakest claim; null unscored."
+    )
+    verdict = serializers.ChoiceField(["supported", "hallucinated", "unscored"])
+    sources = SourceSerializer(many=True, help_text="Selected, in document order.")
+    deciding = serializers.IntegerField(
+        allow_null=True, help_text="Index in sources of the one that decided."
+    )
+    joined = serializers.FloatField(
+        allow_null=True, help_text="p(supported) against the sources read together."
+    )
+    sentences = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="Each sentence of a several-sentence answer, checked alone.",
+    )
+    weakest = serializers.IntegerField(help_text="Index of the deciding sentence.")
+
+
+def _project(user, raw) -> Project:
+    if not isinstance(raw, int) or isinstance(raw, bool):
+        raise ValidationError({"project": "must be a project id (a whole number)"})
+    try:
+        project = selectors.project_get(user=user, pk=raw)
+    except Project.DoesNotExist:
+        raise NotFound("no such project") from None
+    if not selectors.machine_scores_visible(user, project):
+        raise PermissionDenied(
+            f"checking items returns scores: it needs the admin role on project "
+            f"{project.name!r}, or the project showing machine scores"
+        )
+    if not ingest.takes_items(project):
+        raise ValidationError(
+            {"project": f"project {project.name!r} does not check RAG answers"}
+        )
+    return project
+
+
+class ProvenanceCheckView(APIView):
+    parser_classes = [ItemParser]
+
+    @extend_schema(
+        request=ItemCheckSerializer,
+        responses={
+            200: CheckedItemSerializer,
+            400: OpenApiResponse(description="A malformed item, the field named."),
+            403: OpenApiResponse(description="Scores of this project are hidden."),
+            404: OpenApiResponse(description="No such project visible."),
+            413: OpenApiResponse(description="Over PROVENANCE_CHECK_MAX_BYTES."),
+        },
+    )
+    def post(self, request):
+        """Check one RAG answer against its contexts with the project's
+        scorer (its active one, else the deployment's default; with neither
+        the sources are selected and the verdict is ``unscored``) and answer
+        with the sources selected, each one's weight and NLI score, the one
+        that decided and the verdict. Nothing is stored."""
+        body = request.data
+        if not isinstance(body, dict):
+            raise ValidationError("the body must be a JSON object: one item")
+        project = _project(request.user, body.get("project"))
+        item = {k: v for k, v in body.items() if k != "project"}
+        return Response(checking.rag_item_check(project=project, raw=item))

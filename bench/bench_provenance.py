@@ -1,0 +1,229 @@
+"""Provenance (RAG answers against their contexts): ROC AUC on the public
+sets beside the paper's Table 3 and two trivial baselines, training time,
+throughput and the online endpoint's latency, in one run.
+
+The scorer is trained by ``python -m pipeline provenance-train`` on HaluEval
+QA lines 0-3,999 (the only rows it may learn from) unless ``--scorer``
+names one; every other set is zero-shot (see bench/provenance_sets.py). The
+mean the issue asks for is over QAGS CNN/DM and XSum, Q², HaluEval dialogue
+and summarization; BEGIN and HaluEval QA (lines 8,000+) are reported apart.
+
+    python bench/bench_provenance.py [--scorer DIR] [--lines 500] [--work DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import provenance_sets as sets  # noqa: E402
+
+from pipeline.checkers.provenance import (  # noqa: E402
+    BiEncoderRelevance,
+    check_items,
+    item_from_json,
+)
+from pipeline.checkers.provenance.sentences import sentence_spans  # noqa: E402
+from pipeline.evaluate import roc_auc  # noqa: E402
+from pipeline.jsonl import write_jsonl  # noqa: E402
+from pipeline.score import NLIScorer  # noqa: E402
+
+#: Items and context sentences of the throughput and latency runs.
+SPEED_ITEMS, CONTEXTS_PER_ITEM = 200, 10
+
+
+def train(work: Path) -> tuple[Path, float]:
+    """Train as a user would, from the command line; minutes of wall time."""
+    items = work / "halueval_qa_train.jsonl"
+    write_jsonl(items, sets.halueval_qa(*sets.QA_TRAIN, name="halueval_qa_train"))
+    out = work / "scorer"
+    started = time.monotonic()
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pipeline",
+            "provenance-train",
+            "--items",
+            str(items),
+            "--out",
+            str(out),
+        ],
+        check=True,
+        cwd=ROOT,
+    )
+    return out, (time.monotonic() - started) / 60
+
+
+def loaders(lines: int) -> dict:
+    return {
+        **sets.SETS,
+        "halueval_dialogue": lambda: sets.halueval_dialogue(lines),
+        "halueval_summarization": lambda: sets.halueval_summarization(lines),
+        "halueval_qa_test": lambda: sets.halueval_qa(
+            *sets.QA_TEST, n=lines, name="halueval_qa_test"
+        ),
+    }
+
+
+def auc_rows(scorer, relevance, lines: int) -> list[dict]:
+    rows = []
+    for name, load in loaders(lines).items():
+        raw = load()
+        results = check_items(
+            [item_from_json(r) for r in raw], relevance=relevance, scorer=scorer
+        )
+        row = sets.baseline_row(name, raw)
+        row["ours"] = roc_auc(
+            [r.score for r in results], [r.item.label == "supported" for r in results]
+        )
+        row["accuracy"] = sum(r.verdict == r.item.label for r in results) / len(raw)
+        rows.append(row)
+        print(f"  {name}: AUC {row['ours']:.3f}", file=sys.stderr, flush=True)
+    return rows
+
+
+def print_auc_table(rows: list[dict]) -> None:
+    head = ("set", "items", "paper", "ours", "acc.", "length", "overlap")
+    print(f"{head[0]:<24}" + "".join(f"{h:>8}" for h in head[1:]))
+    for r in rows:
+        cells = [
+            r["items"],
+            sets.PAPER_AUC.get(r["set"]),
+            r["ours"],
+            r["accuracy"],
+            r["length"],
+            r["overlap"],
+        ]
+        print(f"{r['set']:<24}" + "".join(_cell(c) for c in cells))
+    zero = [r for r in rows if r["set"] in sets.ZERO_SHOT_MEAN]
+    means = [
+        statistics.fmean(
+            r[k] if k != "paper" else sets.PAPER_AUC[r["set"]] for r in zero
+        )
+        for k in ("paper", "ours", "accuracy", "length", "overlap")
+    ]
+    print(f"{'zero-shot mean (5 sets)':<32}" + "".join(_cell(m) for m in means))
+
+
+def _cell(value) -> str:
+    if value is None:
+        return f"{'-':>8}"
+    return f"{value:>8}" if isinstance(value, int) else f"{value:>8.3f}"
+
+
+def speed_items() -> list[dict]:
+    """HaluEval QA test questions, each answered with its right answer
+    against ten sentence-sized contexts: its own knowledge sentences and
+    sentences of other questions' knowledge."""
+    raw = sets.halueval_qa(*sets.QA_TEST, n=SPEED_ITEMS, name="speed")[::2]
+    pool = [
+        r["contexts"][0][a:b] for r in raw for a, b in sentence_spans(r["contexts"][0])
+    ]
+    rng = random.Random(0)
+    items = []
+    for r in raw:
+        own = [r["contexts"][0][a:b] for a, b in sentence_spans(r["contexts"][0])]
+        others = rng.sample(pool, CONTEXTS_PER_ITEM)
+        contexts = (own + [s for s in others if s not in own])[:CONTEXTS_PER_ITEM]
+        rng.shuffle(contexts)
+        items.append({**r, "contexts": contexts})
+    return items
+
+
+def throughput(scorer_dir: Path, items: list[dict], *, int8: bool) -> float:
+    relevance = BiEncoderRelevance(quantize=int8)
+    scorer = NLIScorer(str(scorer_dir), quantize=int8)
+    parsed = [item_from_json(i) for i in items]
+    check_items(parsed[:8], relevance=relevance, scorer=scorer)  # warm up
+    started = time.perf_counter()
+    check_items(parsed, relevance=relevance, scorer=scorer)
+    return len(parsed) / (time.perf_counter() - started)
+
+
+def endpoint_latency(scorer_dir: Path, items: list[dict]) -> tuple[float, float]:
+    """Median and 90th percentile milliseconds of POST /api/provenance/check/
+    on a local gunicorn, one item at a time, after a warm-up call."""
+    from _labeling_site import PASSWORD, labeling_site
+
+    os.environ["DEFAULT_SCORER"] = str(scorer_dir.resolve())
+    with labeling_site(annotators=1, documents=0, per_document=0, workers=1) as site:
+        from annotator.models import Project
+
+        Project.objects.filter(pk=site.project_id).update(
+            kind="provenance", show_machine_scores=True
+        )
+        token = _post(
+            site.url + "/api/auth/token/",
+            {"username": site.usernames[0], "password": PASSWORD},
+        )["token"]
+        url = site.url + "/api/provenance/check/"
+        times = []
+        for i, item in enumerate([items[0], *items]):
+            body = {**item, "project": site.project_id}
+            started = time.perf_counter()
+            _post(url, body, token=token)
+            if i:
+                times.append((time.perf_counter() - started) * 1000)
+    times.sort()
+    return statistics.median(times), times[int(len(times) * 0.9)]
+
+
+def _post(url: str, body: dict, *, token: str | None = None) -> dict:
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Token {token}"
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers=headers, method="POST"
+    )
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return json.loads(response.read())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scorer", type=Path, help="skip training, use this scorer")
+    parser.add_argument("--work", type=Path, default=ROOT / "var" / "bench-provenance")
+    parser.add_argument(
+        "--lines",
+        type=int,
+        default=500,
+        help="HaluEval lines sampled per zero-shot set (two items each)",
+    )
+    args = parser.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    minutes = None
+    scorer_dir = args.scorer
+    if scorer_dir is None:
+        scorer_dir, minutes = train(args.work)
+    scorer = NLIScorer(str(scorer_dir))
+    rows = auc_rows(scorer, BiEncoderRelevance(), args.lines)
+    items = speed_items()
+    fp32 = throughput(scorer_dir, items, int8=False)
+    int8 = throughput(scorer_dir, items, int8=True)
+    median, p90 = endpoint_latency(scorer_dir, items[:100])
+    print_auc_table(rows)
+    if minutes is not None:
+        print(f"training (provenance-train, HaluEval QA 0-3,999): {minutes:.1f} min")
+    print(
+        f"throughput, {CONTEXTS_PER_ITEM} sentence contexts an item: "
+        f"{fp32:.1f} items/s fp32, {int8:.1f} items/s int8"
+    )
+    print(f"POST /api/provenance/check/: median {median:.0f} ms, p90 {p90:.0f} ms")
+
+
+if __name__ == "__main__":
+    main()

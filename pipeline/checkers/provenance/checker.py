@@ -1,0 +1,259 @@
+"""The provenance check behind the :class:`~pipeline.checkers.base.Checker`
+protocol.
+
+A RAG item is stored as a document (its contexts, joined, with the query and
+the contexts' offsets in ``metadata``: :func:`~.items.item_document`) and a
+claim, the answer (:func:`item_claim`). The finding's claim is the weakest
+claim made from the answer, its evidence the selected sources with the
+deciding one first, and its ``extra`` everything the labeling screen shows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from functools import lru_cache
+from typing import Any, ClassVar
+
+from ...errors import InputError
+from ...jsonl import prediction_from_json
+from ...score import Scorer
+from ...types import Document, Prediction
+from .. import register
+from ..base import CheckResult, Evidence, Example, Finding, Pair
+from .check import ItemResult, ProvenanceConfig, check_items
+from .items import RagItem, item_from_document
+from .relevance import BiEncoderRelevance, Relevance
+from .silver import item_group, silver_examples
+
+#: ``Prediction.type`` of an answer claim.
+CLAIM_TYPE = "rag_answer"
+_VERDICT = {"supported": "safe", "hallucinated": "unsafe", "unscored": "unscored"}
+
+
+@lru_cache(maxsize=1)
+def default_relevance() -> BiEncoderRelevance:
+    """The packaged bi-encoder, loaded once per process."""
+    return BiEncoderRelevance()
+
+
+def item_claim(item: RagItem) -> Prediction:
+    """The answer of ``item`` as the claim of its document."""
+    return Prediction(
+        id=item.id, document_id=item.id, type=CLAIM_TYPE, value=item.answer, context=""
+    )
+
+
+@register
+class ProvenanceChecker:
+    """Checks RAG answers against the contexts they were generated from.
+
+    Args:
+        documents: each item's contexts (:func:`~.items.item_document`).
+        relevance: ranks context sentences; the packaged bi-encoder by default.
+        config: selection, aggregation, claim prompt.
+    """
+
+    kind: ClassVar[str] = "provenance"
+    title: ClassVar[str] = "RAG answers against their retrieved context"
+    evidence_score_name: ClassVar[str] = "Weight among the selected sources"
+    score_fields: ClassVar[frozenset[str]] = frozenset(
+        {"score", "nli", "joined", "verdict"}
+    )
+    reasons: ClassVar[dict[str, str]] = {
+        "not_supported": "Not supported by the sources",
+    }
+
+    def __init__(
+        self,
+        documents: Mapping[str, Document],
+        *,
+        relevance: Relevance | None = None,
+        config: ProvenanceConfig | None = None,
+        **_options: Any,
+    ):
+        self.documents = documents
+        self._relevance = relevance
+        self.config = config or ProvenanceConfig()
+
+    @property
+    def relevance(self) -> Relevance:
+        if self._relevance is None:
+            self._relevance = default_relevance()
+        return self._relevance
+
+    def claim_from_json(self, raw: Any) -> Prediction:
+        return prediction_from_json(raw)
+
+    def items(
+        self, claims: Sequence[Prediction]
+    ) -> tuple[list[tuple[Prediction, RagItem]], list[InputError]]:
+        """Each claim with the item its document makes; a claim whose
+        document is unknown, or whose answer is not text, is an error."""
+        out, errors = [], []
+        for p in claims:
+            document = self.documents.get(p.document_id)
+            if document is None:
+                errors.append(InputError(f"{p.id}: unknown document {p.document_id!r}"))
+            elif not isinstance(p.value, str) or not p.value.strip():
+                errors.append(InputError(f"{p.id}: the answer must be non-empty text"))
+            else:
+                out.append(
+                    (p, item_from_document(document, answer=p.value, item_id=p.id))
+                )
+        return out, errors
+
+    def results(
+        self,
+        claims: Sequence[Prediction],
+        *,
+        scorer: Scorer | None = None,
+        progress: bool = False,
+    ) -> tuple[list[tuple[Prediction, ItemResult]], list[InputError]]:
+        pairs, errors = self.items(claims)
+        results = check_items(
+            [item for _, item in pairs],
+            relevance=self.relevance,
+            scorer=scorer,
+            config=self.config,
+            progress=progress,
+        )
+        return [(p, r) for (p, _), r in zip(pairs, results, strict=True)], errors
+
+    def check(
+        self,
+        claims: Sequence[Prediction],
+        *,
+        scorer: Scorer | None = None,
+        progress: bool = False,
+    ) -> CheckResult:
+        checked, errors = self.results(claims, scorer=scorer, progress=progress)
+        return CheckResult(
+            findings=[
+                finding_of(p.id, r, self.documents[p.document_id]) for p, r in checked
+            ],
+            errors=errors,
+        )
+
+    def training_pairs(
+        self, claims: Sequence[Prediction], *, only: Collection[str] | None = None
+    ) -> list[Pair]:
+        """(joined sources, claim) of each answer, the whole answer as one
+        claim: a label judges the answer, not one of its sentences."""
+        if only is not None:
+            claims = [c for c in claims if c.id in only]
+        items, _ = self.items(claims)
+        return training_pairs(
+            [item for _, item in items], relevance=self.relevance, config=self.config
+        )
+
+    def silver_examples(
+        self, claims: Sequence[Prediction], *, seed: int
+    ) -> list[Example]:
+        items, _ = self.items(claims)
+        return silver_examples(
+            [item for _, item in items],
+            seed=seed,
+            claim_prompt=self.config.claim_prompt,
+        )
+
+
+def training_pairs(
+    items: Sequence[RagItem], *, relevance: Relevance, config: ProvenanceConfig
+) -> list[Pair]:
+    """What the scorer reads for each item's whole answer, grouped so that
+    items sharing contexts stay on one side of a validation split."""
+    whole = ProvenanceConfig(
+        selection=config.selection,
+        aggregate=config.aggregate,
+        claim_prompt=config.claim_prompt,
+        split_contexts=config.split_contexts,
+        split_answer=False,
+        joined_chars=config.joined_chars,
+    )
+    results = check_items(items, relevance=relevance, config=whole)
+    return [
+        Pair(r.item.id, r.claim.premise, r.claim.claim, item_group(r.item))
+        for r in results
+    ]
+
+
+def _offset(document: Document, context: str) -> int:
+    for span in (document.metadata or {}).get("contexts") or []:
+        if str(span["id"]) == context:
+            return int(span["start"])
+    return 0
+
+
+def finding_of(claim_id: str, r: ItemResult, document: Document) -> Finding:
+    """An item's result as a finding: evidence is the weakest claim's
+    sources, the deciding one first, with offsets into the document and
+    their weights (their NLI scores are in ``extra``)."""
+    c = r.claim
+    order = list(range(len(c.sources)))
+    if c.deciding is not None:
+        order.insert(0, order.pop(c.deciding))
+    evidence = tuple(
+        Evidence(
+            document.id,
+            _offset(document, s.context) + s.start,
+            _offset(document, s.context) + s.end,
+            s.text,
+            "source",
+            s.weight,
+        )
+        for s in (c.sources[i] for i in order)
+    )
+    return Finding(
+        claim_id=claim_id,
+        claim=c.claim,
+        verdict=_VERDICT[r.verdict],
+        reason="not_supported" if r.verdict == "hallucinated" else None,
+        score=r.score,
+        evidence=evidence,
+        premise=c.premise,
+        extra=result_extra(r),
+    )
+
+
+def result_extra(r: ItemResult) -> dict[str, Any]:
+    """Everything a result says beyond the item, as JSON: the weakest claim's
+    sources and every claim made from the answer."""
+    c = r.claim
+    return {
+        "query": r.item.query,
+        "answer": r.item.answer,
+        "claim": c.claim,
+        "score": r.score,
+        "verdict": r.verdict,
+        "sources": [_source_json(s) for s in c.sources],
+        "deciding": c.deciding,
+        "joined": c.joined,
+        "sentences": [
+            {
+                "text": x.text,
+                "start": x.start,
+                "end": x.end,
+                "claim": x.claim,
+                "score": x.score,
+                "joined": x.joined,
+                "deciding": x.deciding,
+                "sources": [_source_json(s) for s in x.sources],
+            }
+            for x in r.claims
+        ]
+        if len(r.claims) > 1
+        else [],
+        "weakest": r.weakest,
+    }
+
+
+def _source_json(s) -> dict[str, Any]:
+    return {
+        "context": s.context,
+        "start": s.start,
+        "end": s.end,
+        "text": s.text,
+        "relevance": s.relevance,
+        "weight": s.weight,
+        "nli": s.nli,
+    }

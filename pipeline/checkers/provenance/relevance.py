@@ -1,0 +1,122 @@
+"""How relevant each context item is to a claim (paper 3.1).
+
+The paper scores (query, item) with a cross-encoder reranker. By default we
+use the packaged all-MiniLM-L6-v2 as a bi-encoder instead: every text is
+embedded once, and cosine similarity ranks (appendix A.3: cosine beats the
+raw dot product). Either scorer returns logits that
+:func:`~.select.softmax` turns into a distribution.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from ...errors import ScorerError
+from ...score import DEFAULT_BASE_MODEL, load_cross_encoder, resolve_model
+
+#: all-MiniLM-L6-v2 was trained contrastively with similarities scaled by 20,
+#: so softmax(20 * cosine) is the distribution it learned; unscaled cosines
+#: (0.1-0.7) would make every item about equally likely.
+COSINE_SCALE = 20.0
+
+
+class Relevance(Protocol):
+    name: str
+
+    def logits(
+        self, claims: Sequence[str], candidates: Sequence[Sequence[str]]
+    ) -> list[list[float]]:
+        """For each claim, a relevance logit for each of its candidates."""
+        ...
+
+
+class BiEncoderRelevance:
+    """Cosine similarity of sentence embeddings, times ``scale``.
+
+    Args:
+        model: a sentence-transformers model folder or hub name; the default
+            is the packaged all-MiniLM-L6-v2.
+        quantize: dynamic int8 quantisation of the linear layers (CPU).
+    """
+
+    def __init__(
+        self,
+        model: str = DEFAULT_BASE_MODEL,
+        *,
+        device: str | None = None,
+        scale: float = COSINE_SCALE,
+        batch_size: int = 32,
+        quantize: bool = False,
+    ):
+        from sentence_transformers import SentenceTransformer
+
+        path = resolve_model(model)
+        try:
+            self._model = SentenceTransformer(path, device=device)
+        except (OSError, ValueError) as e:
+            raise ScorerError(f"cannot load sentence embedder {model!r}: {e}") from e
+        if quantize:
+            import torch
+
+            self._model = torch.ao.quantization.quantize_dynamic(
+                self._model, {torch.nn.Linear}, dtype=torch.qint8
+            )
+        self.scale = scale
+        self.batch_size = batch_size
+        self.name = f"cosine:{model}"
+
+    def logits(
+        self, claims: Sequence[str], candidates: Sequence[Sequence[str]]
+    ) -> list[list[float]]:
+        texts = list(dict.fromkeys([*claims, *(t for ts in candidates for t in ts)]))
+        if not texts:
+            return [[] for _ in claims]
+        vectors = self._model.encode(
+            texts,
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        row = {t: i for i, t in enumerate(texts)}
+        return [
+            (vectors[[row[t] for t in ts]] @ vectors[row[c]] * self.scale).tolist()
+            if ts
+            else []
+            for c, ts in zip(claims, candidates, strict=True)
+        ]
+
+
+class CrossEncoderRelevance:
+    """A reranker cross-encoder's raw score of each (claim, item) pair, as in
+    the paper (``mixedbread-ai/mxbai-rerank-base-v1`` there)."""
+
+    def __init__(self, model: str, *, device: str | None = None, batch_size: int = 32):
+        self._encoder = load_cross_encoder(
+            model, num_labels=None, max_length=256, device=device
+        )
+        self.batch_size = batch_size
+        self.name = f"rerank:{model}"
+
+    def logits(
+        self, claims: Sequence[str], candidates: Sequence[Sequence[str]]
+    ) -> list[list[float]]:
+        pairs = [(c, t) for c, ts in zip(claims, candidates, strict=True) for t in ts]
+        if not pairs:
+            return [[] for _ in claims]
+        flat = self._encoder.predict(
+            pairs,
+            batch_size=self.batch_size,
+            activation_fn=_identity,
+            convert_to_numpy=True,
+        ).tolist()
+        out, at = [], 0
+        for ts in candidates:
+            out.append(flat[at : at + len(ts)])
+            at += len(ts)
+        return out
+
+
+def _identity(x):
+    return x

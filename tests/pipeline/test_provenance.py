@@ -1,0 +1,314 @@
+"""Checking RAG answers against their contexts: items, sentence splitting,
+selection, aggregation, silver pairs, and ``python -m pipeline provenance``
+/ ``provenance-train`` / ``provenance-evaluate`` end to end."""
+
+import json
+import re
+
+import pytest
+
+from pipeline.checkers import checker_class
+from pipeline.checkers.provenance import (
+    BiEncoderRelevance,
+    ProvenanceConfig,
+    Selection,
+    check_items,
+    item_claim,
+    item_document,
+    item_from_json,
+)
+from pipeline.checkers.provenance.check import render_claim
+from pipeline.checkers.provenance.select import select_sources, softmax
+from pipeline.checkers.provenance.sentences import sentence_spans
+from pipeline.checkers.provenance.silver import silver_examples
+from pipeline.cli import main
+from tools.provenance_example import items as example_items
+
+CONTEXTS = [
+    "The Oberoi family is an Indian family famous for its hotels. "
+    "The Oberoi Group is a hotel company with its head office in Delhi.",
+    {"id": "wiki-7", "text": "Mumbai is the capital of Maharashtra."},
+]
+
+
+def item(answer="Delhi", **fields):
+    return item_from_json(
+        {
+            "id": "q1",
+            "query": "In what city is the head office of the Oberoi Group?",
+            "answer": answer,
+            "contexts": CONTEXTS,
+            **fields,
+        }
+    )
+
+
+class WordOverlapScorer:
+    """p(supported) = the share of the claim's words found in the premise:
+    enough to check which pairs are scored and how scores combine."""
+
+    name = "overlap"
+    threshold = 0.5
+
+    def __init__(self):
+        self.pairs = []
+
+    def score_pairs(self, pairs, *, progress=False):
+        self.pairs += pairs
+        out = []
+        for premise, claim in pairs:
+            words = set(re.findall(r"\w+", claim.lower()))
+            found = words & set(re.findall(r"\w+", premise.lower()))
+            out.append(len(found) / len(words))
+        return out
+
+
+@pytest.fixture(scope="module")
+def relevance():
+    return BiEncoderRelevance()
+
+
+def test_items_read_string_and_object_contexts_and_name_bad_fields():
+    it = item()
+    assert [c.id for c in it.contexts] == ["0", "wiki-7"]
+    assert it.label is None
+    for bad, field in [
+        ({"answer": ""}, "'answer'"),
+        ({"contexts": []}, "'contexts'"),
+        (
+            {"contexts": [{"id": "a", "text": "x"}, {"id": "a", "text": "y"}]},
+            "repeated",
+        ),
+        ({"contexts": [3]}, "contexts[0]"),
+        ({"label": "maybe"}, "'label'"),
+        ({"query": None}, "'query'"),
+    ]:
+        raw = {"id": "x", "query": "q?", "answer": "a", "contexts": ["c"], **bad}
+        with pytest.raises(ValueError, match=re.escape(field)):
+            item_from_json(raw)
+
+
+def test_an_item_survives_the_trip_through_a_stored_document():
+    doc = item_document(item())
+    spans = doc.metadata["contexts"]
+    assert [doc.text[s["start"] : s["end"]] for s in spans] == [
+        CONTEXTS[0],
+        CONTEXTS[1]["text"],
+    ]
+    checker = checker_class("provenance")({doc.id: doc})
+    (pair,), errors = checker.items([item_claim(item())])
+    assert errors == []
+    assert pair[1].contexts == item().contexts
+    assert pair[1].query == item().query
+
+
+def test_sentences_split_where_scraped_text_glued_them_and_keep_offsets():
+    text = "It was founded in the 19th century.First for Women is a magazine."
+    spans = sentence_spans(text)
+    assert [text[a:b] for a, b in spans] == [
+        "It was founded in the 19th century.",
+        "First for Women is a magazine.",
+    ]
+    assert sentence_spans("Dr. Smith met the U.S.Army chief.") == [(0, 33)]
+    assert sentence_spans("   ") == []
+
+
+def test_selection_parses_the_cli_forms_and_refuses_others():
+    assert Selection.parse("topk:5") == Selection("topk", 5)
+    assert Selection.parse("topp:0.9") == Selection("topp", 0.9)
+    for bad in ("topk:0", "topk:2.5", "topp:1.5", "top:3", "topp"):
+        with pytest.raises(ValueError, match="topk:K"):
+            Selection.parse(bad)
+
+
+def test_topp_keeps_the_fewest_reaching_p_in_document_order_with_renormalised_weights():
+    probs = [0.05, 0.5, 0.1, 0.3, 0.05]
+    kept = select_sources(probs, Selection("topp", 0.75))
+    assert [i for i, _ in kept] == [1, 3]
+    assert [w for _, w in kept] == pytest.approx([0.5 / 0.8, 0.3 / 0.8])
+    kept = select_sources(probs, Selection("topk", 3))
+    assert [i for i, _ in kept] == [1, 2, 3]
+    assert sum(w for _, w in kept) == pytest.approx(1)
+    assert len(select_sources(softmax([0.0] * 20), Selection("topp", 0.9))) == 5
+
+
+def test_the_claim_is_the_papers_prompt_or_the_answer_alone_without_a_query():
+    assert (
+        render_claim("The answer to the question {query} is {answer}.", "Who?", "Bo.")
+        == "The answer to the question Who? is Bo."
+    )
+    assert render_claim("{query} {answer}", "", " A summary. ") == "A summary."
+
+
+def test_the_relevant_sentence_is_selected_and_scores_aggregate_as_asked(relevance):
+    scorer = WordOverlapScorer()
+    results = {
+        how: check_items(
+            [item()],
+            relevance=relevance,
+            scorer=scorer,
+            config=ProvenanceConfig(selection=Selection("topk", 2), aggregate=how),
+        )[0]
+        for how in ("min", "max", "weighted", "joined")
+    }
+    r = results["max"]
+    sources = r.claim.sources
+    assert [(s.context, s.start) for s in sources] == sorted(
+        (s.context, s.start) for s in sources
+    )
+    best = max(sources, key=lambda s: s.relevance)
+    assert "head office in Delhi" in best.text
+    assert sum(s.weight for s in sources) == pytest.approx(1)
+    nli = [s.nli for s in sources]
+    assert results["min"].score == min(nli)
+    assert r.score == max(nli)
+    assert sources[r.claim.deciding].nli == max(nli)
+    assert results["weighted"].score == pytest.approx(
+        sum(s.weight * s.nli for s in sources)
+    )
+    joined = results["joined"].claim
+    assert joined.premise == " ".join(s.text for s in sources)
+    assert results["joined"].score == joined.joined
+    assert (joined.premise, joined.claim) in scorer.pairs
+
+
+def test_a_multi_sentence_answer_is_judged_by_its_weakest_sentence(relevance):
+    answer = "The head office is in Delhi. The Oberoi Group sells cars in Paris."
+    r = check_items([item(answer)], relevance=relevance, scorer=WordOverlapScorer())[0]
+    assert [c.text for c in r.claims] == [
+        "The head office is in Delhi.",
+        "The Oberoi Group sells cars in Paris.",
+    ]
+    assert r.weakest == 1
+    assert r.score == min(c.score for c in r.claims)
+    assert r.verdict == ("supported" if r.score >= 0.5 else "hallucinated")
+
+
+def test_without_a_scorer_sources_are_chosen_and_nothing_is_judged(relevance):
+    r = check_items([item()], relevance=relevance)[0]
+    assert r.verdict == "unscored" and r.score is None
+    assert r.claim.sources and all(s.nli is None for s in r.claim.sources)
+
+
+def test_silver_pairs_teach_both_classes_at_both_lengths():
+    items = []
+    for i, (city, other) in enumerate([("Delhi", "Mumbai"), ("Paris", "Lyon")] * 3):
+        items.append(
+            item_from_json(
+                {
+                    "id": f"q{i}",
+                    "query": "Where is the head office?",
+                    "answer": city,
+                    "label": "supported",
+                    "contexts": [
+                        f"Group {i} was founded in {1900 + i} by Anna Berg. "
+                        f"Its head office is in {city} since {1950 + i}. "
+                        f"It has a branch in {other} that opened in {1970 + i}."
+                    ],
+                }
+            )
+        )
+    examples = silver_examples(items, seed=0)
+    kinds = {(e.source, e.supported) for e in examples}
+    assert ("silver:sentence", True) in kinds
+    assert ("silver:short_answer", False) in kinds
+    assert any(s in kinds for s in [("silver:swap", False), ("silver:negation", False)])
+    for e in examples:
+        if e.source == "silver:short_answer":
+            prefix = "The answer to the question Where is the head office? is "
+            assert e.hypothesis.startswith(prefix)
+            wrong = e.hypothesis[len(prefix) : -1]
+            # Another name or number of the context: short, and not the answer.
+            assert len(wrong.split()) <= 2
+            assert wrong not in ("Delhi", "Paris")
+    assert examples == silver_examples(items, seed=0)
+
+
+def _write(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+def test_cli_trains_checks_and_evaluates_items(tmp_path, capsys):
+    rows = example_items()
+    items = tmp_path / "items.jsonl"
+    _write(items, [*rows, {"id": "bad", "answer": "x"}])
+    scorer = tmp_path / "scorer"
+    assert (
+        main(
+            [
+                "provenance-train",
+                "--items",
+                str(items),
+                "--out",
+                str(scorer),
+                "--labelled-limit",
+                "40",
+                "--silver-limit",
+                "40",
+            ]
+        )
+        == 1
+    )
+    assert "items.jsonl:49: field 'contexts'" in capsys.readouterr().err
+    meta = json.loads((scorer / "metadata.json").read_text())
+    assert meta["kind"] == "provenance"
+    out = tmp_path / "checked.jsonl"
+    assert (
+        main(
+            [
+                "provenance",
+                "--items",
+                str(items),
+                "--out",
+                str(out),
+                "--scorer",
+                str(scorer),
+                "--select",
+                "topk:2",
+                "--aggregate",
+                "max",
+            ]
+        )
+        == 1
+    )
+    checked = [json.loads(line) for line in out.open()]
+    assert len(checked) == 48
+    first = checked[0]
+    assert first["verdict"] in ("supported", "hallucinated")
+    assert 0 <= first["score"] <= 1
+    assert first["contexts"][1] == {"id": "1", "text": rows[0]["contexts"][1]}
+    for s in first["sources"]:
+        context = rows[0]["contexts"][int(s["context"])]
+        assert context[s["start"] : s["end"]] == s["text"]
+        assert set(s) == {
+            "context",
+            "start",
+            "end",
+            "text",
+            "relevance",
+            "weight",
+            "nli",
+        }
+    capsys.readouterr()
+    assert main(["provenance-evaluate", "--checked", str(out)]) == 0
+    figures = json.loads(capsys.readouterr().out)
+    assert figures["scored"] == 48 and figures["hallucinated"] == 24
+    assert 0 <= figures["auc"] <= 1
+
+
+def test_cli_refuses_a_bad_selection(tmp_path, capsys):
+    items = tmp_path / "items.jsonl"
+    _write(items, [{"id": "a", "query": "", "answer": "x", "contexts": ["y"]}])
+    code = main(
+        [
+            "provenance",
+            "--items",
+            str(items),
+            "--out",
+            str(tmp_path / "o"),
+            "--select",
+            "topq:3",
+        ]
+    )
+    assert code == 2
+    assert "topk:K" in capsys.readouterr().err
