@@ -123,3 +123,21 @@ def upload(client, url, project, name, content: bytes, field="file"):
         {"project": project.pk, field: SimpleUploadedFile(name, content)},
         format="multipart",
     )
+
+
+def train_on_labels(project):
+    """A one-epoch training run on the project's labels alone (no silver
+    stage), run in this process: the scorer it made and its metadata."""
+    from pathlib import Path
+
+    from annotator import tasks, training
+    from annotator.models import ScorerModel
+
+    run = training.training_run_start(
+        project=project,
+        params={"stages": ["human"], "human_epochs": 1, "batch_size": 8},
+        enqueue=False,
+    )
+    assert tasks.train_scorer(run.pk) == {"run": run.pk, "status": "succeeded"}
+    scorer = ScorerModel.objects.get(project=project)
+    return scorer, json.loads((Path(scorer.path) / "metadata.json").read_text())

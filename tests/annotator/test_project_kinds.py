@@ -2,15 +2,17 @@
 subpackage, the registry's ``Project.kind`` value and a claim partial, shown
 with the tests' statement checker (tests/checkers)."""
 
-import json
-from pathlib import Path
-
 import pytest
 
 from annotator.checking import predictions_check
 from annotator.models import Prediction, Project, checker_kinds
 from pipeline.checkers import checker_class
-from tests.annotator.factories import make_document, make_prediction, make_project
+from tests.annotator.factories import (
+    make_document,
+    make_prediction,
+    make_project,
+    train_on_labels,
+)
 from tests.checkers.statement import KIND
 
 pytestmark = pytest.mark.django_db
@@ -88,8 +90,7 @@ def test_a_project_of_the_test_kind_is_checked_by_its_checker():
 def test_a_project_of_the_test_kind_retrains_its_own_scorer(settings, tmp_path):
     """The training loop asks the project's checker for its pairs; gold set,
     evaluation and registration are the same as for extraction."""
-    from annotator import tasks, training
-    from annotator.models import Annotation, ScorerModel
+    from annotator.models import Annotation
 
     settings.VAR_DIR = tmp_path
     project = make_project(kind=KIND, entity_schema={}, gold_share=0.3)
@@ -109,15 +110,7 @@ def test_a_project_of_the_test_kind_retrains_its_own_scorer(settings, tmp_path):
             Annotation.objects.create(prediction=prediction, label=label)
     predictions_check(project_id=project.pk)
 
-    run = training.training_run_start(
-        project=project,
-        params={"stages": ["human"], "human_epochs": 1, "batch_size": 8},
-        enqueue=False,
-    )
-    assert tasks.train_scorer(run.pk) == {"run": run.pk, "status": "succeeded"}
-
-    scorer = ScorerModel.objects.get(project=project)
-    metadata = json.loads((Path(scorer.path) / "metadata.json").read_text())
+    scorer, metadata = train_on_labels(project)
     assert metadata["kind"] == KIND
     assert metadata["label_counts"]["silver"] == 0
     # Measured on the gold set through the statement checker's own check:

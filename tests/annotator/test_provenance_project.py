@@ -3,7 +3,6 @@ claim), checked by the check run with their sources, checked online one at a
 time, and retrained from expert labels."""
 
 import json
-from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -11,7 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from annotator import ingest
 from annotator.checking import predictions_check
 from annotator.models import Annotation, Document, Prediction
-from tests.annotator.factories import jsonl, make_project, upload
+from tests.annotator.factories import jsonl, make_project, train_on_labels, upload
 
 pytestmark = pytest.mark.django_db
 
@@ -343,8 +342,6 @@ def test_expert_labels_retrain_the_provenance_scorer(
     """The training loop asks the provenance checker for its pairs (the
     selected sources against the whole answer's claim); the gold set measures
     the new version through the same check."""
-    from annotator import tasks, training
-    from annotator.models import ScorerModel
 
     settings.VAR_DIR = tmp_path
     settings.DEFAULT_SCORER = ""
@@ -372,15 +369,7 @@ def test_expert_labels_retrain_the_provenance_scorer(
             label="safe" if "Lyon" in p.value else "unsafe",
         )
 
-    run = training.training_run_start(
-        project=project,
-        params={"stages": ["human"], "human_epochs": 1, "batch_size": 8},
-        enqueue=False,
-    )
-    assert tasks.train_scorer(run.pk) == {"run": run.pk, "status": "succeeded"}
-
-    scorer = ScorerModel.objects.get(project=project)
-    metadata = json.loads((Path(scorer.path) / "metadata.json").read_text())
+    scorer, metadata = train_on_labels(project)
     assert metadata["kind"] == "provenance"
     assert metadata["label_counts"]["silver"] == 0
     assert metadata["label_counts"]["human_train"] > 0

@@ -129,3 +129,15 @@ def wait_all_sent(page):
         ".every(([, v]) => JSON.parse(v).length === 0)"
     )
     page.wait_for_selector("#sync:text('all saved')")
+
+
+def stored_labels(expert) -> dict:
+    """The labels ``expert`` stored, by the labelled claim's value."""
+    from annotator.models import Annotation
+
+    return {
+        a.prediction.value: a.label
+        for a in Annotation.objects.filter(annotator=expert).select_related(
+            "prediction"
+        )
+    }

@@ -7,12 +7,13 @@ import copy
 import pytest
 
 from annotator.checking import predictions_check
-from annotator.models import Annotation, Prediction
+from annotator.models import Prediction
 from tests.annotator.factories import jsonl, upload
 from tests.browser.conftest import (
     label_by_key,
     log_in,
     project_over_api,
+    stored_labels,
     wait_all_sent,
 )
 from tests.checkers import TEMPLATES
@@ -80,13 +81,7 @@ def test_a_test_only_kind_is_labelled_end_to_end(
         label_by_key(page, key)
     wait_all_sent(page)
 
-    stored = {
-        a.prediction.value: a.label
-        for a in Annotation.objects.filter(annotator=expert).select_related(
-            "prediction"
-        )
-    }
-    assert stored == shown
+    assert stored_labels(expert) == shown
     # One label each is all a project without overlap asks: the queue is done.
     assert set(
         Prediction.objects.filter(project_id=project.pk).values_list(

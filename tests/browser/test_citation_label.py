@@ -7,12 +7,12 @@ import pytest
 from django.core.management import call_command
 
 from annotator.checking import predictions_check
-from annotator.models import Annotation
 from tests.annotator.factories import upload
 from tests.browser.conftest import (
     label_by_key,
     log_in,
     project_over_api,
+    stored_labels,
     wait_all_sent,
 )
 from tests.citation_data import write_caselaw
@@ -79,11 +79,5 @@ def test_a_briefs_citations_are_labelled_with_their_evidence(
         shown[citation] = "safe" if key == "s" else "unsafe"
         label_by_key(page, key)
     wait_all_sent(page)
-    stored = {
-        a.prediction.value: a.label
-        for a in Annotation.objects.filter(annotator=expert).select_related(
-            "prediction"
-        )
-    }
-    assert stored == shown
+    assert stored_labels(expert) == shown
     assert len(shown) == 2

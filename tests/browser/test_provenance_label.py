@@ -7,12 +7,13 @@ keyboard."""
 import pytest
 
 from annotator.checking import predictions_check
-from annotator.models import Annotation, Prediction
+from annotator.models import Prediction
 from tests.annotator.factories import jsonl, upload
 from tests.browser.conftest import (
     label_by_key,
     log_in,
     project_over_api,
+    stored_labels,
     wait_all_sent,
 )
 
@@ -126,11 +127,5 @@ def test_rag_answers_are_labelled_with_their_sources(
         shown[answer] = "safe" if key == "s" else "unsafe"
         label_by_key(page, key)
     wait_all_sent(page)
-    stored = {
-        a.prediction.value: a.label
-        for a in Annotation.objects.filter(annotator=expert).select_related(
-            "prediction"
-        )
-    }
-    assert stored == shown
+    assert stored_labels(expert) == shown
     assert set(shown) == {i["answer"] for i in ITEMS}
