@@ -170,15 +170,23 @@ def check_items(
         [[u.text for u in units] for _, units, _, claims in plans for _ in claims],
     )
     selected = []
+    # Every distinct (premise, claim) pair, scored in one pass.
+    pairs: dict[tuple[str, str], None] = {}
     at = 0
     for _, units, _, claims in plans:
-        for _ in claims:
+        for claim in claims:
             probs = softmax(logits[at])
             kept = select_sources(probs, config.selection) if units else []
             premise = joined_premise(units, kept, limit=config.joined_chars)
             selected.append((probs, kept, premise))
+            pairs.update(dict.fromkeys((units[i].text, claim) for i, _ in kept))
+            if premise:
+                pairs[(premise, claim)] = None
             at += 1
-    nli = _nli(plans, selected, scorer, progress=progress)
+    nli = {}
+    if scorer is not None:
+        keys = list(pairs)
+        nli = dict(zip(keys, scorer.score_pairs(keys, progress=progress), strict=True))
     results, at = [], 0
     for item, units, parts, claims in plans:
         claim_results = []
@@ -201,24 +209,6 @@ def check_items(
             )
         results.append(_item_result(item, claim_results, scorer))
     return results
-
-
-def _nli(plans, selected, scorer: Scorer | None, *, progress: bool):
-    """Scores of every distinct (premise, claim) pair, in one scoring pass."""
-    if scorer is None:
-        return {}
-    pairs = {}
-    at = 0
-    for _, units, _, claims in plans:
-        for claim in claims:
-            _, kept, premise = selected[at]
-            at += 1
-            for i, _ in kept:
-                pairs[(units[i].text, claim)] = None
-            if premise:
-                pairs[(premise, claim)] = None
-    keys = list(pairs)
-    return dict(zip(keys, scorer.score_pairs(keys, progress=progress), strict=True))
 
 
 def _claim_result(

@@ -11,6 +11,7 @@ deciding one first, and its ``extra`` everything the labeling screen shows.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any, ClassVar
 
@@ -162,14 +163,7 @@ def training_pairs(
 ) -> list[Pair]:
     """What the scorer reads for each item's whole answer, grouped so that
     items sharing contexts stay on one side of a validation split."""
-    whole = ProvenanceConfig(
-        selection=config.selection,
-        aggregate=config.aggregate,
-        claim_prompt=config.claim_prompt,
-        split_contexts=config.split_contexts,
-        split_answer=False,
-        joined_chars=config.joined_chars,
-    )
+    whole = replace(config, split_answer=False)
     results = check_items(items, relevance=relevance, config=whole)
     return [
         Pair(r.item.id, r.claim.premise, r.claim.claim, item_group(r.item))
@@ -177,11 +171,10 @@ def training_pairs(
     ]
 
 
-def _offset(document: Document, context: str) -> int:
-    for span in (document.metadata or {}).get("contexts") or []:
-        if str(span["id"]) == context:
-            return int(span["start"])
-    return 0
+def _context_starts(document: Document) -> dict[str, int]:
+    """Where each context starts in the item's document."""
+    spans = (document.metadata or {}).get("contexts") or []
+    return {str(s["id"]): int(s["start"]) for s in spans}
 
 
 def finding_of(claim_id: str, r: ItemResult, document: Document) -> Finding:
@@ -192,11 +185,12 @@ def finding_of(claim_id: str, r: ItemResult, document: Document) -> Finding:
     order = list(range(len(c.sources)))
     if c.deciding is not None:
         order.insert(0, order.pop(c.deciding))
+    starts = _context_starts(document)
     evidence = tuple(
         Evidence(
             document.id,
-            _offset(document, s.context) + s.start,
-            _offset(document, s.context) + s.end,
+            starts.get(s.context, 0) + s.start,
+            starts.get(s.context, 0) + s.end,
             s.text,
             "source",
             s.weight,
