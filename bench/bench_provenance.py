@@ -36,7 +36,7 @@ from pipeline.checkers.provenance import (  # noqa: E402
     check_items,
     item_from_json,
 )
-from pipeline.checkers.provenance.sentences import sentence_spans  # noqa: E402
+from pipeline.checkers.sentences import sentence_spans  # noqa: E402
 from pipeline.evaluate import roc_auc  # noqa: E402
 from pipeline.jsonl import write_jsonl  # noqa: E402
 from pipeline.score import NLIScorer  # noqa: E402

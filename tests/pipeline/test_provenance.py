@@ -10,16 +10,17 @@ import pytest
 from pipeline.checkers import checker_class
 from pipeline.checkers.provenance import (
     BiEncoderRelevance,
+    LexicalRelevance,
     ProvenanceConfig,
     Selection,
     check_items,
     item_claim,
     item_document,
     item_from_json,
+    item_to_json,
 )
 from pipeline.checkers.provenance.check import render_claim
 from pipeline.checkers.provenance.select import select_sources, softmax
-from pipeline.checkers.provenance.sentences import sentence_spans
 from pipeline.checkers.provenance.silver import silver_examples
 from pipeline.cli import main
 from tools.provenance_example import items as example_items
@@ -63,9 +64,9 @@ class WordOverlapScorer:
         return out
 
 
-@pytest.fixture(scope="module")
-def relevance():
-    return BiEncoderRelevance()
+@pytest.fixture(scope="module", params=["cosine", "bm25"])
+def relevance(request):
+    return BiEncoderRelevance() if request.param == "cosine" else LexicalRelevance()
 
 
 def test_items_read_string_and_object_contexts_and_name_bad_fields():
@@ -100,17 +101,6 @@ def test_an_item_survives_the_trip_through_a_stored_document():
     assert errors == []
     assert pair[1].contexts == item().contexts
     assert pair[1].query == item().query
-
-
-def test_sentences_split_where_scraped_text_glued_them_and_keep_offsets():
-    text = "It was founded in the 19th century.First for Women is a magazine."
-    spans = sentence_spans(text)
-    assert [text[a:b] for a, b in spans] == [
-        "It was founded in the 19th century.",
-        "First for Women is a magazine.",
-    ]
-    assert sentence_spans("Dr. Smith met the U.S.Army chief.") == [(0, 33)]
-    assert sentence_spans("   ") == []
 
 
 def test_selection_parses_the_cli_forms_and_refuses_others():
@@ -312,3 +302,21 @@ def test_cli_refuses_a_bad_selection(tmp_path, capsys):
     )
     assert code == 2
     assert "topk:K" in capsys.readouterr().err
+
+
+def test_cli_ranks_by_bm25_with_lexical_and_refuses_it_beside_a_reranker(
+    tmp_path, capsys
+):
+    items = tmp_path / "items.jsonl"
+    _write(items, [item_to_json(item())])
+    out = tmp_path / "checked.jsonl"
+    args = ["provenance", "--items", str(items), "--out", str(out), "--lexical"]
+    assert main(args) == 0
+    [checked] = [json.loads(line) for line in out.open()]
+    top = max(checked["sources"], key=lambda s: s["relevance"])
+    assert "head office in Delhi" in top["text"]
+    assert checked["verdict"] == "unscored"
+    with pytest.raises(SystemExit) as refused:
+        main([*args, "--reranker", "some/model"])
+    assert refused.value.code == 2
+    assert "not allowed with argument" in capsys.readouterr().err

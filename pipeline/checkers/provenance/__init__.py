@@ -17,7 +17,7 @@ from .check import (
 )
 from .checker import CLAIM_TYPE, ProvenanceChecker, item_claim
 from .items import Context, RagItem, item_document, item_from_json, item_to_json
-from .relevance import BiEncoderRelevance, CrossEncoderRelevance
+from .relevance import BiEncoderRelevance, CrossEncoderRelevance, LexicalRelevance
 from .select import Selection
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "Context",
     "CrossEncoderRelevance",
     "ItemResult",
+    "LexicalRelevance",
     "ProvenanceChecker",
     "ProvenanceConfig",
     "RagItem",

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ...score import Scorer
+from ..sentences import sentence_spans
 from .items import RagItem
 from .relevance import Relevance
 from .select import Selection, select_sources, softmax
-from .sentences import sentence_spans
 
 #: The paper's claim prompt; ``{query}`` and ``{answer}`` are filled in.
 CLAIM_PROMPT = "The answer to the question {query} is {answer}."

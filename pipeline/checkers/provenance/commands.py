@@ -18,7 +18,7 @@ from ..base import Example
 from .check import AGGREGATES, CLAIM_PROMPT, ItemResult, ProvenanceConfig, check_items
 from .checker import ProvenanceChecker, result_extra, training_pairs
 from .items import item_from_json, item_to_json
-from .relevance import BiEncoderRelevance, CrossEncoderRelevance
+from .relevance import BiEncoderRelevance, CrossEncoderRelevance, LexicalRelevance
 from .select import Selection
 from .silver import silver_examples
 
@@ -51,6 +51,8 @@ def _config(args) -> ProvenanceConfig:
 def _relevance(args):
     if args.reranker:
         return CrossEncoderRelevance(args.reranker, device=args.device)
+    if args.lexical:
+        return LexicalRelevance()
     return BiEncoderRelevance(args.embedder, device=args.device, quantize=args.int8)
 
 
@@ -194,7 +196,13 @@ def _check_options(p: argparse.ArgumentParser) -> None:
         default=DEFAULT_BASE_MODEL,
         help="sentence-transformers model for cosine relevance",
     )
-    p.add_argument("--reranker", help="cross-encoder reranker for relevance instead")
+    how = p.add_mutually_exclusive_group()
+    how.add_argument("--reranker", help="cross-encoder reranker for relevance instead")
+    how.add_argument(
+        "--lexical",
+        action="store_true",
+        help="rank by BM25 word overlap instead (fast: no embedding model)",
+    )
     p.add_argument("--device")
     p.add_argument("--int8", action="store_true", help="int8 quantisation (CPU)")
 

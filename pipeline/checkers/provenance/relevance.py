@@ -9,6 +9,9 @@ raw dot product). Either scorer returns logits that
 
 from __future__ import annotations
 
+import math
+import re
+from collections import Counter
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -120,3 +123,57 @@ class CrossEncoderRelevance:
 
 def _identity(x):
     return x
+
+
+class LexicalRelevance:
+    """Okapi BM25 of each item against the claim's words: no model, so a
+    check costs only the NLI scorer (the fast option; the bi-encoder also
+    ranks paraphrases). Document frequencies are counted over every
+    candidate of the call, so a batch ranks with corpus-wide weights.
+    """
+
+    name = "bm25"
+
+    def __init__(self, *, k1: float = 1.2, b: float = 0.75):
+        self.k1, self.b = k1, b
+
+    def logits(
+        self, claims: Sequence[str], candidates: Sequence[Sequence[str]]
+    ) -> list[list[float]]:
+        docs = [[_terms(t) for t in ts] for ts in candidates]
+        flat = [d for ds in docs for d in ds]
+        if not flat:
+            return [[] for _ in claims]
+        df = Counter(w for d in flat for w in set(d))
+        n, mean = len(flat), sum(map(len, flat)) / len(flat) or 1.0
+        idf = {w: math.log(1 + (n - f + 0.5) / (f + 0.5)) for w, f in df.items()}
+        out = []
+        for claim, ds in zip(claims, docs, strict=True):
+            words = set(_terms(claim))
+            scores = []
+            for d in ds:
+                tf = Counter(d)
+                norm = self.k1 * (1 - self.b + self.b * len(d) / mean)
+                scores.append(
+                    sum(
+                        idf[w] * tf[w] * (self.k1 + 1) / (tf[w] + norm)
+                        for w in words
+                        if w in tf
+                    )
+                )
+            out.append(scores)
+        return out
+
+
+_TERM = re.compile(r"\w+")
+#: Words too common to say which item a claim is about (the claim prompt's
+#: own words among them).
+_STOPWORDS = frozenset(
+    "a an and are as at be by for from has have he her his in is it its of on or"
+    " she that the their they this to was were which who with answer question"
+    " what when where".split()
+)
+
+
+def _terms(text: str) -> list[str]:
+    return [w for w in _TERM.findall(text.lower()) if w not in _STOPWORDS]

@@ -1,4 +1,5 @@
-"""Sentence spans with offsets, for context items and multi-sentence answers.
+"""Sentence spans with offsets: context items and multi-sentence answers
+(provenance), answer blocks (consistency).
 
 pysbd does the segmentation. Text scraped from several pages often glues a
 sentence to the next with no space ("...19th century.First for Women is"):
@@ -8,7 +9,7 @@ such a boundary is split too.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+import threading
 
 # A lower-case letter or digit, a full stop and an upper-case letter that
 # starts a word: "century.First". Initials ("U.S.Army") have an upper-case
@@ -21,11 +22,17 @@ _GLUED = re.compile(r"(?<=[a-z0-9\)\]\"'][.!?])(?=[A-Z][a-z])")
 _MAYBE_BOUNDARY = re.compile(r"[.!?;:]+[\"')\]]*\s*\S")
 
 
-@lru_cache(maxsize=1)
-def _segmenter():
-    import pysbd
+# pysbd keeps the text it is splitting on the segmenter, so threads (the
+# consistency checker splits answers concurrently) each get their own.
+_LOCAL = threading.local()
 
-    return pysbd.Segmenter(language="en", clean=False, char_span=True)
+
+def _segmenter():
+    if not hasattr(_LOCAL, "segmenter"):
+        import pysbd
+
+        _LOCAL.segmenter = pysbd.Segmenter(language="en", clean=False, char_span=True)
+    return _LOCAL.segmenter
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
