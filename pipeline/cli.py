@@ -1,6 +1,7 @@
 """``python -m pipeline``: extract, check, train, evaluate; cite-check and
 cite-evaluate for legal citations; provenance, provenance-train and
-provenance-evaluate for RAG answers.
+provenance-evaluate for RAG answers; consistency and consistency-evaluate
+for free-form answers checked against other models' samples.
 
 Exit status: 0 when every input line was used, 1 when some lines were skipped
 (each reported on stderr as ``file:line: problem``; the rest was processed and
@@ -315,10 +316,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_evaluate)
 
     from .checkers.citations.commands import add_commands as add_citation_commands
+    from .checkers.consistency.commands import add_commands as add_consistency_commands
     from .checkers.provenance.commands import add_commands as add_provenance_commands
 
     add_citation_commands(sub)
     add_provenance_commands(sub)
+    add_consistency_commands(sub)
     return parser
 
 

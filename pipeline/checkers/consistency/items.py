@@ -1,0 +1,222 @@
+"""Items to check and checked items, as JSONL lines.
+
+An item is ``{"id", "prompt", "response", "samples"?}``; a FELM line is one
+too, its ``"index"`` standing in for the id. ``samples`` are texts or objects
+``{"text", "model"?, "variant"?}``: a checked line records each sample's
+model and variant, so feeding it back in reuses them instead of sampling
+again (the results of the last check are dropped and made anew).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+JudgementLabel = Literal["ACCURATE", "CONTRADICTION", "NEUTRAL", "UNKNOWN"]
+ResponseLabel = Literal["FACTUAL", "NON-FACTUAL"]
+#: What a checked line adds; dropped when one is read back as an item.
+RESULT_KEYS = ("blocks", "score", "label", "corrected", "improved", "notes", "usage")
+_ITEM_KEYS = {"id", "prompt", "response", "samples"}
+
+
+@dataclass(frozen=True)
+class Sample:
+    """A response to the prompt (or a variant of it) from a sampler model.
+
+    ``note`` says when the variant could not be made and the original prompt
+    was sent instead.
+    """
+
+    text: str
+    model: str | None = None
+    variant: str | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Item:
+    """A prompt and the response to check; ``samples`` empty until sampled."""
+
+    id: str
+    prompt: str
+    response: str
+    samples: tuple[Sample, ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """One block against one sample (its index in the item's samples)."""
+
+    sample: int
+    label: JudgementLabel
+    evidence: str
+
+
+@dataclass(frozen=True)
+class Block:
+    """A sentence of the response (``start``/``end`` offsets in it), its
+    judgements, score, label and, when flagged and mitigated, the error
+    summary and its corrected text."""
+
+    start: int
+    end: int
+    text: str
+    judgements: tuple[Judgement, ...]
+    score: float | None
+    label: JudgementLabel
+    summary: str | None = None
+    correction: str | None = None
+
+
+@dataclass(frozen=True)
+class Improvement:
+    """The response after cross-model reflection, and what changed."""
+
+    text: str
+    explanation: str | None
+
+
+@dataclass(frozen=True)
+class ItemResult:
+    """A checked item. ``item.samples`` holds the samples judged against;
+    ``notes`` the soft failures (an unusable reformulation or correction);
+    ``usage`` what the item's calls spent (:meth:`Tally.to_json`)."""
+
+    item: Item
+    blocks: tuple[Block, ...]
+    score: float | None
+    label: ResponseLabel
+    corrected: str | None = None
+    improved: Improvement | None = None
+    notes: tuple[str, ...] = ()
+    usage: dict[str, Any] = field(default_factory=dict)
+
+
+def _string(obj: dict[str, Any], key: str) -> str:
+    value = obj.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"field {key!r} must be a non-empty string")
+    return value
+
+
+def _id(obj: dict[str, Any]) -> str:
+    key = "id" if "id" in obj else "index"
+    value = obj.get(key)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError("field 'id' (or FELM's 'index') must be a non-empty string")
+    return value
+
+
+def _optional_text(entry: dict[str, Any], key: str, where: str) -> str | None:
+    value = entry.get(key)
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f"{where}: {key!r} must be a string")
+    return value
+
+
+def _samples(raw: Any) -> tuple[Sample, ...]:
+    if not isinstance(raw, list) or not raw:
+        raise ValueError("field 'samples' must be a non-empty list")
+    out = []
+    for i, entry in enumerate(raw):
+        where = f"samples[{i}]"
+        if isinstance(entry, str):
+            out.append(Sample(entry))
+        elif isinstance(entry, dict) and isinstance(entry.get("text"), str):
+            out.append(
+                Sample(
+                    entry["text"],
+                    model=_optional_text(entry, "model", where),
+                    variant=_optional_text(entry, "variant", where),
+                    note=_optional_text(entry, "note", where),
+                )
+            )
+        else:
+            raise ValueError(f"{where} must be a string or an object with 'text'")
+    return tuple(out)
+
+
+def item_from_json(raw: Any) -> Item:
+    """An :class:`Item` from a parsed JSONL line.
+
+    Raises:
+        ValueError: the line is not an object or a field is wrong, named.
+    """
+    if not isinstance(raw, dict):
+        raise ValueError("each line must be a JSON object")
+    samples = _samples(raw["samples"]) if raw.get("samples") is not None else ()
+    return Item(
+        id=_id(raw),
+        prompt=_string(raw, "prompt"),
+        response=_string(raw, "response"),
+        samples=samples,
+        extra={
+            k: v for k, v in raw.items() if k not in _ITEM_KEYS and k not in RESULT_KEYS
+        },
+    )
+
+
+def sample_to_json(s: Sample) -> dict[str, Any]:
+    out: dict[str, Any] = {"text": s.text}
+    for key in ("model", "variant", "note"):
+        if getattr(s, key) is not None:
+            out[key] = getattr(s, key)
+    return out
+
+
+def item_to_json(item: Item) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": item.id,
+        "prompt": item.prompt,
+        "response": item.response,
+    }
+    if item.samples:
+        out["samples"] = [sample_to_json(s) for s in item.samples]
+    return {**out, **item.extra}
+
+
+def _score(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+def block_to_json(b: Block) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "start": b.start,
+        "end": b.end,
+        "text": b.text,
+        "score": _score(b.score),
+        "label": b.label,
+        "judgements": [
+            {"sample": j.sample, "label": j.label, "evidence": j.evidence}
+            for j in b.judgements
+        ],
+    }
+    if b.summary is not None:
+        out["summary"] = b.summary
+    if b.correction is not None:
+        out["correction"] = b.correction
+    return out
+
+
+def result_to_json(r: ItemResult) -> dict[str, Any]:
+    """One output line: the item with its samples, then the check."""
+    out = {
+        **item_to_json(r.item),
+        "blocks": [block_to_json(b) for b in r.blocks],
+        "score": _score(r.score),
+        "label": r.label,
+    }
+    if r.corrected is not None:
+        out["corrected"] = r.corrected
+    if r.improved is not None:
+        out["improved"] = {
+            "text": r.improved.text,
+            "explanation": r.improved.explanation,
+        }
+    if r.notes:
+        out["notes"] = list(r.notes)
+    out["usage"] = r.usage
+    return out
