@@ -89,7 +89,7 @@ def _scorer_load(path: str, *, threshold: float | None):
         if key not in _scorer_cache:
             from pipeline.score import NLIScorer
 
-            scorer = NLIScorer(path, threshold=threshold)
+            scorer = NLIScorer(path, threshold=threshold, quantize=settings.SCORER_INT8)
             _scorer_cache.clear()
             _scorer_cache[key] = scorer
         return _scorer_cache[key]
@@ -124,7 +124,7 @@ def project_schema(project: Project):
 def project_checker(project: Project, documents: dict[str, Any]):
     """The checker of the project's kind over ``documents`` (pipeline
     records by id), with the project's options and the deployment's case
-    law (which checkers without citations ignore).
+    law and provenance relevance (which other checkers ignore).
 
     Raises:
         ConfigurationError: the stored schema or the case-law settings do
@@ -139,6 +139,8 @@ def project_checker(project: Project, documents: dict[str, Any]):
         schema=project_schema(project),
         align_threshold=project.align_threshold,
         caselaw=deployment_caselaw(),
+        relevance=settings.PROVENANCE_RELEVANCE,
+        int8=settings.SCORER_INT8,
     )
 
 

@@ -1,6 +1,8 @@
 """Provenance (RAG answers against their contexts): ROC AUC on the public
 sets beside the paper's Table 3 and two trivial baselines, training time,
-throughput and the online endpoint's latency, in one run.
+throughput and the online endpoint's latency, in one run; in the default
+mode (the packaged bi-encoder ranks sources, fp32 scorer) and the fast one
+(BM25 ranks them, int8 scorer: PROVENANCE_RELEVANCE=lexical, SCORER_INT8).
 
 The scorer is trained by ``python -m pipeline provenance-train`` on HaluEval
 QA lines 0-3,999 (the only rows it may learn from) unless ``--scorer``
@@ -31,11 +33,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import provenance_sets as sets  # noqa: E402
 
-from pipeline.checkers.provenance import (  # noqa: E402
-    BiEncoderRelevance,
-    check_items,
-    item_from_json,
-)
+from pipeline.checkers.provenance import check_items, item_from_json  # noqa: E402
+from pipeline.checkers.provenance.checker import named_relevance  # noqa: E402
 from pipeline.checkers.sentences import sentence_spans  # noqa: E402
 from pipeline.evaluate import roc_auc  # noqa: E402
 from pipeline.jsonl import write_jsonl  # noqa: E402
@@ -79,31 +78,54 @@ def loaders(lines: int) -> dict:
     }
 
 
-def auc_rows(scorer, relevance, lines: int) -> list[dict]:
+#: The two ways a deployment checks: the default (the packaged bi-encoder,
+#: fp32 scorer) and the fast one (BM25 relevance, int8 scorer), as
+#: (PROVENANCE_RELEVANCE, SCORER_INT8).
+MODES = {"ours": ("embedding", False), "fast": ("lexical", True)}
+
+
+def auc_rows(scorer_dir: Path, lines: int) -> list[dict]:
+    """Each set's baselines and its AUC in both modes."""
+    checkers = {
+        mode: (
+            named_relevance(name, quantize=int8),
+            NLIScorer(str(scorer_dir), quantize=int8),
+        )
+        for mode, (name, int8) in MODES.items()
+    }
     rows = []
     for name, load in loaders(lines).items():
         raw = load()
-        results = check_items(
-            [item_from_json(r) for r in raw], relevance=relevance, scorer=scorer
-        )
         row = sets.baseline_row(name, raw)
-        row["ours"] = roc_auc(
-            [r.score for r in results], [r.item.label == "supported" for r in results]
-        )
-        row["accuracy"] = sum(r.verdict == r.item.label for r in results) / len(raw)
+        for mode, (relevance, scorer) in checkers.items():
+            results = check_items(
+                [item_from_json(r) for r in raw], relevance=relevance, scorer=scorer
+            )
+            row[mode] = roc_auc(
+                [r.score for r in results],
+                [r.item.label == "supported" for r in results],
+            )
+            if mode == "ours":
+                right = sum(r.verdict == r.item.label for r in results)
+                row["accuracy"] = right / len(raw)
         rows.append(row)
-        print(f"  {name}: AUC {row['ours']:.3f}", file=sys.stderr, flush=True)
+        print(
+            f"  {name}: AUC {row['ours']:.3f}, fast {row['fast']:.3f}",
+            file=sys.stderr,
+            flush=True,
+        )
     return rows
 
 
 def print_auc_table(rows: list[dict]) -> None:
-    head = ("set", "items", "paper", "ours", "acc.", "length", "overlap")
+    head = ("set", "items", "paper", "ours", "fast", "acc.", "length", "overlap")
     print(f"{head[0]:<24}" + "".join(f"{h:>8}" for h in head[1:]))
     for r in rows:
         cells = [
             r["items"],
             sets.PAPER_AUC.get(r["set"]),
             r["ours"],
+            r["fast"],
             r["accuracy"],
             r["length"],
             r["overlap"],
@@ -114,9 +136,13 @@ def print_auc_table(rows: list[dict]) -> None:
         statistics.fmean(
             r[k] if k != "paper" else sets.PAPER_AUC[r["set"]] for r in zero
         )
-        for k in ("paper", "ours", "accuracy", "length", "overlap")
+        for k in ("paper", "ours", "fast", "accuracy", "length", "overlap")
     ]
     print(f"{'zero-shot mean (5 sets)':<32}" + "".join(_cell(m) for m in means))
+
+
+def _precision(int8: bool) -> str:
+    return "int8" if int8 else "fp32"
 
 
 def _cell(value) -> str:
@@ -144,8 +170,10 @@ def speed_items() -> list[dict]:
     return items
 
 
-def throughput(scorer_dir: Path, items: list[dict], *, int8: bool) -> float:
-    relevance = BiEncoderRelevance(quantize=int8)
+def throughput(
+    scorer_dir: Path, items: list[dict], *, relevance: str, int8: bool
+) -> float:
+    relevance = named_relevance(relevance, quantize=int8)
     scorer = NLIScorer(str(scorer_dir), quantize=int8)
     parsed = [item_from_json(i) for i in items]
     check_items(parsed[:8], relevance=relevance, scorer=scorer)  # warm up
@@ -154,12 +182,16 @@ def throughput(scorer_dir: Path, items: list[dict], *, int8: bool) -> float:
     return len(parsed) / (time.perf_counter() - started)
 
 
-def endpoint_latency(scorer_dir: Path, items: list[dict]) -> tuple[float, float]:
+def endpoint_latency(
+    scorer_dir: Path, items: list[dict], *, relevance: str, int8: bool
+) -> tuple[float, float]:
     """Median and 90th percentile milliseconds of POST /api/provenance/check/
     on a local gunicorn, one item at a time, after a warm-up call."""
     from _labeling_site import PASSWORD, labeling_site
 
     os.environ["DEFAULT_SCORER"] = str(scorer_dir.resolve())
+    os.environ["PROVENANCE_RELEVANCE"] = relevance
+    os.environ["SCORER_INT8"] = str(int8).lower()
     with labeling_site(annotators=1, documents=0, per_document=0, workers=1) as site:
         from annotator.models import Project
 
@@ -180,6 +212,20 @@ def endpoint_latency(scorer_dir: Path, items: list[dict]) -> tuple[float, float]
                 times.append((time.perf_counter() - started) * 1000)
     times.sort()
     return statistics.median(times), times[int(len(times) * 0.9)]
+
+
+def latency_apart(scorer_dir: Path, mode: str) -> tuple[float, float]:
+    """``endpoint_latency`` in a process of its own: the site's settings are
+    read once per process, and each mode needs its own."""
+    out = subprocess.run(
+        [sys.executable, __file__, "--scorer", str(scorer_dir), "--latency", mode],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    ).stdout
+    median, p90 = json.loads(out.strip().splitlines()[-1])
+    return median, p90
 
 
 def _post(url: str, body: dict, *, token: str | None = None) -> dict:
@@ -203,26 +249,46 @@ def main() -> None:
         default=500,
         help="HaluEval lines sampled per zero-shot set (two items each)",
     )
+    parser.add_argument(
+        "--latency",
+        choices=MODES,
+        help="only measure the endpoint in this mode (what the full run calls)",
+    )
     args = parser.parse_args()
+    if args.latency:
+        relevance, int8 = MODES[args.latency]
+        items = speed_items()[:100]
+        print(
+            json.dumps(
+                endpoint_latency(args.scorer, items, relevance=relevance, int8=int8)
+            )
+        )
+        return
     args.work.mkdir(parents=True, exist_ok=True)
     minutes = None
     scorer_dir = args.scorer
     if scorer_dir is None:
         scorer_dir, minutes = train(args.work)
-    scorer = NLIScorer(str(scorer_dir))
-    rows = auc_rows(scorer, BiEncoderRelevance(), args.lines)
+    rows = auc_rows(scorer_dir, args.lines)
     items = speed_items()
-    fp32 = throughput(scorer_dir, items, int8=False)
-    int8 = throughput(scorer_dir, items, int8=True)
-    median, p90 = endpoint_latency(scorer_dir, items[:100])
+    speeds = {
+        (relevance, int8): throughput(scorer_dir, items, relevance=relevance, int8=int8)
+        for relevance in ("embedding", "lexical")
+        for int8 in (False, True)
+    }
+    latency = {mode: latency_apart(scorer_dir, mode) for mode in MODES}
     print_auc_table(rows)
     if minutes is not None:
         print(f"training (provenance-train, HaluEval QA 0-3,999): {minutes:.1f} min")
-    print(
-        f"throughput, {CONTEXTS_PER_ITEM} sentence contexts an item: "
-        f"{fp32:.1f} items/s fp32, {int8:.1f} items/s int8"
-    )
-    print(f"POST /api/provenance/check/: median {median:.0f} ms, p90 {p90:.0f} ms")
+    print(f"throughput, items/s with {CONTEXTS_PER_ITEM} sentence contexts an item:")
+    for (relevance, int8), speed in speeds.items():
+        print(f"  {relevance:<9} relevance, {_precision(int8)} scorer: {speed:.1f}")
+    for mode, (median, p90) in latency.items():
+        relevance, int8 = MODES[mode]
+        print(
+            f"POST /api/provenance/check/ ({mode}: {relevance}, "
+            f"{_precision(int8)}): median {median:.0f} ms, p90 {p90:.0f} ms"
+        )
 
 
 if __name__ == "__main__":

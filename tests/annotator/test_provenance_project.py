@@ -8,7 +8,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from annotator import ingest
-from annotator.checking import predictions_check
+from annotator.checking import predictions_check, project_checker
 from annotator.models import Annotation, Document, Prediction
 from tests.annotator.factories import jsonl, make_project, train_on_labels, upload
 
@@ -249,6 +249,18 @@ def test_without_a_scorer_the_sources_are_selected_and_unscored(
     )
     assert {s["nli"] for s in claim.details["sources"]} == {None}
     assert claim.details["sources"]
+
+
+def test_the_deployment_chooses_lexical_relevance(personas, unread_broker, settings):
+    settings.DEFAULT_SCORER = ""
+    settings.PROVENANCE_RELEVANCE = "lexical"
+    project = _provenance(personas)
+    assert project_checker(project, {}).relevance.name == "bm25"
+    _import(project, TOWER)
+    predictions_check(project_id=project.pk)
+    claim = Prediction.objects.get(project=project)
+    top = max(claim.details["sources"], key=lambda s: s["relevance"])
+    assert top["context"] == "wiki"
 
 
 # --- the online check ----------------------------------------------------------

@@ -23,7 +23,7 @@ from .. import register
 from ..base import CheckResult, Evidence, Example, Finding, Pair
 from .check import ItemResult, ProvenanceConfig, check_items
 from .items import RagItem, item_from_document
-from .relevance import BiEncoderRelevance, Relevance
+from .relevance import BiEncoderRelevance, LexicalRelevance, Relevance
 from .silver import item_group, silver_examples
 
 #: ``Prediction.type`` of an answer claim.
@@ -31,10 +31,20 @@ CLAIM_TYPE = "rag_answer"
 _VERDICT = {"supported": "safe", "hallucinated": "unsafe", "unscored": "unscored"}
 
 
-@lru_cache(maxsize=1)
-def default_relevance() -> BiEncoderRelevance:
-    """The packaged bi-encoder, loaded once per process."""
-    return BiEncoderRelevance()
+#: The relevance scorers a deployment may name (settings hold a name, not
+#: a model path).
+RELEVANCE_NAMES = ("embedding", "lexical")
+
+
+@lru_cache(maxsize=len(RELEVANCE_NAMES) * 2)
+def named_relevance(name: str, *, quantize: bool = False) -> Relevance:
+    """The packaged bi-encoder (``embedding``) or BM25 (``lexical``), loaded
+    once per process."""
+    if name == "lexical":
+        return LexicalRelevance()
+    if name == "embedding":
+        return BiEncoderRelevance(quantize=quantize)
+    raise ValueError(f"relevance must be one of {RELEVANCE_NAMES}, got {name!r}")
 
 
 def item_claim(item: RagItem) -> Prediction:
@@ -50,7 +60,10 @@ class ProvenanceChecker:
 
     Args:
         documents: each item's contexts (:func:`~.items.item_document`).
-        relevance: ranks context sentences; the packaged bi-encoder by default.
+        relevance: ranks context sentences: a :class:`Relevance`, or one of
+            :data:`RELEVANCE_NAMES` loaded when first needed; the packaged
+            bi-encoder by default.
+        int8: quantise a named bi-encoder (CPU).
         config: selection, aggregation, claim prompt.
     """
 
@@ -68,18 +81,20 @@ class ProvenanceChecker:
         self,
         documents: Mapping[str, Document],
         *,
-        relevance: Relevance | None = None,
+        relevance: Relevance | str = "embedding",
+        int8: bool = False,
         config: ProvenanceConfig | None = None,
         **_options: Any,
     ):
         self.documents = documents
         self._relevance = relevance
+        self._int8 = int8
         self.config = config or ProvenanceConfig()
 
     @property
     def relevance(self) -> Relevance:
-        if self._relevance is None:
-            self._relevance = default_relevance()
+        if isinstance(self._relevance, str):
+            self._relevance = named_relevance(self._relevance, quantize=self._int8)
         return self._relevance
 
     def claim_from_json(self, raw: Any) -> Prediction:
