@@ -154,8 +154,9 @@ def finds_claims(project: Project) -> bool:
 def claims_find(project: Project, *, document_ids=None) -> int:
     """Claims of the project's documents that have none yet (or of
     ``document_ids``), for a checker that reads its claims from the
-    documents (the citations of a brief). Returns how many were added;
-    safe to run twice (a claim found again is left as it is)."""
+    documents (the citations of a brief, the blocks of a response). Returns
+    how many were added; safe to run twice (a claim found again is left as
+    it is)."""
     if not finds_claims(project):
         return 0
     added, last = 0, 0
@@ -166,14 +167,16 @@ def claims_find(project: Project, *, document_ids=None) -> int:
         pending = pending.filter(pk__in=document_ids)
     while batch := list(pending.filter(pk__gt=last)[: settings.CHECK_BATCH_SIZE]):
         last = batch[-1].pk
-        records = {str(d.pk): document_record(d) for d in batch}
-        by_pk = {str(d.pk): d for d in batch}
+        # Named by their external ids, so that the ids the checker derives
+        # from them ("{brief}:{start}", "{answer}#b{i}") are the claims'.
+        records = {d.external_id: document_record(d, external=True) for d in batch}
+        by_external_id = {d.external_id: d for d in batch}
         checker = project_checker(project, records)
         rows = [
             Prediction(
                 project=project,
-                document=by_pk[claim.document_id],
-                external_id=f"{by_pk[claim.document_id].external_id}:{claim.extra['start']}",
+                document=by_external_id[claim.document_id],
+                external_id=claim.id,
                 type=claim.type,
                 value=claim.value,
                 context=claim.context,

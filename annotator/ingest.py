@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import enum
 import io
+import json
 import logging
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -242,12 +243,31 @@ def describe_refusal(e: Exception) -> str:
     return f"{reason} ({detail})" if detail else reason
 
 
-def takes_items(project: Project) -> bool:
-    """Whether the project's JSONL documents are RAG items: each line a
-    question's contexts (its document) and the answer to check (its claim)."""
-    from pipeline.checkers.provenance import ProvenanceChecker
+def project_items(project: Project):
+    """How the project's checker reads its JSONL items
+    (``pipeline.checkers.item_format``: each line a document and the claims
+    it brings), None when it takes documents and claims apart."""
+    from pipeline.checkers import item_format
 
-    return project.kind == ProvenanceChecker.kind
+    return item_format(project.kind)
+
+
+def takes_items(project: Project) -> bool:
+    """Whether the project's JSONL documents are items (a RAG answer with
+    its contexts, a response with its prompt and samples)."""
+    return project_items(project) is not None
+
+
+@dataclass(frozen=True)
+class _ParsedItem:
+    """An item line as its checker reads it, with the document it makes."""
+
+    item: Any
+    document: Any
+
+    @property
+    def id(self) -> str:
+        return self.document.id
 
 
 def documents_import(
@@ -261,12 +281,12 @@ def documents_import(
     ``.jsonl`` files hold one document record a line, ``.csv`` files one a
     row (``id,text`` columns); any other file is one plain-text document
     whose id is the file name without its extension. In a project that
-    ``takes_items``, a ``.jsonl`` file holds RAG items instead, one a line,
-    counted by item (``_items_upsert``).
+    ``takes_items``, a ``.jsonl`` file holds items instead, one a line, read
+    as its checker's ``item_format`` says and counted by item
+    (``_items_upsert``).
     A bad line or file is reported and skipped; the rest still go in, one
     transaction per batch so nothing is half-written.
     """
-    from pipeline.checkers.provenance import RagItem
     from pipeline.jsonl import document_from_json
 
     report = ImportReport()
@@ -280,13 +300,17 @@ def documents_import(
 
     # An item's id is its document's and its claim's: both columns are as long.
     limits = _max_lengths(id=(Document, "external_id"))
-    items = takes_items(project)
+    items = project_items(project)
 
     def gather() -> Iterator[tuple[str, int | None, Any]]:
         for name, stream in files:
-            if items and name.lower().endswith(".jsonl"):
+            if items is not None and name.lower().endswith(".jsonl"):
                 records = parsed_records(
-                    stream, name, _item_parse, report, limits=limits
+                    stream,
+                    name,
+                    lambda obj: _item_parse(items, obj),
+                    report,
+                    limits=limits,
                 )
                 for number, item in records:
                     yield name, number, item
@@ -307,12 +331,12 @@ def documents_import(
                     yield name, None, document
 
     def upsert(records: list[tuple[str, int | None, Any]]) -> None:
-        documents = [r for r in records if not isinstance(r[2], RagItem)]
+        documents = [r for r in records if not isinstance(r[2], _ParsedItem)]
         if documents:
             _documents_upsert(project=project, records=documents, report=report)
         if len(documents) < len(records):
-            rag = [r for r in records if isinstance(r[2], RagItem)]
-            _items_upsert(project=project, records=rag, report=report)
+            parsed = [r for r in records if isinstance(r[2], _ParsedItem)]
+            _items_upsert(project=project, records=parsed, report=report, form=items)
 
     done = 0
     for batch in batched(gather(), IMPORT_BATCH_SIZE):
@@ -404,54 +428,57 @@ def _documents_upsert(
         report.updated += len(changed)
 
 
-#: An item's label as an imported expert label.
-_ITEM_LABELS = {"supported": "safe", "hallucinated": "unsafe"}
-
-
-def _item_parse(obj: Any) -> Any:
-    from pipeline.checkers.provenance import item_document, item_from_json
-
-    item = item_from_json(obj)
-    problem = _document_problem(item_document(item).text)
+def _item_parse(form, obj: Any) -> _ParsedItem:
+    item = form.read(obj)
+    document = form.document(item)
+    problem = _document_problem(document.text) or _metadata_problem(document)
     if problem:
-        raise ValueError(f"item {item.id!r}: {problem}")
-    return item
+        raise ValueError(f"item {document.id!r}: {problem}")
+    return _ParsedItem(item, document)
 
 
-def _items_upsert(*, project: Project, records, report: ImportReport) -> None:
-    """RAG items: each its document (external id the item's id; the contexts
-    joined, the query and the contexts' offsets in metadata) and its answer
-    as the claim (the same id). A label the item carries is stored as an
-    imported label (``Annotation.Source.IMPORT``, as ``labels_import`` stores
-    a labels file's); an item sent again without one keeps it. Counted by
-    item: created with its document, updated when its document, answer or
-    label changed."""
-    from pipeline.checkers.provenance import item_claim, item_document
-    from pipeline.types import Label
+def _metadata_problem(document) -> str | None:
+    # An item's metadata may be most of it (a response's samples): bounded
+    # as its text is.
+    size = len(json.dumps(document.metadata, ensure_ascii=False).encode("utf-8"))
+    if size > settings.MAX_DOCUMENT_BYTES:
+        return (
+            f"its fields besides the text are {size} bytes, over the limit of "
+            f"{settings.MAX_DOCUMENT_BYTES} (MAX_DOCUMENT_BYTES)"
+        )
+    return None
 
-    latest = {item.id: (name, number, item) for name, number, item in records}
+
+def _items_upsert(*, project: Project, records, report: ImportReport, form) -> None:
+    """Items: each its document (external id the item's id) and the claims
+    and labels it brings (``form``, the checker's ``item_format``: a RAG
+    item's answer as its claim under the same id, a benchmark's label as an
+    imported label, ``Annotation.Source.IMPORT``, as ``labels_import``
+    stores a labels file's; a response brings neither, the check finds its
+    blocks). An item sent again without a label keeps the one stored.
+    Counted by item: created with its document, updated when its document,
+    claim or label changed."""
+    latest = {parsed.id: (name, number, parsed) for name, number, parsed in records}
     before = _item_states(project, latest)
     parts = ImportReport()  # counts by row; the items are counted below
     _documents_upsert(
         project=project,
-        records=[(n, line, item_document(i)) for n, line, i in latest.values()],
+        records=[(n, line, p.document) for n, line, p in latest.values()],
         report=parts,
         metadata_checked=True,
     )
     for name in dict.fromkeys(n for n, _, _ in latest.values()):
-        mine = [(line, i) for n, line, i in latest.values() if n == name]
-        predictions_upsert(
-            project=project,
-            records=[(line, replace(item_claim(i), extra=i.extra)) for line, i in mine],
-            report=parts,
-            source=name,
-            source_run=None,
-        )
-        labels = [
-            (line, Label(i.id, _ITEM_LABELS[i.label]))
-            for line, i in mine
-            if i.label is not None
-        ]
+        mine = [(line, p.item) for n, line, p in latest.values() if n == name]
+        claims = [(line, c) for line, item in mine for c in form.claims(item)]
+        if claims:
+            predictions_upsert(
+                project=project,
+                records=claims,
+                report=parts,
+                source=name,
+                source_run=None,
+            )
+        labels = [(line, label) for line, item in mine for label in form.labels(item)]
         if labels:
             _labels_upsert(project=project, records=labels, report=parts, source=name)
     report.errors.extend(parts.errors)

@@ -224,7 +224,10 @@ def project_setup(request, pk: int):
         "member_form": MemberForm(),
         "account_form": AccountForm(),
         "upload_bytes": settings.MAX_UPLOAD_BYTES,
-        "takes_items": ingest.takes_items(project),
+        # What an item line holds, in the words of the project's kind.
+        "items_partial": (
+            f"items/{project.kind}.html" if ingest.takes_items(project) else None
+        ),
         **result,
     }
     return render(

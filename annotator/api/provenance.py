@@ -10,7 +10,7 @@ from rest_framework.exceptions import NotFound, PermissionDenied, ValidationErro
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotator import checking, ingest, selectors
+from annotator import checking, selectors
 from annotator.models import Project
 
 from .parsers import LimitedJSONParser
@@ -94,7 +94,11 @@ def _project(user, raw) -> Project:
             f"checking items returns scores: it needs the admin role on project "
             f"{project.name!r}, or the project showing machine scores"
         )
-    if not ingest.takes_items(project):
+    from pipeline.checkers.provenance import ProvenanceChecker
+
+    # Other kinds take items too (a consistency project's responses): only a
+    # provenance project checks a RAG answer.
+    if project.kind != ProvenanceChecker.kind:
         raise ValidationError(
             {"project": f"project {project.name!r} does not check RAG answers"}
         )

@@ -166,7 +166,10 @@ class DocumentUploadSerializer(serializers.Serializer):
         "(one document each, id = file name without extension). In a provenance "
         "project JSONL files hold RAG items, one {id, query, answer, contexts, "
         "label?} a line: each its document (the contexts) and its claim (the "
-        "answer); a label is stored as an imported label.",
+        "answer); a label is stored as an imported label. In a consistency "
+        "project they hold answers, one {id, prompt, response, samples?} a "
+        "line: each its document (the response, with the prompt and samples), "
+        "whose sentences the check finds and judges.",
     )
 
 

@@ -203,8 +203,9 @@ class DocumentViewSet(viewsets.ReadOnlyModelViewSet):
     )
     def upload(self, request):
         """Bulk upload: JSONL files and/or .txt files (in a provenance project,
-        JSONL files of RAG items). Duplicate ids upsert; bad lines are reported
-        with their line number and the rest still go in."""
+        JSONL files of RAG items; in a consistency project, of answers with
+        their samples). Duplicate ids upsert; bad lines are reported with
+        their line number and the rest still go in."""
         # The role first: a member who may not import learns nothing more.
         project = managed_project(
             request.user, request.data.get("project"), action="importing documents"

@@ -7,7 +7,16 @@ web app's ``Project.kind``) look it up with :func:`checker_class`.
 
 from __future__ import annotations
 
-from .base import Checker, CheckResult, Evidence, Example, Finding, Pair
+from .base import (
+    Checker,
+    CheckResult,
+    Evidence,
+    Example,
+    Finding,
+    ItemFormat,
+    Pair,
+    TakesItems,
+)
 
 _REGISTRY: dict[str, type] = {}
 
@@ -46,9 +55,20 @@ def kinds() -> list[str]:
     return sorted(_REGISTRY)
 
 
+def item_format(kind: str) -> ItemFormat | None:
+    """How the checker of ``kind`` reads its items
+    (:class:`~pipeline.checkers.base.TakesItems`); None for a checker that
+    takes documents and claims apart.
+
+    Raises:
+        KeyError: no checker of that kind.
+    """
+    return getattr(checker_class(kind), "item_format", None)
+
+
 def _load_builtin() -> None:
     # Imported on first use: a checker's module may pull heavy dependencies.
-    from . import citations, extraction, provenance  # noqa: F401
+    from . import citations, consistency, extraction, provenance  # noqa: F401
 
 
 __all__ = [
@@ -57,8 +77,11 @@ __all__ = [
     "Evidence",
     "Example",
     "Finding",
+    "ItemFormat",
     "Pair",
+    "TakesItems",
     "checker_class",
+    "item_format",
     "kinds",
     "register",
 ]

@@ -12,13 +12,13 @@ loop see only findings.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from ..errors import InputError
 from ..score import Scorer
-from ..types import Document, VerdictValue
+from ..types import Document, Label, Prediction, VerdictValue
 
 C = TypeVar("C")
 
@@ -185,3 +185,37 @@ class FindsClaims(Protocol):
     claims of every new document."""
 
     def find_claims(self, documents: Mapping[str, Document]) -> list[Any]: ...
+
+
+def _nothing(item: Any) -> tuple[()]:
+    return ()
+
+
+@dataclass(frozen=True)
+class ItemFormat:
+    """How one JSONL line of a checker's items becomes the records the rest
+    of the system stores: a document (whose id is the item's) and the claims
+    and labels the item brings with it.
+
+    Args:
+        read: a parsed line to an item; raises ``ValueError`` naming the
+            field that is wrong.
+        document: the item's document.
+        claims: the claims the item brings (a RAG item's answer); none for a
+            checker that finds its claims in the document (:class:`FindsClaims`).
+        labels: the labels the item carries (a benchmark's).
+    """
+
+    read: Callable[[Any], Any]
+    document: Callable[[Any], Document]
+    claims: Callable[[Any], Sequence[Prediction]] = _nothing
+    labels: Callable[[Any], Sequence[Label]] = _nothing
+
+
+class TakesItems(Protocol):
+    """A checker whose inputs come as items, one JSONL line each (a RAG
+    item, a prompt with its response and samples) rather than as documents
+    and claims apart: the web app imports a line as its ``item_format``
+    says."""
+
+    item_format: ClassVar[ItemFormat]

@@ -8,6 +8,7 @@ from itertools import count
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from annotator.models import Document, Prediction, Project
+from tests.scorers import WordOverlapScorer
 
 _n = count(1)
 
@@ -141,3 +142,13 @@ def train_on_labels(project):
     assert tasks.train_scorer(run.pk) == {"run": run.pk, "status": "succeeded"}
     scorer = ScorerModel.objects.get(project=project)
     return scorer, json.loads((Path(scorer.path) / "metadata.json").read_text())
+
+
+def score_by_word_overlap(monkeypatch) -> None:
+    """Check runs of this test score with ``WordOverlapScorer``, as if it
+    were the project's active scorer (version "1")."""
+    from annotator import checking
+
+    monkeypatch.setattr(
+        checking, "project_scorer", lambda project: (WordOverlapScorer(), "1")
+    )

@@ -19,6 +19,7 @@ from pipeline.checkers.citations.sources import opinion_from_json
 from pipeline.cli import main
 from pipeline.types import Document
 from tests.citation_data import OPINIONS, write_caselaw
+from tests.scorers import WordOverlapScorer
 
 
 @pytest.fixture
@@ -33,22 +34,6 @@ def caselaw(files):
         [LocalStore.read(store), CitationIndex.read(index)],
         coverage=Coverage.parse("U.S.:1-10"),
     )
-
-
-class WordOverlapScorer:
-    """A scorer reading support as the share of the proposition's words in
-    the passage: enough to exercise the proposition check's plumbing."""
-
-    name = "overlap"
-    threshold = 0.9
-
-    def score_pairs(self, pairs, *, progress=False):
-        out = []
-        for premise, hypothesis in pairs:
-            words = set(hypothesis.lower().replace(".", "").split())
-            have = set(premise.lower().replace(".", "").replace(";", "").split())
-            out.append(len(words & have) / len(words))
-        return out
 
 
 def check(text, caselaw, scorer=None):

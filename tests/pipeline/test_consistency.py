@@ -42,6 +42,7 @@ from pipeline.checkers.consistency import (
 from pipeline.checkers.consistency import prompts as P
 from pipeline.checkers.consistency.items import Block
 from pipeline.cli import main
+from tests.scorers import WordOverlapScorer
 
 RESPONSE = (
     "Paris is the capital of France. Paris has 90 million residents. "
@@ -647,22 +648,6 @@ def test_a_refused_call_is_never_sent_and_every_later_one_is_refused(fake_openai
 
 
 # -- the offline judge -------------------------------------------------------
-
-
-class WordOverlapScorer:
-    """p(supported) = the share of the block's words found in the sentence."""
-
-    name = "overlap"
-    threshold = 0.9
-
-    def score_pairs(self, pairs, *, progress=False):
-        out = []
-        for premise, block in pairs:
-            words = set(re.findall(r"\w+", block.lower()))
-            out.append(
-                len(words & set(re.findall(r"\w+", premise.lower()))) / len(words)
-            )
-        return out
 
 
 # FELM-like items carrying their own samples; two contradict a sentence.

@@ -23,6 +23,7 @@ from pipeline.checkers.provenance.check import render_claim
 from pipeline.checkers.provenance.select import select_sources, softmax
 from pipeline.checkers.provenance.silver import silver_examples
 from pipeline.cli import main
+from tests.scorers import WordOverlapScorer
 from tools.provenance_example import items as example_items
 
 CONTEXTS = [
@@ -42,26 +43,6 @@ def item(answer="Delhi", **fields):
             **fields,
         }
     )
-
-
-class WordOverlapScorer:
-    """p(supported) = the share of the claim's words found in the premise:
-    enough to check which pairs are scored and how scores combine."""
-
-    name = "overlap"
-    threshold = 0.5
-
-    def __init__(self):
-        self.pairs = []
-
-    def score_pairs(self, pairs, *, progress=False):
-        self.pairs += pairs
-        out = []
-        for premise, claim in pairs:
-            words = set(re.findall(r"\w+", claim.lower()))
-            found = words & set(re.findall(r"\w+", premise.lower()))
-            out.append(len(found) / len(words))
-        return out
 
 
 @pytest.fixture(scope="module", params=["cosine", "bm25"])
@@ -131,7 +112,7 @@ def test_the_claim_is_the_papers_prompt_or_the_answer_alone_without_a_query():
 
 
 def test_the_relevant_sentence_is_selected_and_scores_aggregate_as_asked(relevance):
-    scorer = WordOverlapScorer()
+    scorer = WordOverlapScorer(threshold=0.5)
     results = {
         how: check_items(
             [item()],
@@ -164,7 +145,9 @@ def test_the_relevant_sentence_is_selected_and_scores_aggregate_as_asked(relevan
 
 def test_a_multi_sentence_answer_is_judged_by_its_weakest_sentence(relevance):
     answer = "The head office is in Delhi. The Oberoi Group sells cars in Paris."
-    r = check_items([item(answer)], relevance=relevance, scorer=WordOverlapScorer())[0]
+    r = check_items(
+        [item(answer)], relevance=relevance, scorer=WordOverlapScorer(threshold=0.5)
+    )[0]
     assert [c.text for c in r.claims] == [
         "The head office is in Delhi.",
         "The Oberoi Group sells cars in Paris.",

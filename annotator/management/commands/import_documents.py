@@ -9,8 +9,9 @@ from ._base import ProjectCommand, failure
 
 class Command(ProjectCommand):
     help = (
-        "Import documents from JSONL files (in a provenance project, RAG items: "
-        "each a document and its answer) and/or .txt files (one document each)."
+        "Import documents from JSONL files (in a project whose checker takes "
+        "items, items: a RAG answer with its contexts, a response with its "
+        "prompt and samples) and/or .txt files (one document each)."
     )
 
     def add_arguments(self, parser):

@@ -5,11 +5,14 @@ a judge reads each sentence of the response (a block) against each sample
 (:mod:`.judge`); weighted judgements label blocks and the response
 (:mod:`.verdicts`); flagged blocks are summarized and corrected in place
 (:mod:`.mitigate`). Every LLM call goes through one ledger that bounds
-concurrency per endpoint and stops at a budget (:mod:`.calls`).
+concurrency per endpoint and stops at a budget (:mod:`.calls`). In the web
+app the offline judge checks each block behind the checker protocol
+(:mod:`.checker`).
 """
 
 from .calls import BudgetExceeded, CallLedger, Tally, cost_usd
 from .check import DEFAULT_WORKERS, CheckReport, ConsistencyConfig, check_items
+from .checker import CLAIM_TYPE, ConsistencyChecker, block_claims
 from .evaluate import (
     Checked,
     Labelled,
@@ -25,6 +28,8 @@ from .items import (
     ItemResult,
     Judgement,
     Sample,
+    item_document,
+    item_from_document,
     item_from_json,
     item_to_json,
     result_to_json,
@@ -44,6 +49,7 @@ from .verdicts import (
 )
 
 __all__ = [
+    "CLAIM_TYPE",
     "DEFAULT_SAMPLES",
     "DEFAULT_TAU",
     "DEFAULT_WORKERS",
@@ -55,6 +61,7 @@ __all__ = [
     "CallLedger",
     "CheckReport",
     "Checked",
+    "ConsistencyChecker",
     "ConsistencyConfig",
     "Improvement",
     "Item",
@@ -70,12 +77,15 @@ __all__ = [
     "Tally",
     "UnusableAnswer",
     "assign_samples",
+    "block_claims",
     "block_label",
     "block_score",
     "check_items",
     "checked_from_json",
     "cost_usd",
     "evaluate_consistency",
+    "item_document",
+    "item_from_document",
     "item_from_json",
     "item_to_json",
     "labelled_from_json",

@@ -5,12 +5,18 @@ too, its ``"index"`` standing in for the id. ``samples`` are texts or objects
 ``{"text", "model"?, "variant"?}``: a checked line records each sample's
 model and variant, so feeding it back in reuses them instead of sampling
 again (the results of the last check are dropped and made anew).
+
+In the web app an item is a document: its response the text, its prompt,
+samples and other fields in ``metadata`` (:func:`item_document`,
+:func:`item_from_document`); the checker finds the blocks in it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from ...types import Document
 
 JudgementLabel = Literal["ACCURATE", "CONTRADICTION", "NEUTRAL", "UNKNOWN"]
 ResponseLabel = Literal["FACTUAL", "NON-FACTUAL"]
@@ -176,6 +182,39 @@ def item_to_json(item: Item) -> dict[str, Any]:
     if item.samples:
         out["samples"] = [sample_to_json(s) for s in item.samples]
     return {**out, **item.extra}
+
+
+def item_document(item: Item) -> Document:
+    """The item as a document: the response its text; the prompt, the samples
+    (as :func:`sample_to_json` writes them) and the line's other fields
+    (``extra``, when it has any) in ``metadata``."""
+    metadata: dict[str, Any] = {
+        "prompt": item.prompt,
+        "samples": [sample_to_json(s) for s in item.samples],
+    }
+    if item.extra:
+        metadata["extra"] = item.extra
+    return Document(id=item.id, text=item.response, metadata=metadata)
+
+
+def item_from_document(document: Document) -> Item:
+    """The item :func:`item_document` made, exactly. A document without
+    that metadata (a plain text uploaded to a consistency project) is a
+    response with no prompt and no samples.
+
+    Raises:
+        ValueError: the metadata's samples are malformed, named.
+    """
+    meta = document.metadata or {}
+    raw = meta.get("samples")
+    extra = meta.get("extra")
+    return Item(
+        id=document.id,
+        prompt=str(meta.get("prompt") or ""),
+        response=document.text,
+        samples=_samples(raw) if raw else (),
+        extra=dict(extra) if isinstance(extra, dict) else {},
+    )
 
 
 def _score(value: float | None) -> float | None:

@@ -13,6 +13,7 @@ import re
 import threading
 from collections.abc import Sequence
 from concurrent.futures import Executor
+from dataclasses import dataclass
 from typing import Protocol
 
 from ...llm import parse_json
@@ -31,6 +32,18 @@ ANSWERS: dict[str, JudgementLabel] = {
     "neutral": "NEUTRAL",
 }
 _ANSWER = re.compile(r"\W*(yes|no|neutral)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class SentenceJudgement:
+    """An offline judgement with what decided it: the evidence sentence's
+    offsets in its sample (None when the sample has no sentence) and the
+    scorer's p(supported) of the block given that sentence."""
+
+    judgement: Judgement
+    start: int | None
+    end: int | None
+    p: float | None
 
 
 class Judge(Protocol):
@@ -211,6 +224,18 @@ def content_words(text: str) -> set[str]:
     }
 
 
+def topical_sentence(block: str, text: str) -> Span | None:
+    """``(start, end)`` of the sentence of ``text`` sharing most content words
+    with ``block`` (the first of equals): the one a judge reads the block
+    against when no scorer says which supports it. None when ``text`` is
+    blank."""
+    words = content_words(block)
+    spans = sentence_spans(text)
+    if not spans:
+        return None
+    return max(spans, key=lambda s: len(words & content_words(text[s[0] : s[1]])))
+
+
 class NLIJudge:
     """Judges offline: the NLI scorer reads each sentence of a sample as the
     premise and the block as the hypothesis.
@@ -247,34 +272,55 @@ class NLIJudge:
         tally: Tally | None = None,
     ) -> list[tuple[Judgement, ...]]:
         """Judgements per block; no LLM call (``pool`` and ``tally`` unused)."""
-        blocks = [item.response[a:b] for a, b in spans]
-        sentences = [
-            [s.text[a:b] for a, b in sentence_spans(s.text)] for s in item.samples
+        return [
+            tuple(s.judgement for s in row) for row in self.judge_sentences(item, spans)
         ]
-        pairs = [(p, block) for block in blocks for ss in sentences for p in ss]
+
+    def judge_sentences(
+        self, item: Item, spans: Sequence[Span]
+    ) -> list[tuple[SentenceJudgement, ...]]:
+        """As :meth:`judge`, each judgement with its evidence sentence's
+        offsets in the sample and the scorer's p(supported) for it."""
+        blocks = [item.response[a:b] for a, b in spans]
+        sentences = [sentence_spans(s.text) for s in item.samples]
+        pairs = [
+            (sample.text[a:b], block)
+            for block in blocks
+            for sample, ss in zip(item.samples, sentences, strict=True)
+            for a, b in ss
+        ]
         with self._lock:
-            scores = iter(self.scorer.score_pairs(pairs))
+            scores = iter(self.scorer.score_pairs(pairs) if pairs else [])
         out = []
         for block in blocks:
             words = content_words(block)
             row = []
-            for j, ss in enumerate(sentences):
-                scored = [(sentence, next(scores)) for sentence in ss]
-                row.append(Judgement(j, *self._decide(words, scored)))
+            for j, (sample, ss) in enumerate(zip(item.samples, sentences, strict=True)):
+                scored = [(sample.text[a:b], float(next(scores))) for a, b in ss]
+                label, k = self._decide(words, scored)
+                if k is None:
+                    judged = SentenceJudgement(
+                        Judgement(j, label, ""), start=None, end=None, p=None
+                    )
+                else:
+                    (a, b), (sentence, p) = ss[k], scored[k]
+                    judged = SentenceJudgement(Judgement(j, label, sentence), a, b, p)
+                row.append(judged)
             out.append(tuple(row))
         return out
 
     def _decide(
         self, words: set[str], scored: list[tuple[str, float]]
-    ) -> tuple[JudgementLabel, str]:
+    ) -> tuple[JudgementLabel, int | None]:
+        """The label and the index of the sentence that decides it."""
         if not scored:
-            return "NEUTRAL", ""
-        best, p = max(scored, key=lambda pair: pair[1])
-        if p >= self.scorer.threshold:
+            return "NEUTRAL", None
+        order = range(len(scored))
+        best = max(order, key=lambda i: scored[i][1])
+        if scored[best][1] >= self.scorer.threshold:
             return "ACCURATE", best
-        topical, _ = max(
-            scored, key=lambda sp: (len(words & content_words(sp[0])), sp[1])
-        )
-        theirs = content_words(topical)
+        overlap = [len(words & content_words(sentence)) for sentence, _ in scored]
+        topical = max(order, key=lambda i: (overlap[i], scored[i][1]))
+        theirs = content_words(scored[topical][0])
         about = bool(words) and len(words & theirs) / len(words) >= self.min_overlap
         return ("CONTRADICTION" if about and theirs - words else "NEUTRAL"), topical

@@ -18,11 +18,11 @@ from typing import Any, ClassVar
 from ...errors import InputError
 from ...jsonl import prediction_from_json
 from ...score import Scorer
-from ...types import Document, Prediction
+from ...types import Document, Label, Prediction
 from .. import register
-from ..base import CheckResult, Evidence, Example, Finding, Pair
+from ..base import CheckResult, Evidence, Example, Finding, ItemFormat, Pair
 from .check import ItemResult, ProvenanceConfig, check_items
-from .items import RagItem, item_from_document
+from .items import RagItem, item_document, item_from_document, item_from_json
 from .relevance import BiEncoderRelevance, LexicalRelevance, Relevance
 from .silver import item_group, silver_examples
 
@@ -54,6 +54,14 @@ def item_claim(item: RagItem) -> Prediction:
     )
 
 
+#: A benchmark's label of the answer, as an expert's label.
+_ITEM_LABELS = {"supported": "safe", "hallucinated": "unsafe"}
+
+
+def _item_labels(item: RagItem) -> list[Label]:
+    return [] if item.label is None else [Label(item.id, _ITEM_LABELS[item.label])]
+
+
 @register
 class ProvenanceChecker:
     """Checks RAG answers against the contexts they were generated from.
@@ -76,6 +84,14 @@ class ProvenanceChecker:
     reasons: ClassVar[dict[str, str]] = {
         "not_supported": "Not supported by the sources",
     }
+    #: An item is its contexts (the document) and its answer (the claim),
+    #: with its label when it has one.
+    item_format: ClassVar[ItemFormat] = ItemFormat(
+        read=item_from_json,
+        document=item_document,
+        claims=lambda item: [replace(item_claim(item), extra=item.extra)],
+        labels=_item_labels,
+    )
 
     def __init__(
         self,
