@@ -11,6 +11,7 @@ from .models import (
     Prediction,
     PredictionScore,
     Project,
+    SamplingRun,
     ScorerModel,
     TrainingRun,
 )
@@ -262,6 +263,39 @@ class GradingRunAdmin(admin.ModelAdmin):
         "progress_total",
         "prompt_tokens",
         "completion_tokens",
+        "created_at",
+        "started_at",
+        "finished_at",
+    ]
+
+    def has_add_permission(self, request) -> bool:
+        # Runs start through the API, which estimates, checks and enqueues.
+        return False
+
+
+@admin.register(SamplingRun)
+class SamplingRunAdmin(admin.ModelAdmin):
+    list_display = [
+        "id",
+        "project",
+        "model",
+        "status",
+        "progress_done",
+        "progress_total",
+        "cost",
+        "budget",
+        "created_at",
+    ]
+    list_filter = ["status", "project"]
+    search_fields = ["model", "error"]
+    readonly_fields = [
+        "cost",
+        "cost_estimate",
+        "progress_done",
+        "progress_total",
+        "prompt_tokens",
+        "completion_tokens",
+        "usage",
         "created_at",
         "started_at",
         "finished_at",

@@ -23,6 +23,7 @@ app.conf.task_queues = tuple(
 app.conf.task_routes = {
     "annotator.tasks.run_extraction": {"queue": "llm"},
     "annotator.tasks.run_grading": {"queue": "llm"},
+    "annotator.tasks.run_sampling": {"queue": "llm"},
     "annotator.tasks.check_predictions": {"queue": "pipeline"},
     "annotator.tasks.sweep_unchecked": {"queue": "pipeline"},
     "annotator.tasks.sweep_llm_runs": {"queue": "pipeline"},

@@ -42,6 +42,7 @@ from .models import (
     GradingRun,
     Prediction,
     Project,
+    SamplingRun,
     ScorerModel,
     TrainingRun,
     Verdict,
@@ -410,14 +411,19 @@ def recent_runs(project: Project, *, limit: int = 8) -> dict[str, Any]:
     # refuse a second), and it is the newest: the first of the recent ones.
     training = list(TrainingRun.objects.filter(project=project)[:limit])
     grading = list(GradingRun.objects.filter(project=project)[:limit])
+    sampling = list(SamplingRun.objects.filter(project=project)[:limit])
     return {
         "training": training,
         "grading": grading,
+        "sampling": sampling,
         "live_training": next(
             (r for r in training if r.status in ACTIVE_RUN_STATUSES), None
         ),
         "live_grading": next(
             (r for r in grading if r.status in ACTIVE_RUN_STATUSES), None
+        ),
+        "live_sampling": next(
+            (r for r in sampling if r.status in ACTIVE_RUN_STATUSES), None
         ),
     }
 

@@ -11,17 +11,15 @@ gold labels measure scorers and must not feed training, even indirectly.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import math
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import (
     Count,
     Exists,
@@ -37,7 +35,7 @@ from .dispatch import send_after_commit
 from .errors import ApplicationError, ConfigurationError, TransientError
 from .extraction import llm_config
 from .ingest import batched
-from .llm_costs import MICRO, cost, llm_model_check, prices_from
+from .llm_costs import budget_from, cost, llm_model_check, prices_from
 from .models import (
     ACTIVE_RUN_STATUSES,
     FINISHED_RUN_STATUSES,
@@ -51,7 +49,7 @@ from .models import (
     RunStatus,
     Verdict,
 )
-from .runs import run_claim, run_end
+from .runs import run_claim, run_end, run_lock
 
 logger = logging.getLogger(__name__)
 
@@ -69,7 +67,6 @@ TOKENS_PER_MESSAGE = 3
 TOKENS_PER_REPLY = 3
 COMPLETION_TOKENS_PER_PREDICTION = 100
 
-_MAX_BUDGET = Decimal(1_000_000)  # max_digits=12, 6 of them decimals
 # High bits of the Postgres advisory lock key held by whoever executes a run.
 _LOCK_CLASS = 0x5AFE
 # Failures listed on a run; more are logged by the worker.
@@ -225,15 +222,7 @@ def grading_run_start(
     budget that is not positive, or while the project has a run pending or
     running: two runs would grade the same predictions.
     """
-    try:
-        budget = Decimal(str(budget))
-    except (InvalidOperation, ValueError):
-        raise ApplicationError(f"budget must be a number, got {budget!r}") from None
-    if not budget.is_finite() or budget.quantize(MICRO) <= 0:
-        raise ApplicationError(f"budget must be more than 0, got {budget}")
-    if budget >= _MAX_BUDGET:
-        raise ApplicationError(f"budget must be less than {_MAX_BUDGET}")
-    budget = budget.quantize(MICRO)
+    budget = budget_from(budget)
     params = dict(params or {})
     prices_from(params, required=True)
     estimate = grading_estimate(project, model, params)
@@ -263,28 +252,12 @@ def grading_run_start(
     return run
 
 
-@contextlib.contextmanager
-def _run_lock(run_id: int) -> Iterator[bool]:
-    """A session advisory lock, held by whoever executes the run: it ends with
-    the connection, so a run whose worker died can be picked up again."""
-    key = (_LOCK_CLASS << 40) + run_id
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_try_advisory_lock(%s::bigint)", [key])
-        held = cursor.fetchone()[0]
-    try:
-        yield held
-    finally:
-        if held:
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_unlock(%s::bigint)", [key])
-
-
 def grading_run_cancel(*, run: GradingRun) -> GradingRun:
     """Ask a run to stop before its next batch; one no worker holds stops now."""
     if run.status in FINISHED_RUN_STATUSES:
         raise ApplicationError(f"grading run {run.pk} already {run.status}")
     GradingRun.objects.filter(pk=run.pk).update(cancel_requested=True)
-    with _run_lock(run.pk) as free:
+    with run_lock(_LOCK_CLASS, run.pk) as free:
         if free:
             # Pending, or between retries: the task will find it cancelled.
             run_end(GradingRun, run.pk, RunStatus.CANCELLED)
@@ -330,7 +303,7 @@ def grading_run_execute(*, run_id: int) -> GradingRun:
     run = GradingRun.objects.select_related("project").get(pk=run_id)
     if run.status in FINISHED_RUN_STATUSES:
         return run
-    with _run_lock(run_id) as held:
+    with run_lock(_LOCK_CLASS, run_id) as held:
         if not held:
             return run  # another worker is executing it
         # PENDING -> RUNNING, or RUNNING again after a retry or a lost worker:

@@ -13,6 +13,7 @@ from .models import Project
 PRICE_KEYS = ("price_per_mtok_prompt", "price_per_mtok_completion")
 #: The money fields' precision (decimal_places=6).
 MICRO = Decimal("0.000001")
+_MAX_BUDGET = Decimal(1_000_000)  # max_digits=12, 6 of them decimals
 
 Prices = tuple[Decimal, Decimal]
 
@@ -67,6 +68,24 @@ def prices_from(params: Any, *, required: bool) -> Prices | None:
             raise ApplicationError(f"params.{key} must be 0 or more, got {value!r}")
         prices.append(price)
     return prices[0], prices[1]
+
+
+def budget_from(value: Any) -> Decimal:
+    """A run's budget as the money fields store it.
+
+    Raises:
+        ApplicationError: not a number, not more than 0 at the stored
+            precision, or too large to store.
+    """
+    try:
+        budget = Decimal(str(value))
+    except (InvalidOperation, ValueError):
+        raise ApplicationError(f"budget must be a number, got {value!r}") from None
+    if not budget.is_finite() or budget.quantize(MICRO) <= 0:
+        raise ApplicationError(f"budget must be more than 0, got {budget}")
+    if budget >= _MAX_BUDGET:
+        raise ApplicationError(f"budget must be less than {_MAX_BUDGET}")
+    return budget.quantize(MICRO)
 
 
 def cost(prices: Prices, prompt_tokens: int, completion_tokens: int) -> Decimal:

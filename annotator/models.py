@@ -279,8 +279,8 @@ class Document(models.Model):
 
 class LLMRun(models.Model):
     """What every run of LLM calls tracks: status, progress, parameters, token
-    usage and cost, failure, and who started it when. Extraction and grading
-    runs add their own fields."""
+    usage and cost, failure, and who started it when. Extraction, grading and
+    sampling runs add their own fields."""
 
     model = models.CharField(max_length=200, help_text="LLM model name.")
     status = models.CharField(
@@ -779,6 +779,33 @@ class GradingRun(LLMRun):
 
     def __str__(self) -> str:
         return f"grading {self.pk} with {self.model} ({self.status})"
+
+
+class SamplingRun(LLMRun):
+    """Other models answering a consistency project's prompts (FINCH-ZK's
+    cross-model samples), for the answers imported without samples, under a
+    budget fixed before it starts. ``model`` is the reformulator (it writes
+    the LLM-made prompt variants); the samplers are in ``params``."""
+
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="sampling_runs"
+    )
+    budget = models.DecimalField(
+        max_digits=12,
+        decimal_places=6,
+        help_text="The run stops before its cost would pass this.",
+    )
+    cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    cancel_requested = models.BooleanField(default=False)
+    usage = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Tokens and requests per model: {model: {prompt_tokens, "
+        "completion_tokens, requests}}.",
+    )
+
+    def __str__(self) -> str:
+        return f"sampling {self.pk} ({self.status})"
 
 
 class CaseOpinion(models.Model):

@@ -1,4 +1,4 @@
-"""The one lifecycle every run shares (extraction, grading, training).
+"""The one lifecycle every run shares (extraction, grading, sampling, training).
 
 pending -> running -> succeeded | failed | cancelled. Each transition is one
 conditional UPDATE on the run's status, so that two deliveries of a task, a
@@ -7,6 +7,10 @@ sweep and a cancel can race and exactly one of them moves the run.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
+from django.db import connection
 from django.db.models import Case, F, Q, TextField, Value, When
 from django.db.models.functions import Coalesce, Concat
 from django.utils import timezone
@@ -59,3 +63,23 @@ def run_end(
     if where is not None:
         runs = runs.filter(where)
     return bool(runs.update(status=status, finished_at=timezone.now(), **fields))
+
+
+@contextlib.contextmanager
+def run_lock(lock_class: int, run_id: int) -> Iterator[bool]:
+    """A session advisory lock, held by whoever executes the run: it ends with
+    the connection, so a run whose worker died can be picked up again.
+
+    ``lock_class`` (the key's high bits) is the kind of run's own, as run ids
+    of different tables overlap.
+    """
+    key = (lock_class << 40) + run_id
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s::bigint)", [key])
+        held = cursor.fetchone()[0]
+    try:
+        yield held
+    finally:
+        if held:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(%s::bigint)", [key])

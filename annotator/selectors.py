@@ -42,6 +42,7 @@ from .models import (
     Project,
     Reason,
     Role,
+    SamplingRun,
     ScorerModel,
     TrainingRun,
     Verdict,
@@ -140,6 +141,10 @@ def training_runs_for(user) -> QuerySet[TrainingRun]:
 
 def grading_runs_for(user) -> QuerySet[GradingRun]:
     return GradingRun.objects.filter(project__in=projects_for(user))
+
+
+def sampling_runs_for(user) -> QuerySet[SamplingRun]:
+    return SamplingRun.objects.filter(project__in=projects_for(user))
 
 
 def predictions_filter(

@@ -13,12 +13,12 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
 from . import checking, errors, extraction, recovery, training
-from .models import ExtractionRun, GradingRun, Project, RunStatus
+from .models import ExtractionRun, GradingRun, Project, RunStatus, SamplingRun
 
 logger = logging.getLogger(__name__)
 
 
-# LLM runs (extraction, grading): retried with backoff on transient failures
+# LLM runs (extraction, grading, sampling): retried with backoff on transient failures
 # (429, 5xx, timeouts), every other failure recorded on the run.
 _LLM_RUN = dict(
     bind=True,
@@ -121,12 +121,13 @@ def _sweep_on_start(sender=None, **kwargs):
 
 @shared_task
 def sweep_llm_runs() -> dict:
-    """Periodic (beat): send extraction and grading runs again whose message
-    or worker was lost; fail those lost too often."""
+    """Periodic (beat): send extraction, grading and sampling runs again whose
+    message or worker was lost; fail those lost too often."""
     swept = {}
     for model, task in (
         (ExtractionRun, run_extraction),
         (GradingRun, run_grading),
+        (SamplingRun, run_sampling),
     ):
         resend, failed = recovery.llm_runs_lost(model)
         for run_id in resend:
@@ -147,6 +148,21 @@ def run_grading(self, run_id: int) -> dict:
         run_id,
         execute=grading.grading_run_execute,
         fail=grading.grading_run_fail,
+    )
+
+
+# --- consistency sampling (issue 14) -------------------------------------------
+
+
+@shared_task(**_LLM_RUN)
+def run_sampling(self, run_id: int) -> dict:
+    from . import sampling
+
+    return _llm_run(
+        self,
+        run_id,
+        execute=sampling.sampling_run_execute,
+        fail=sampling.sampling_run_fail,
     )
 
 

@@ -144,12 +144,14 @@ def dashboard_page(request, pk: int):
     charts = {name: mark_safe(svg) for name, svg in stats.pop("charts").items()}
     live = stats["runs"]["live_training"]
     grading = stats["runs"]["live_grading"]
+    sampling = stats["runs"]["live_sampling"]
     active = stats["active"]
     data = {
         "project": {"id": project.pk, "name": project.name},
         "csrf_token": get_token(request),
         "live_training": live.pk if live else None,
         "live_grading": grading.pk if grading else None,
+        "live_sampling": sampling.pk if sampling else None,
         "urls": {
             "activate": "/api/scorer-models/{id}/activate/",
             "training_runs": "/api/training-runs/",
@@ -159,6 +161,10 @@ def dashboard_page(request, pk: int):
             "grading_runs": "/api/grading-runs/",
             "grading_run": "/api/grading-runs/{id}/",
             "grading_cancel": "/api/grading-runs/{id}/cancel/",
+            "sampling_estimate": "/api/sampling-runs/estimate/",
+            "sampling_runs": "/api/sampling-runs/",
+            "sampling_run": "/api/sampling-runs/{id}/",
+            "sampling_cancel": "/api/sampling-runs/{id}/cancel/",
         },
     }
     return render(

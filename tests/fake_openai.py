@@ -12,7 +12,8 @@ Each chat completion request takes the next scripted answer::
 
 With the script used up it asks ``responder(body)`` for the content to send
 back as JSON, if one is set (for concurrent requests, whose order is not
-fixed), else answers 500 "no scripted answer left".
+fixed), else answers 500 "no scripted answer left". A responder returning an
+:class:`Answer` sends it as it is (plain text, its own usage or status).
 """
 
 from __future__ import annotations
@@ -125,7 +126,10 @@ class FakeOpenAI:
             if self._script:
                 return self._script.popleft()
         if self.responder is not None:
-            return Answer(content=json.dumps(self.responder(body)))
+            reply = self.responder(body)
+            if isinstance(reply, Answer):
+                return reply
+            return Answer(content=json.dumps(reply))
         message = {"error": {"message": "no scripted answer left", "type": "fake"}}
         return Answer(status=500, body=message)
 

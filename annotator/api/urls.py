@@ -2,7 +2,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
-from . import grading, provenance, tokens, views
+from . import grading, provenance, sampling, tokens, views
 
 router = DefaultRouter()
 router.register("projects", views.ProjectViewSet, basename="project")
@@ -15,6 +15,7 @@ router.register(
 router.register("scorer-models", views.ScorerModelViewSet, basename="scorer-model")
 router.register("training-runs", views.TrainingRunViewSet, basename="training-run")
 router.register("grading-runs", grading.GradingRunViewSet, basename="grading-run")
+router.register("sampling-runs", sampling.SamplingRunViewSet, basename="sampling-run")
 
 labeling = [
     path("queue/next/", views.QueueNextView.as_view(), name="queue-next"),

@@ -295,6 +295,127 @@ async function gradingCancel() {
   }
 }
 
+// --- consistency sampling with LLMs ---------------------------------------------
+
+const sample = {
+  form: $("sample-form"),
+  models: $("sample-models"),
+  count: $("sample-count"),
+  pricePrompt: $("sample-price-prompt"),
+  priceCompletion: $("sample-price-completion"),
+  budget: $("sample-budget"),
+  estimate: $("sample-estimate"),
+  start: $("sample-start"),
+  panel: $("sample-run"),
+  id: $("sr-id"),
+  status: $("sr-status"),
+  progress: $("sr-progress"),
+  done: $("sr-count"),
+  cost: $("sr-cost"),
+  runBudget: $("sr-budget"),
+  error: $("sr-error"),
+  cancel: $("sr-cancel"),
+};
+let samplingId = data.live_sampling;
+let samplingTimer = 0;
+
+function samplingParams() {
+  const params = {
+    samplers: sample.models.value.split(",").map((m) => m.trim()).filter(Boolean),
+    samples: Number(sample.count.value),
+  };
+  if (sample.pricePrompt.value !== "") params.price_per_mtok_prompt = Number(sample.pricePrompt.value);
+  if (sample.priceCompletion.value !== "") {
+    params.price_per_mtok_completion = Number(sample.priceCompletion.value);
+  }
+  return params;
+}
+
+async function samplingEstimate() {
+  sample.estimate.textContent = "Estimating…";
+  try {
+    const e = await api(data.urls.sampling_estimate, {
+      method: "POST",
+      body: { project: data.project.id, params: samplingParams() },
+    });
+    const cost = e.cost === null ? "set both prices for a cost" : `about ${Number(e.cost).toFixed(2)}`;
+    sample.estimate.textContent =
+      `${e.documents} answers to sample with ${e.samplers.join(", ")}: ${e.calls} calls ` +
+      `(${e.reformulation_calls} writing prompt variants with ${e.reformulator}), ` +
+      `~${e.prompt_tokens.toLocaleString()} prompt and ${e.completion_tokens.toLocaleString()} ` +
+      `completion tokens, ${cost}.`;
+    if (e.cost !== null && sample.budget.value === "") sample.budget.value = Number(e.cost).toFixed(2);
+  } catch (error) {
+    sample.estimate.textContent = `Could not estimate: ${error.message}`;
+  }
+}
+
+async function samplingStart(event) {
+  event.preventDefault();
+  if (sample.budget.value === "") {
+    sample.estimate.textContent = "Set a budget: the run stops before its cost would pass it.";
+    sample.budget.focus();
+    return;
+  }
+  sample.start.disabled = true;
+  try {
+    const run = await api(data.urls.sampling_runs, {
+      method: "POST",
+      body: { project: data.project.id, budget: sample.budget.value, params: samplingParams() },
+    });
+    samplingId = run.id;
+    sample.estimate.textContent = `Sampling run ${run.id} queued.`;
+    showSampling(run);
+    pollSampling();
+  } catch (error) {
+    sample.start.disabled = false;
+    sample.estimate.textContent = `Could not start sampling: ${error.message}`;
+  }
+}
+
+function showSampling(run) {
+  sample.panel.hidden = false;
+  sample.id.textContent = `#${run.id}`;
+  sample.status.textContent = run.status;
+  sample.status.className = `badge run-${run.status}`;
+  const total = run.progress_total || 0;
+  sample.progress.value = total ? run.progress_done / total : 0;
+  sample.done.textContent = `${run.progress_done} / ${total} answers`;
+  sample.cost.textContent = Number(run.cost).toFixed(4);
+  sample.runBudget.textContent = Number(run.budget).toFixed(2);
+  sample.error.hidden = !run.error;
+  sample.error.textContent = run.error || "";
+  const done = TERMINAL.has(run.status);
+  sample.cancel.hidden = done;
+  sample.cancel.disabled = done || Boolean(run.cancel_requested);
+  sample.start.disabled = !done;
+}
+
+async function pollSampling() {
+  window.clearTimeout(samplingTimer);
+  if (samplingId === null) return;
+  try {
+    const run = await api(url(data.urls.sampling_run, samplingId));
+    showSampling(run);
+    if (TERMINAL.has(run.status)) return;
+  } catch (error) {
+    sample.estimate.textContent = `Sampling run ${samplingId}: ${error.message}`;
+  }
+  samplingTimer = window.setTimeout(pollSampling, POLL_MS);
+}
+
+async function samplingCancel() {
+  if (samplingId === null) return;
+  sample.cancel.disabled = true;
+  try {
+    showSampling(await api(url(data.urls.sampling_cancel, samplingId), { method: "POST" }));
+    pollSampling();
+  } catch (error) {
+    sample.cancel.disabled = false;
+    sample.estimate.textContent = `Could not cancel: ${error.message}`;
+  }
+}
+
 // --- wiring ------------------------------------------------------------------
 
 document.addEventListener("click", (event) => {
@@ -307,11 +428,18 @@ document.addEventListener("click", (event) => {
   else if (action === "reload") window.location.reload();
   else if (action === "grade-estimate") gradingEstimate();
   else if (action === "grade-cancel") gradingCancel();
+  else if (action === "sample-estimate") samplingEstimate();
+  else if (action === "sample-cancel") samplingCancel();
 });
 
 if (grade.form) {
   grade.form.addEventListener("submit", gradingStart);
   if (gradingId !== null) pollGrading();
+}
+
+if (sample.form) {
+  sample.form.addEventListener("submit", samplingStart);
+  if (samplingId !== null) pollSampling();
 }
 
 if (runId !== null) {
