@@ -49,7 +49,7 @@ from .models import (
     RunStatus,
     Verdict,
 )
-from .runs import run_claim, run_end, run_lock
+from .runs import run_cancel, run_claim, run_end, run_lock
 
 logger = logging.getLogger(__name__)
 
@@ -254,15 +254,7 @@ def grading_run_start(
 
 def grading_run_cancel(*, run: GradingRun) -> GradingRun:
     """Ask a run to stop before its next batch; one no worker holds stops now."""
-    if run.status in FINISHED_RUN_STATUSES:
-        raise ApplicationError(f"grading run {run.pk} already {run.status}")
-    GradingRun.objects.filter(pk=run.pk).update(cancel_requested=True)
-    with run_lock(_LOCK_CLASS, run.pk) as free:
-        if free:
-            # Pending, or between retries: the task will find it cancelled.
-            run_end(GradingRun, run.pk, RunStatus.CANCELLED)
-    run.refresh_from_db()
-    return run
+    return run_cancel(run, lock_class=_LOCK_CLASS, noun="grading")
 
 
 def grading_run_fail(*, run_id: int, error: str) -> None:

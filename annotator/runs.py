@@ -15,7 +15,8 @@ from django.db.models import Case, F, Q, TextField, Value, When
 from django.db.models.functions import Coalesce, Concat
 from django.utils import timezone
 
-from .models import ACTIVE_RUN_STATUSES, RunStatus
+from .errors import ApplicationError
+from .models import ACTIVE_RUN_STATUSES, FINISHED_RUN_STATUSES, RunStatus
 
 
 def run_claim(model, run_id: int, *, resume: bool = True, **fields) -> bool:
@@ -83,3 +84,22 @@ def run_lock(lock_class: int, run_id: int) -> Iterator[bool]:
         if held:
             with connection.cursor() as cursor:
                 cursor.execute("SELECT pg_advisory_unlock(%s::bigint)", [key])
+
+
+def run_cancel(run, *, lock_class: int, noun: str):
+    """Ask a budgeted LLM run (grading, sampling) to stop before its next
+    batch; one no worker holds (pending, or between retries: its task will
+    find it cancelled) stops now. Returns the run as it is then.
+
+    Raises:
+        ApplicationError: the run has already ended.
+    """
+    if run.status in FINISHED_RUN_STATUSES:
+        raise ApplicationError(f"{noun} run {run.pk} already {run.status}")
+    model = type(run)
+    model.objects.filter(pk=run.pk).update(cancel_requested=True)
+    with run_lock(lock_class, run.pk) as free:
+        if free:
+            run_end(model, run.pk, RunStatus.CANCELLED)
+    run.refresh_from_db()
+    return run

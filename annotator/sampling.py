@@ -46,7 +46,7 @@ from .models import (
     SamplingRun,
 )
 from .records import document_record
-from .runs import run_claim, run_end, run_lock
+from .runs import run_cancel, run_claim, run_end, run_lock
 
 logger = logging.getLogger(__name__)
 
@@ -333,14 +333,7 @@ def sampling_run_start(
 
 def sampling_run_cancel(*, run: SamplingRun) -> SamplingRun:
     """Ask a run to stop before its next batch; one no worker holds stops now."""
-    if run.status in FINISHED_RUN_STATUSES:
-        raise ApplicationError(f"sampling run {run.pk} already {run.status}")
-    SamplingRun.objects.filter(pk=run.pk).update(cancel_requested=True)
-    with run_lock(_LOCK_CLASS, run.pk) as free:
-        if free:
-            run_end(SamplingRun, run.pk, RunStatus.CANCELLED)
-    run.refresh_from_db()
-    return run
+    return run_cancel(run, lock_class=_LOCK_CLASS, noun="sampling")
 
 
 def sampling_run_fail(*, run_id: int, error: str) -> None:
