@@ -1,19 +1,23 @@
 from django.contrib import admin, messages
 
 from .models import (
+    Adjudication,
     Annotation,
     ApiToken,
+    ConsistencyRun,
     Document,
     ExtractionItem,
     ExtractionRun,
     GradingRun,
+    Guideline,
     Membership,
     Prediction,
     PredictionScore,
     Project,
-    SamplingRun,
     ScorerModel,
     TrainingRun,
+    Webhook,
+    WebhookDelivery,
 )
 
 
@@ -273,11 +277,12 @@ class GradingRunAdmin(admin.ModelAdmin):
         return False
 
 
-@admin.register(SamplingRun)
-class SamplingRunAdmin(admin.ModelAdmin):
+@admin.register(ConsistencyRun)
+class ConsistencyRunAdmin(admin.ModelAdmin):
     list_display = [
         "id",
         "project",
+        "job",
         "model",
         "status",
         "progress_done",
@@ -286,7 +291,7 @@ class SamplingRunAdmin(admin.ModelAdmin):
         "budget",
         "created_at",
     ]
-    list_filter = ["status", "project"]
+    list_filter = ["job", "status", "project"]
     search_fields = ["model", "error"]
     readonly_fields = [
         "cost",
@@ -306,6 +311,28 @@ class SamplingRunAdmin(admin.ModelAdmin):
         return False
 
 
+@admin.register(Guideline)
+class GuidelineAdmin(admin.ModelAdmin):
+    """Guidelines are written on the project's guideline page (or POSTed to
+    the API), each save a new version; here their history is read. Versions
+    are never changed or deleted: labels record the one they were made under."""
+
+    list_display = ["project", "version", "created_by", "created_at"]
+    list_filter = ["project"]
+    search_fields = ["project__name", "text"]
+    fields = ["project", "version", "text", "created_by", "created_at"]
+    readonly_fields = fields
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
 @admin.register(ApiToken)
 class ApiTokenAdmin(admin.ModelAdmin):
     """Tokens are issued through the API (the key is shown once); here they
@@ -321,4 +348,70 @@ class ApiTokenAdmin(admin.ModelAdmin):
         return False
 
     def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(Webhook)
+class WebhookAdmin(admin.ModelAdmin):
+    """Webhooks are registered through the API, which checks the URL against
+    WEBHOOK_ALLOWED_HOSTS and the events and shows the secret once; here
+    they are paused or deleted. The secret is never shown."""
+
+    list_display = ["id", "project", "url", "events", "is_active", "created_at"]
+    list_filter = ["is_active", "project"]
+    search_fields = ["url", "project__name"]
+    fields = ["project", "url", "events", "is_active", "created_by", "created_at"]
+    readonly_fields = ["project", "url", "events", "created_by", "created_at"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(admin.ModelAdmin):
+    list_display = [
+        "id",
+        "webhook",
+        "event",
+        "status",
+        "attempts",
+        "response_status",
+        "created_at",
+        "last_attempt_at",
+    ]
+    list_filter = ["status", "event"]
+    search_fields = ["event", "error", "webhook__url"]
+    list_select_related = ["webhook__project"]
+    readonly_fields = [
+        "webhook",
+        "event",
+        "payload",
+        "status",
+        "attempts",
+        "response_status",
+        "error",
+        "created_at",
+        "last_attempt_at",
+        "delivered_at",
+    ]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(Adjudication)
+class AdjudicationAdmin(admin.ModelAdmin):
+    """Reviewers decide on the adjudication page, which checks that the
+    experts disagree; here the decisions are read (and can be deleted, which
+    puts the item back in the queue)."""
+
+    list_display = ["prediction", "label", "reviewer", "updated_at"]
+    list_filter = ["label", "prediction__project"]
+    search_fields = ["prediction__external_id", "note", "reviewer__username"]
+    readonly_fields = ["prediction", "reviewer", "label", "note", "created_at"]
+
+    def has_add_permission(self, request) -> bool:
         return False

@@ -23,11 +23,13 @@ app.conf.task_queues = tuple(
 app.conf.task_routes = {
     "annotator.tasks.run_extraction": {"queue": "llm"},
     "annotator.tasks.run_grading": {"queue": "llm"},
-    "annotator.tasks.run_sampling": {"queue": "llm"},
+    "annotator.tasks.run_consistency": {"queue": "llm"},
     "annotator.tasks.check_predictions": {"queue": "pipeline"},
     "annotator.tasks.sweep_unchecked": {"queue": "pipeline"},
     "annotator.tasks.sweep_llm_runs": {"queue": "pipeline"},
     "annotator.tasks.retrain_due": {"queue": "pipeline"},
+    # A short call out of the server, like the LLM calls.
+    "annotator.tasks.deliver_webhook": {"queue": "llm"},
     # GPU workers where there are any (docker-compose --profile gpu); the
     # trainer uses CUDA when the worker has it, the CPU otherwise.
     "annotator.tasks.train_scorer": {"queue": "training"},

@@ -384,11 +384,15 @@ def scorer_problem(scorer: ScorerModel) -> str | None:
 def scorer_threshold_set(*, scorer: ScorerModel, threshold: float) -> ScorerModel:
     """Change a scorer's decision threshold. The verdicts of the active one
     are judged again by the check (kept until each row is replaced), so none
-    stays decided by the old threshold."""
+    stays decided by the old threshold. A threshold set by hand is no
+    operating point: the one recorded is cleared (``calibration`` records it
+    after calling this)."""
     with transaction.atomic():
         changed = scorer.threshold != threshold
         scorer.threshold = threshold
-        scorer.save(update_fields=["threshold"])
+        if changed:
+            scorer.operating_point = {}
+        scorer.save(update_fields=["threshold", "operating_point"])
         if changed and scorer.is_active:
             predictions_recheck(Prediction.objects.filter(project=scorer.project_id))
             check_enqueue(scorer.project_id)

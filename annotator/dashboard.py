@@ -27,6 +27,8 @@ from pipeline.checkers import checker_class
 from pipeline.evaluate import cohen_kappa, flag_metrics, precision_recall_curve
 
 from . import gold
+from .adjudication import agreement_breakdown
+from .calibration import reliability, reliability_svg
 from .charts import (
     BarSeries,
     Reference,
@@ -39,14 +41,15 @@ from .charts import (
 from .models import (
     ACTIVE_RUN_STATUSES,
     Annotation,
+    ConsistencyRun,
     GradingRun,
     Prediction,
     Project,
-    SamplingRun,
     ScorerModel,
     TrainingRun,
     Verdict,
 )
+from .training import retrain_status
 
 # A label's time on screen outside these bounds says nothing about an expert's
 # pace: over a few minutes they took a break with the item open (the labeling
@@ -411,19 +414,19 @@ def recent_runs(project: Project, *, limit: int = 8) -> dict[str, Any]:
     # refuse a second), and it is the newest: the first of the recent ones.
     training = list(TrainingRun.objects.filter(project=project)[:limit])
     grading = list(GradingRun.objects.filter(project=project)[:limit])
-    sampling = list(SamplingRun.objects.filter(project=project)[:limit])
+    consistency = list(ConsistencyRun.objects.filter(project=project)[:limit])
     return {
         "training": training,
         "grading": grading,
-        "sampling": sampling,
+        "consistency": consistency,
         "live_training": next(
             (r for r in training if r.status in ACTIVE_RUN_STATUSES), None
         ),
         "live_grading": next(
             (r for r in grading if r.status in ACTIVE_RUN_STATUSES), None
         ),
-        "live_sampling": next(
-            (r for r in sampling if r.status in ACTIVE_RUN_STATUSES), None
+        "live_consistency": next(
+            (r for r in consistency if r.status in ACTIVE_RUN_STATUSES), None
         ),
     }
 
@@ -438,9 +441,12 @@ def dashboard(project: Project) -> dict[str, Any]:
         "overview": overview(project),
         "rates": labels_per_hour(project),
         "agreement": agreement(project),
+        "agreement_detail": agreement_breakdown(project),
+        "retrain": retrain_status(project),
         "curve": learning_curve(versions),
         "llms": llm_scores(project),
         "pr": pr,
+        "reliability": reliability(active),
         "histogram": evidence_histogram(project),
         "versions": versions,
         "version_rows": version_rows(versions),
@@ -579,6 +585,7 @@ def charts(project: Project, stats: dict[str, Any]) -> dict[str, str]:
             operating_points=operating,
             empty_message="No unsafe gold labels with scores yet",
         ),
+        "reliability": reliability_svg(stats["reliability"]),
         "histogram": histogram(
             stats["histogram"],
             title="Evidence scores",

@@ -28,6 +28,10 @@ class LabelInvalid(ApplicationError):
     """A label that cannot be stored as sent."""
 
 
+class GuidelineInvalid(ApplicationError):
+    """Guideline text that cannot be saved; the message says why."""
+
+
 class LabelConflict(ApplicationError):
     """The client_id was used for another label (of another expert, or of
     another prediction). The message says nothing about that label."""

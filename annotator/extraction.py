@@ -29,7 +29,7 @@ from .models import (
     RunStatus,
 )
 from .records import document_record
-from .runs import run_claim, run_end
+from .runs import run_claim, run_end, run_ended
 
 
 def extraction_run_start(
@@ -236,5 +236,6 @@ def _run_finish(run_id: int) -> ExtractionRun:
         )
         run.finished_at = timezone.now()
         run.save(update_fields=["status", "error", "cost_estimate", "finished_at"])
+        run_ended(ExtractionRun, run_id)
         check_enqueue(run.project_id)
     return run

@@ -35,7 +35,16 @@ from .dispatch import send_after_commit
 from .errors import ApplicationError, ConfigurationError, TransientError
 from .extraction import llm_config
 from .ingest import batched
-from .llm_costs import budget_from, cost, llm_model_check, prices_from
+from .llm_costs import (
+    ANSWER,
+    RUN,
+    TRANSIENT,
+    budget_from,
+    cost,
+    llm_failure_kind,
+    llm_model_check,
+    prices_from,
+)
 from .models import (
     ACTIVE_RUN_STATUSES,
     FINISHED_RUN_STATUSES,
@@ -263,22 +272,10 @@ def grading_run_fail(*, run_id: int, error: str) -> None:
     run_end(GradingRun, run_id, RunStatus.FAILED, note=error)
 
 
-ANSWER, TRANSIENT, RUN = "answer", "transient", "run"
-
-
 def _failure_kind(error: Exception) -> str:
-    """Whose failure a ScorerError from the grader is: this prediction's
-    (ANSWER), the moment's (TRANSIENT, retry later) or the run's (RUN)."""
-    # pipeline.llm.LLMError is raised *from* the SDK's exception when the call
-    # failed at the HTTP level, and on its own for an unusable answer.
-    llm_error = error.__cause__
-    if llm_error is None or llm_error.__cause__ is None:
-        return ANSWER
-    if llm_error.transient:
-        return TRANSIENT
-    if llm_error.status_code in (401, 403, 404):
-        return RUN  # wrong key, unknown model: every prediction would fail
-    return ANSWER  # e.g. a 400 for a context too long: this prediction's
+    """Whose failure a ScorerError from the grader is: that of the LLMError
+    it was raised from (an unusable grade is this prediction's)."""
+    return llm_failure_kind(error.__cause__)
 
 
 def grading_run_execute(*, run_id: int) -> GradingRun:
@@ -431,13 +428,17 @@ def _batch_save(*, run_id, scorer, version, prices, spent, grades, failed) -> No
         PredictionScore.objects.bulk_create(
             [
                 PredictionScore(
-                    prediction=p, scorer=scorer, scorer_version=version, score=g.score
+                    prediction=p,
+                    scorer=scorer,
+                    scorer_version=version,
+                    score=g.score,
+                    reasoning=g.reasoning,
                 )
                 for p, g in grades
             ],
             update_conflicts=True,
             unique_fields=["prediction", "scorer", "scorer_version"],
-            update_fields=["score", "updated_at"],
+            update_fields=["score", "reasoning", "updated_at"],
         )
         run = GradingRun.objects.select_for_update().get(pk=run_id)
         run.progress_done += len(grades) + len(failed)

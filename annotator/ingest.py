@@ -26,7 +26,7 @@ from django.db import (
 )
 from django.utils import timezone
 
-from . import tabular
+from . import pdfs, tabular
 from .checking import (
     CHECK_FIELDS,
     ProgressCallback,
@@ -280,7 +280,9 @@ def documents_import(
 
     ``.jsonl`` files hold one document record a line, ``.csv`` files one a
     row (``id,text`` columns); any other file is one plain-text document
-    whose id is the file name without its extension. In a project that
+    whose id is the file name without its extension, and so is a PDF (named
+    .pdf or starting with ``%PDF-``), its page table in its metadata
+    (``annotator.pdfs``). In a project that
     ``takes_items``, a ``.jsonl`` file holds items instead, one a line, read
     as its checker's ``item_format`` says and counted by item
     (``_items_upsert``).
@@ -326,7 +328,7 @@ def documents_import(
                 for number, document in records:
                     yield name, number, document
             else:
-                document = _text_document(name, stream, report)
+                document = _text_document(name, stream, report, pdf=items is None)
                 if document is not None:
                     yield name, None, document
 
@@ -354,10 +356,18 @@ def documents_import(
     return report
 
 
-def _text_document(name: str, stream: IO[bytes], report: ImportReport):
+def _text_document(name: str, stream: IO[bytes], report: ImportReport, *, pdf: bool):
+    """A plain-text file's document, or a PDF's where ``pdf`` (a project
+    whose documents are items takes none)."""
     from pipeline.types import Document as PDocument
 
     raw = stream.read(settings.MAX_DOCUMENT_BYTES + 1)
+    if pdfs.is_pdf(name, raw):
+        if not pdf:
+            problem = "a PDF is one document; this project's uploads are items (JSONL)"
+            report.errors.append(LineError(None, problem, name))
+            return None
+        return _pdf_document(name, raw, stream, report)
     try:
         text = raw.decode("utf-8-sig")  # without a byte-order mark (Windows)
     except UnicodeDecodeError as e:
@@ -374,6 +384,21 @@ def _text_document(name: str, stream: IO[bytes], report: ImportReport):
         report.errors.append(LineError(None, problem, name))
         return None
     return PDocument(id=Path(name).stem or name, text=text, metadata={"filename": name})
+
+
+def _pdf_document(name: str, head: bytes, rest: IO[bytes], report: ImportReport):
+    from pipeline.errors import InputError
+
+    try:
+        document = pdfs.pdf_file_document(name, head, rest)
+    except InputError as e:
+        report.errors.append(LineError(None, str(e), name))
+        return None
+    problem = _document_problem(document.text)
+    if problem:
+        report.errors.append(LineError(None, f"the PDF's text: {problem}", name))
+        return None
+    return document
 
 
 def _documents_upsert(

@@ -24,6 +24,7 @@ from django.db.models import Case, F, Value, When
 from django.db.models.functions import Abs, Coalesce
 from django.utils import timezone
 
+from . import guidelines
 from .errors import ApplicationError, LabelConflict, LabelInvalid
 from .models import (
     UNSCORED_UNCERTAINTY,
@@ -68,7 +69,7 @@ def _label_values(**values) -> dict[str, Any]:
 
 
 def _label_problem(
-    *, label, corrected_type, corrected_value, note, seconds_spent
+    *, label, corrected_type, corrected_value, suggestion, note, seconds_spent
 ) -> str | None:
     """Why a label cannot be stored, checked before any write. The API's
     serializers check shapes; this is the last check before the database."""
@@ -91,6 +92,10 @@ def _label_problem(
     problem = _json_problem(corrected_value)
     if problem:
         return f"corrected_value: {problem}"
+    if suggestion not in ("", *Annotation.Suggestion.values):
+        return f"suggestion: empty or one of {', '.join(Annotation.Suggestion.values)}"
+    if suggestion == Annotation.Suggestion.ACCEPTED and corrected_value is None:
+        return "suggestion: an accepted correction must be the corrected_value"
     if seconds_spent is not None and (
         isinstance(seconds_spent, bool)
         or not isinstance(seconds_spent, (int, float))
@@ -175,8 +180,10 @@ def annotation_submit(
     label: str,
     corrected_type: str = "",
     corrected_value: Any = None,
+    suggestion: str = "",
     note: str = "",
     seconds_spent: float | None = None,
+    guideline_version: int | None = None,
     client_id=None,
 ) -> tuple[Annotation | None, str]:
     """Save an expert's label; a relabel of the prediction updates it in place.
@@ -187,20 +194,29 @@ def annotation_submit(
     label returned is then the current one, None once undone. Every client_id
     processed keeps a LabelReceipt.
 
+    The label records ``guideline_version``, a version of the project's
+    guideline, or its latest version when None (see
+    ``guidelines.label_guideline_version``).
+
     Raises LabelInvalid for a label that cannot be stored, LabelConflict for a
     client_id used for another label.
     """
+    values = _label_values(
+        label=label,
+        corrected_type=corrected_type,
+        corrected_value=corrected_value,
+        suggestion=suggestion,
+        note=note,
+        seconds_spent=seconds_spent,
+    )
+    values["guideline_version"] = guidelines.label_guideline_version(
+        project_id=prediction.project_id, version=guideline_version
+    )
     save = dict(
         prediction=prediction,
         annotator=annotator,
         client_id=_client_uuid(client_id),
-        values=_label_values(
-            label=label,
-            corrected_type=corrected_type,
-            corrected_value=corrected_value,
-            note=note,
-            seconds_spent=seconds_spent,
-        ),
+        values=values,
     )
     try:
         return _annotation_save(**save)
@@ -222,8 +238,10 @@ def annotation_change(
     label: str,
     corrected_type: str = "",
     corrected_value: Any = None,
+    suggestion: str = "",
     note: str = "",
     seconds_spent: float | None = None,
+    guideline_version: int | None = None,
     client_id=None,
 ) -> tuple[Annotation | None, str]:
     """Change a stored label in place (the API's PUT and PATCH).
@@ -232,13 +250,20 @@ def annotation_change(
     or the label's own client_id (a client sending back what it read), keeps
     the label's client_id: no receipt names the change, and it is never taken
     for a resend of the label.
+
+    A change is a decision made now: it records ``guideline_version`` as
+    ``annotation_submit`` does, the latest version when None.
     """
     values = _label_values(
         label=label,
         corrected_type=corrected_type,
         corrected_value=corrected_value,
+        suggestion=suggestion,
         note=note,
         seconds_spent=seconds_spent,
+    )
+    values["guideline_version"] = guidelines.label_guideline_version(
+        project_id=annotation.prediction.project_id, version=guideline_version
     )
     client_id = _client_uuid(client_id)
     if client_id is not None and client_id != annotation.client_id:
@@ -465,8 +490,10 @@ def labels_submit(
                     label=data["label"],
                     corrected_type=data.get("corrected_type") or "",
                     corrected_value=data.get("corrected_value"),
+                    suggestion=data.get("suggestion") or "",
                     note=data.get("note") or "",
                     seconds_spent=data.get("seconds_spent"),
+                    guideline_version=data.get("guideline_version"),
                     client_id=client_id,
                 )
                 if status != "duplicate":

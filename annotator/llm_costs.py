@@ -1,6 +1,7 @@
 """What every LLM run shares besides its lifecycle (:mod:`annotator.runs`):
-the check of the model it asks for, and its money: prices from the run's
-params and costs in the money fields' precision."""
+the check of the model it asks for, whose fault a failed call is, and its
+money: prices from the run's params and costs in the money fields'
+precision."""
 
 from __future__ import annotations
 
@@ -16,6 +17,10 @@ MICRO = Decimal("0.000001")
 _MAX_BUDGET = Decimal(1_000_000)  # max_digits=12, 6 of them decimals
 
 Prices = tuple[Decimal, Decimal]
+
+#: Whose failure a call's is: the item's (its answer was unusable, or its
+#: request refused, e.g. too long), the moment's (retry later) or the run's.
+ANSWER, TRANSIENT, RUN = "answer", "transient", "run"
 
 
 def llm_model_check(project: Project, model: str) -> None:
@@ -34,6 +39,22 @@ def llm_model_check(project: Project, model: str) -> None:
         raise ApplicationError(
             f"model {model!r} is not one of the project's models {project.llm_models}"
         )
+
+
+def llm_failure_kind(error: BaseException | None) -> str:
+    """ANSWER, TRANSIENT or RUN for ``error``, raised by a call of
+    :mod:`pipeline.llm`."""
+    from pipeline.llm import LLMError
+
+    # An LLMError raised *from* the SDK's exception failed at the HTTP level;
+    # one on its own is an unusable answer (a refusal, no choices).
+    if not isinstance(error, LLMError) or error.__cause__ is None:
+        return ANSWER
+    if error.transient:
+        return TRANSIENT
+    if error.status_code in (401, 403, 404):
+        return RUN  # wrong key, unknown model: every item would fail
+    return ANSWER  # e.g. a 400 for a prompt too long: this item's
 
 
 def prices_from(params: Any, *, required: bool) -> Prices | None:

@@ -230,6 +230,7 @@ class Role(models.TextChoices):
     permissions apply."""
 
     ADMIN = "admin", "Project admin"
+    REVIEWER = "reviewer", "Reviewer"
     EXPERT = "expert", "Expert"
     VIEWER = "viewer", "Viewer"
 
@@ -506,6 +507,9 @@ class PredictionScore(models.Model):
     scorer = models.CharField(max_length=255)
     scorer_version = models.CharField(max_length=64, blank=True)
     score = models.FloatField()
+    reasoning = models.TextField(
+        blank=True, help_text="Why the scorer decided so (the LLM grader's words)."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -547,10 +551,28 @@ class Annotation(models.Model):
     )
     source = models.CharField(max_length=8, choices=Source.choices, default=Source.UI)
     label = models.CharField(max_length=8, choices=Label.choices)
+
+    class Suggestion(models.TextChoices):
+        ACCEPTED = "accepted", "Accepted"
+        REJECTED = "rejected", "Rejected"
+
     corrected_type = models.CharField(max_length=200, blank=True)
     corrected_value = models.JSONField(null=True, blank=True)
+    suggestion = models.CharField(
+        max_length=8,
+        choices=Suggestion.choices,
+        blank=True,
+        help_text="The expert's decision on the correction the app suggested "
+        "(a consistency run's improver): accepted, when corrected_value holds "
+        "it, or rejected; empty when there was none or no decision.",
+    )
     note = models.TextField(blank=True)
     seconds_spent = models.FloatField(null=True, blank=True)
+    guideline_version = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="The project's guideline version the label was made under.",
+    )
     extra = models.JSONField(default=dict, blank=True)
     client_id = models.UUIDField(
         null=True,
@@ -735,6 +757,19 @@ class ScorerModel(models.Model):
         help_text="F1 flagging unsafe predictions on the gold test set, "
         "measured when registered; decides promotion.",
     )
+    calibration = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Calibration fitted on the gold set "
+        "(pipeline.calibration.Calibration.to_json); empty until fitted.",
+    )
+    operating_point = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The operating point the admin applied: target recall of "
+        "unsafe, the threshold it gave and its precision, recall and workload "
+        "on the gold set; empty while the threshold is the trained one.",
+    )
     is_active = models.BooleanField(default=False)
     training_run = models.ForeignKey(
         TrainingRun,
@@ -781,15 +816,21 @@ class GradingRun(LLMRun):
         return f"grading {self.pk} with {self.model} ({self.status})"
 
 
-class SamplingRun(LLMRun):
-    """Other models answering a consistency project's prompts (FINCH-ZK's
-    cross-model samples), for the answers imported without samples, under a
-    budget fixed before it starts. ``model`` is the reformulator (it writes
-    the LLM-made prompt variants); the samplers are in ``params``."""
+class ConsistencyRun(LLMRun):
+    """LLM calls for a consistency project's answers (FINCH-ZK), under a
+    budget fixed before it starts: other models sampling the answers imported
+    without samples (``model`` the reformulator writing the LLM-made prompt
+    variants, the samplers in ``params``), or the improver correcting the
+    blocks the check flagged (``model`` the improver)."""
+
+    class Job(models.TextChoices):
+        SAMPLES = "samples", "Sample other models"
+        CORRECTIONS = "corrections", "Correct flagged blocks"
 
     project = models.ForeignKey(
-        Project, on_delete=models.CASCADE, related_name="sampling_runs"
+        Project, on_delete=models.CASCADE, related_name="consistency_runs"
     )
+    job = models.CharField(max_length=16, choices=Job.choices, default=Job.SAMPLES)
     budget = models.DecimalField(
         max_digits=12,
         decimal_places=6,
@@ -805,7 +846,7 @@ class SamplingRun(LLMRun):
     )
 
     def __str__(self) -> str:
-        return f"sampling {self.pk} ({self.status})"
+        return f"{self.job} run {self.pk} ({self.status})"
 
 
 class CaseOpinion(models.Model):
@@ -872,3 +913,118 @@ class CaseCitation(models.Model):
 
     def __str__(self) -> str:
         return self.key
+
+
+class Adjudication(models.Model):
+    """A reviewer's decision on a prediction its experts disagreed on: the
+    training and gold label from then on. The experts' labels stay as they
+    were, so the disagreement is kept."""
+
+    class Label(models.TextChoices):
+        SAFE = "safe", "Safe"
+        UNSAFE = "unsafe", "Unsafe"
+
+    prediction = models.OneToOneField(
+        Prediction, on_delete=models.CASCADE, related_name="adjudication"
+    )
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="adjudications",
+    )
+    label = models.CharField(max_length=8, choices=Label.choices)
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.label} on {self.prediction_id} (adjudicated)"
+
+
+class Guideline(models.Model):
+    """One version of a project's labeling guideline, in Markdown: a section
+    per entity type or claim kind under a heading of its name. Saving makes
+    a new version; labels record the version they were made under."""
+
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="guidelines"
+    )
+    version = models.PositiveIntegerField()
+    text = models.TextField(help_text="Markdown; rendered without raw HTML.")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-version"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "version"], name="guideline_unique_version"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.project} guideline v{self.version}"
+
+
+class Webhook(models.Model):
+    """A URL a project calls when one of its runs finishes, so a pipeline can
+    wait on the app instead of polling. Calls are signed with ``secret``
+    (HMAC-SHA256); the URL's host must be in WEBHOOK_ALLOWED_HOSTS."""
+
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="webhooks"
+    )
+    url = models.URLField(max_length=1000)
+    secret = models.CharField(max_length=128, help_text="Signs every call.")
+    events = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Run kinds to be called for (check, extraction, grading, "
+        "training, consistency); empty for all.",
+    )
+    is_active = models.BooleanField(default=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.project} -> {self.url}"
+
+
+class WebhookDelivery(models.Model):
+    """One event sent (or being sent) to a webhook: the delivery log."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        DELIVERED = "delivered", "Delivered"
+        FAILED = "failed", "Failed"
+
+    webhook = models.ForeignKey(
+        Webhook, on_delete=models.CASCADE, related_name="deliveries"
+    )
+    event = models.CharField(max_length=64)
+    payload = models.JSONField(default=dict)
+    status = models.CharField(
+        max_length=16, choices=Status.choices, default=Status.PENDING
+    )
+    attempts = models.PositiveSmallIntegerField(default=0)
+    response_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_attempt_at = models.DateTimeField(null=True, blank=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["webhook", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.event} to webhook {self.webhook_id} ({self.status})"

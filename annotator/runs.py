@@ -63,7 +63,19 @@ def run_end(
     runs = model.objects.filter(pk=run_id, status__in=ACTIVE_RUN_STATUSES)
     if where is not None:
         runs = runs.filter(where)
-    return bool(runs.update(status=status, finished_at=timezone.now(), **fields))
+    ended = bool(runs.update(status=status, finished_at=timezone.now(), **fields))
+    if ended:
+        run_ended(model, run_id)
+    return ended
+
+
+def run_ended(model, run_id: int) -> None:
+    """What follows the end of every run, once: its project's webhooks are
+    called when the transaction commits. run_end does it; a service that ends
+    a run with its own UPDATE (under a row lock) calls it after that."""
+    from .webhooks import run_ended_notify
+
+    run_ended_notify(model, run_id)
 
 
 @contextlib.contextmanager

@@ -29,9 +29,11 @@ from django.db.models.functions import Cast, Coalesce, Greatest, Length, Substr
 from django.db.models.lookups import Exact
 
 from . import gold as gold_set
+from . import pdfs
 from .models import (
     GRADER_SCORER_PREFIX,
     Annotation,
+    ConsistencyRun,
     Document,
     ExtractionRun,
     GradingRun,
@@ -42,7 +44,6 @@ from .models import (
     Project,
     Reason,
     Role,
-    SamplingRun,
     ScorerModel,
     TrainingRun,
     Verdict,
@@ -51,7 +52,7 @@ from .models import (
 #: Roles that may change a project: its settings, imports, runs, scorers.
 MANAGE = (Role.ADMIN,)
 #: Roles that may label a project's predictions.
-LABEL = (Role.ADMIN, Role.EXPERT)
+LABEL = (Role.ADMIN, Role.REVIEWER, Role.EXPERT)
 
 
 def projects_for(user, *, roles: Iterable[str] | None = None) -> QuerySet[Project]:
@@ -143,8 +144,8 @@ def grading_runs_for(user) -> QuerySet[GradingRun]:
     return GradingRun.objects.filter(project__in=projects_for(user))
 
 
-def sampling_runs_for(user) -> QuerySet[SamplingRun]:
-    return SamplingRun.objects.filter(project__in=projects_for(user))
+def consistency_runs_for(user) -> QuerySet[ConsistencyRun]:
+    return ConsistencyRun.objects.filter(project__in=projects_for(user))
 
 
 def predictions_filter(
@@ -242,6 +243,8 @@ def export_rows(*, project: Project, kind: str) -> Iterator[dict[str, Any]]:
                 extra["corrected_type"] = a.corrected_type
             if a.corrected_value is not None:
                 extra["corrected_value"] = a.corrected_value
+            if a.suggestion:
+                extra["suggestion"] = a.suggestion
             yield label_to_json(
                 Label(
                     prediction_id=a.prediction.external_id, label=a.label, extra=extra
@@ -615,13 +618,16 @@ def _excerpt(
     anchor_start: int | None,
     anchor_end: int | None,
     length: int,
+    least: int = 2 * WINDOW_CHARS,
 ) -> tuple[int, str]:
     """The window around the deciding evidence, cut at line or word
     boundaries, and where it starts in the document. ``raw`` is the document
     from ``raw_start``, WINDOW_SLACK characters wider than the window on each
-    side (as labeling_items reads it); the evidence itself is never cut."""
+    side (as labeling_items reads it); the evidence itself is never cut.
+    ``least``: how far the window reaches at least, for evidence near the
+    start."""
     start = max((anchor_start or 0) - WINDOW_CHARS, 0)
-    end = min(max((anchor_end or 0) + WINDOW_CHARS, 2 * WINDOW_CHARS), length)
+    end = min(max((anchor_end or 0) + WINDOW_CHARS, least), length)
     if not raw_start <= start <= end <= raw_start + len(raw):
         # Evidence beyond the text (the check clears it when either changes).
         return start, raw[start - raw_start : end - raw_start]
@@ -640,6 +646,33 @@ def _excerpt(
         ends_document=raw_start + len(raw) >= length,
     )
     return raw_start + i, raw[i:j]
+
+
+def _page_window(p: dict[str, Any], table) -> tuple[int, str, list[int]] | None:
+    """For a document with pages (a PDF's), the window around the deciding
+    evidence kept to the page(s) the evidence is on, and those pages: the
+    page's text around it, never a window running into the next page. None
+    without evidence in the document, or for evidence between two pages."""
+    if p["anchor_start"] is None or p["anchor_end"] is None:
+        return None
+    bounds = pdfs.page_bounds(table, p["anchor_start"], p["anchor_end"])
+    if bounds is None:
+        return None
+    pages, low, high = bounds
+    # The excerpt of the page(s) alone, as if they were the whole document:
+    # its cuts then land on their bounds, or inside them on a line or word.
+    raw_start, raw = p["raw_start"], p["raw_text"]
+    from_ = max(low, raw_start)
+    to = max(min(high, raw_start + len(raw)), from_)
+    start, text = _excerpt(
+        raw[from_ - raw_start : to - raw_start],
+        from_ - low,
+        anchor_start=p["anchor_start"] - low,
+        anchor_end=p["anchor_end"] - low,
+        length=high - low,
+        least=0,
+    )
+    return low + start, text, pages
 
 
 def _why(p: dict[str, Any], *, gold: bool) -> dict[str, str]:
@@ -729,6 +762,10 @@ def labeling_items(
             raw_text=Substr("document__text", start + 1, end - start),
             document_length=Length("document__text"),
             document_external_id=F("document__external_id"),
+            # A PDF's page table (null for other documents), with each row
+            # rather than in a query of its own: a long PDF's is a few
+            # kilobytes.
+            document_pages=F("document__metadata__pages"),
         )
     )
     by_id = {p["pk"]: p for p in rows}
@@ -736,13 +773,15 @@ def labeling_items(
     scores: dict[int, list[dict[str, Any]]] = {}
     if machine:
         for s in PredictionScore.objects.filter(prediction_id__in=by_id).values(
-            "prediction_id", "scorer", "scorer_version", "score"
+            "prediction_id", "scorer", "scorer_version", "score", "reasoning"
         ):
             scores.setdefault(s["prediction_id"], []).append(
                 {
                     "scorer": s["scorer"],
                     "version": s["scorer_version"],
                     "score": s["score"],
+                    # Why the LLM grader decided so: the expert weighs it.
+                    "reasoning": s["reasoning"],
                 }
             )
     siblings: dict[int, list[dict[str, Any]]] = {}
@@ -771,6 +810,7 @@ def labeling_items(
             "note",
             "corrected_type",
             "corrected_value",
+            "suggestion",
         )
     }
 
@@ -791,6 +831,7 @@ def labeling_items(
             "note": a["note"],
             "corrected_type": a["corrected_type"],
             "corrected_value": a["corrected_value"],
+            "suggestion": a["suggestion"],
         }
 
     items = []
@@ -799,13 +840,26 @@ def labeling_items(
         if p is None:
             continue
         spec = schema.get(p["type"]) if schema else None
-        window_start, window_text = _excerpt(
-            p["raw_text"],
-            p["raw_start"],
-            anchor_start=p["anchor_start"],
-            anchor_end=p["anchor_end"],
-            length=p["document_length"],
-        )
+        table = pdfs.page_table({"pages": p["document_pages"]}, p["document_length"])
+        paged = _page_window(p, table) if table else None
+        if paged is not None:
+            window_start, window_text, window_pages = paged
+        else:
+            window_start, window_text = _excerpt(
+                p["raw_text"],
+                p["raw_start"],
+                anchor_start=p["anchor_start"],
+                anchor_end=p["anchor_end"],
+                length=p["document_length"],
+            )
+            window_pages = (
+                pdfs.pages_of(table, window_start, window_start + len(window_text))
+                if table
+                else []
+            )
+        # False: the LLM's context matches no passage of the document, and
+        # its aligned span means nothing; None: not checked yet.
+        context_found = p["reason"] != Reason.NOT_IN_DOCUMENT if p["verdict"] else None
         item = {
             "id": pk,
             "external_id": p["external_id"],
@@ -819,7 +873,13 @@ def labeling_items(
             "hypothesis": hypothesis(p, p["value"]),
             "context": p["context"],
             "premise": p["premise"],
-            "evidence": p["evidence"],
+            # Each span in the document with its page; none for a context not
+            # found, whose aligned span is only the least bad match.
+            "evidence": pdfs.evidence_paged(
+                p["evidence"],
+                document=p["document_external_id"],
+                table=table if context_found is not False else None,
+            ),
             "evidence_score": p["evidence_score"],
             "details": p["details"] if machine else without_keys(p["details"], hidden),
             "document": {
@@ -828,6 +888,10 @@ def labeling_items(
                 "length": p["document_length"],
                 "window_start": window_start,
                 "window_text": window_text,
+                # A PDF's: the pages the window shows, and how many it has.
+                "pages": window_pages,
+                "page_label": pdfs.page_label(window_pages),
+                "page_count": len(table) if table else None,
             },
             "siblings": [
                 {
@@ -840,11 +904,7 @@ def labeling_items(
             "overlap": is_overlap(project, pk),
             "my_label": label_of(pk),
             "why": _why(p, gold=gold_set.is_gold_document(project, p["document_id"])),
-            # False: the LLM's context matches no passage of the document, and
-            # its aligned span means nothing; None: not checked yet.
-            "context_found": (
-                p["reason"] != Reason.NOT_IN_DOCUMENT if p["verdict"] else None
-            ),
+            "context_found": context_found,
         }
         if machine:
             item["machine"] = {

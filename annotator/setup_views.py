@@ -12,7 +12,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
@@ -20,6 +20,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from . import dashboard, ingest, projects, selectors
 from .models import Project, Role
+from .pages import project_page
 
 
 class ProjectForm(forms.ModelForm):
@@ -63,14 +64,7 @@ class AccountForm(forms.Form):
 
 
 def _managed_project(request, pk: int) -> Project:
-    # As the API: a 404 for outsiders, a 403 for members who are not admins.
-    try:
-        project = selectors.project_get(user=request.user, pk=pk)
-    except Project.DoesNotExist:
-        raise Http404("no such project") from None
-    if selectors.project_role(request.user, project) not in selectors.MANAGE:
-        raise PermissionDenied("setting up a project needs the role admin")
-    return project
+    return project_page(request, pk, selectors.MANAGE, action="setting up a project")
 
 
 def _upload_limited(view):
@@ -224,6 +218,7 @@ def project_setup(request, pk: int):
         "member_form": MemberForm(),
         "account_form": AccountForm(),
         "upload_bytes": settings.MAX_UPLOAD_BYTES,
+        "pdf_max_pages": settings.PDF_MAX_PAGES,
         # What an item line holds, in the words of the project's kind.
         "items_partial": (
             f"items/{project.kind}.html" if ingest.takes_items(project) else None

@@ -12,14 +12,14 @@ from celery.signals import task_failure, worker_ready
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
-from . import checking, errors, extraction, recovery, training
-from .models import ExtractionRun, GradingRun, Project, RunStatus, SamplingRun
+from . import checking, errors, extraction, recovery, training, webhooks
+from .models import ConsistencyRun, ExtractionRun, GradingRun, Project, RunStatus
 
 logger = logging.getLogger(__name__)
 
 
-# LLM runs (extraction, grading, sampling): retried with backoff on transient failures
-# (429, 5xx, timeouts), every other failure recorded on the run.
+# LLM runs (extraction, grading, consistency): retried with backoff on transient
+# failures (429, 5xx, timeouts), every other failure recorded on the run.
 _LLM_RUN = dict(
     bind=True,
     acks_late=True,
@@ -88,6 +88,7 @@ def check_predictions(project_id: int, force: bool = False) -> dict:
     )
     for error in summary.errors:
         logger.warning("project %s: %s", project_id, error)
+    webhooks.check_ended_notify(project_id, summary)
     if summary.checked and not summary.scorer:
         # Checked with no scorer: its first one is trained without labels.
         project = Project.objects.filter(pk=project_id).first()
@@ -121,13 +122,13 @@ def _sweep_on_start(sender=None, **kwargs):
 
 @shared_task
 def sweep_llm_runs() -> dict:
-    """Periodic (beat): send extraction, grading and sampling runs again whose
+    """Periodic (beat): send extraction, grading and consistency runs again whose
     message or worker was lost; fail those lost too often."""
     swept = {}
     for model, task in (
         (ExtractionRun, run_extraction),
         (GradingRun, run_grading),
-        (SamplingRun, run_sampling),
+        (ConsistencyRun, run_consistency),
     ):
         resend, failed = recovery.llm_runs_lost(model)
         for run_id in resend:
@@ -151,18 +152,18 @@ def run_grading(self, run_id: int) -> dict:
     )
 
 
-# --- consistency sampling (issue 14) -------------------------------------------
+# --- consistency runs: sampling, corrections (issue 14) ----------------------
 
 
 @shared_task(**_LLM_RUN)
-def run_sampling(self, run_id: int) -> dict:
-    from . import sampling
+def run_consistency(self, run_id: int) -> dict:
+    from . import consistency_runs
 
     return _llm_run(
         self,
         run_id,
-        execute=sampling.sampling_run_execute,
-        fail=sampling.sampling_run_fail,
+        execute=consistency_runs.consistency_run_execute,
+        fail=consistency_runs.consistency_run_fail,
     )
 
 
@@ -199,3 +200,25 @@ def retrain_due() -> dict:
     failed = training.training_runs_sweep_stale()
     started = training.retrain_due()
     return {"failed": failed, "started": started}
+
+
+# --- webhooks (issue 15) ------------------------------------------------------
+
+
+# The delivery row's attempts decide when calls stop (WEBHOOK_MAX_ATTEMPTS),
+# so a retry the service asks for is always allowed; max_retries bounds only
+# the retries of a database outage. acks_late: a call lost with its worker is
+# made again, and the receiver tells the duplicate by its delivery id.
+@shared_task(
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=5,
+    max_retries=20,
+)
+def deliver_webhook(self, delivery_id: int) -> dict:
+    retry_in = webhooks.webhook_deliver(delivery_id=delivery_id)
+    if retry_in is not None:
+        raise self.retry(countdown=retry_in, max_retries=self.request.retries + 1)
+    return {"delivery": delivery_id}

@@ -23,11 +23,12 @@ import threading
 import time
 import zipfile
 from dataclasses import asdict, dataclass, fields
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db import connection, transaction
 from django.db.models import Count, F, Max, Q, Value
 from django.db.models.functions import Concat
@@ -40,6 +41,7 @@ from .dispatch import send_after_commit
 from .errors import ApplicationError
 from .models import (
     ACTIVE_RUN_STATUSES,
+    Adjudication,
     Annotation,
     Document,
     Prediction,
@@ -49,7 +51,7 @@ from .models import (
     TrainingRun,
 )
 from .records import document_record, prediction_record
-from .runs import run_claim, run_end
+from .runs import run_claim, run_end, run_ended
 
 logger = logging.getLogger(__name__)
 
@@ -69,10 +71,12 @@ class TrainingStopped(Exception):
 def expert_labels(project: Project, *, gold_set: bool) -> dict[int, str]:
     """One label per prediction, from the decisive (safe/unsafe) annotations.
 
-    Experts who disagree are settled by majority; a tie counts as unsafe: one
-    expert saw a problem, and a missed hallucination costs more than a flag.
-    ``unsure`` labels are ignored. ``gold_set`` picks the gold test set's
-    predictions (True) or the training side (False).
+    Experts who disagree are settled by a reviewer's adjudication where there
+    is one (:mod:`.adjudication`), else by majority, a tie counting as unsafe:
+    one expert saw a problem, and a missed hallucination costs more than a
+    flag (the item waits in the reviewers' queue meanwhile). ``unsure``
+    labels are ignored. ``gold_set`` picks the gold test set's predictions
+    (True) or the training side (False).
     """
     annotations = gold.restrict(
         Annotation.objects.filter(
@@ -90,10 +94,18 @@ def expert_labels(project: Project, *, gold_set: bool) -> dict[int, str]:
             unsafe=Count("pk", filter=Q(label=Annotation.Label.UNSAFE)),
         )
     )
-    return {
+    labels = {
         r["prediction_id"]: "safe" if r["safe"] > r["unsafe"] else "unsafe"
         for r in rows
     }
+    decisions = gold.restrict(
+        Adjudication.objects.filter(prediction__project=project),
+        project,
+        gold=gold_set,
+        document_field="prediction__document_id",
+    )
+    labels.update(decisions.values_list("prediction_id", "label"))
+    return labels
 
 
 @dataclass
@@ -365,6 +377,7 @@ def training_run_cancel(*, run: TrainingRun) -> TrainingRun:
             run.finished_at = timezone.now()
             run.log += _line("cancelled before a worker started it")
             run.save(update_fields=["status", "finished_at", "log"])
+            run_ended(TrainingRun, run.pk)
         elif run.status == RunStatus.RUNNING:
             if not run.cancel_requested:
                 run.cancel_requested = True
@@ -492,10 +505,43 @@ def first_scorer_due(project: Project) -> TrainingRun | None:
         return None
 
 
+#: Cache key of when :func:`retrain_due` last looked (an ISO time).
+RETRAIN_CHECKED_KEY = "retrain-due:checked-at"
+
+
+def retrain_status(project: Project) -> str:
+    """Why the project has not retrained yet, or when it will: the new
+    expert labels against ``retrain_min_labels`` and the next time beat
+    looks (from the last time it did)."""
+    if TrainingRun.objects.filter(
+        project=project, status__in=ACTIVE_RUN_STATUSES
+    ).exists():
+        return "A training run is in progress."
+    needed = project.retrain_min_labels
+    if not needed:
+        return "Scheduled retraining is off (retrain_min_labels is 0): retrain by hand."
+    new = new_expert_labels(project)
+    checked = cache.get(RETRAIN_CHECKED_KEY)
+    interval = timedelta(seconds=settings.RETRAIN_CHECK_SECONDS)
+    if checked:
+        at = max(datetime.fromisoformat(checked) + interval, timezone.now())
+        when = f"at the next check, about {timezone.localtime(at):%H:%M}"
+    else:
+        minutes = settings.RETRAIN_CHECK_SECONDS / 60
+        when = f"when the scheduler next looks (every {minutes:g} min; not seen yet)"
+    if new >= needed:
+        return f"Due: {new} new expert labels of the {needed} needed; it starts {when}."
+    return (
+        f"Waiting for expert labels: {new} new since the last run, {needed} "
+        f"needed ({needed - new} to go); checked again {when}."
+    )
+
+
 def retrain_due() -> list[int]:
     """Start a scheduled run for every idle project with at least
     ``retrain_min_labels`` new expert labels (0 turns it off), and a first
     scorer's run for every project without one; their ids."""
+    cache.set(RETRAIN_CHECKED_KEY, timezone.now().isoformat(), None)
     started = []
     busy = TrainingRun.objects.filter(status__in=ACTIVE_RUN_STATUSES).values(
         "project_id"
@@ -745,12 +791,13 @@ def _execute(run_id: int, on_progress) -> None:
     _check_still_wanted(run_id)
     _stage(run_id, "evaluating", 1 - _EVALUATE_SHARE)
     gold_data = labelled_data(project, gold_set=True, labelled_only=True)
-    new_gold = gold_evaluate(
+    measured = gold_measure(
         project=project,
         data=gold_data,
         model=str(tmp),
         threshold=metadata["threshold"],
     )
+    new_gold = None if measured is None else measured[0]
     active = ScorerModel.objects.filter(project=project, is_active=True).first()
     active_gold = None
     if active is not None and new_gold is not None:
@@ -773,6 +820,11 @@ def _execute(run_id: int, on_progress) -> None:
             else ""
         )
         log(mine + theirs)
+    fitted = {}
+    if measured is not None:
+        from .calibration import calibration_from_findings
+
+        fitted = calibration_from_findings(measured[1], gold_data, log=log)
     _check_still_wanted(run_id)
     final = scorers_dir(project) / f"run-{run_id}"
     shutil.rmtree(final, ignore_errors=True)
@@ -786,6 +838,7 @@ def _execute(run_id: int, on_progress) -> None:
         new_gold=new_gold,
         active=active,
         active_gold=active_gold,
+        calibration=fitted,
     )
 
 
@@ -795,6 +848,17 @@ def gold_evaluate(
     """Precision / recall / F1 of flagging unsafe on the gold set's labels,
     the project's whole check counted (for extraction, alignment then the
     scorer); None without labels."""
+    measured = gold_measure(
+        project=project, data=data, model=model, threshold=threshold
+    )
+    return None if measured is None else measured[0]
+
+
+def gold_measure(
+    *, project: Project, data: LabelledData, model: str, threshold: float
+) -> tuple[dict[str, Any], list[Any]] | None:
+    """``gold_evaluate``'s metrics and the findings they count (their scores
+    fit the version's calibration); None without labels."""
     from pipeline.evaluate import flag_metrics
     from pipeline.score import NLIScorer
 
@@ -806,7 +870,8 @@ def gold_evaluate(
         scorer=NLIScorer(model, threshold=threshold),
     )
     unsafe = [data.labels[f.claim_id].label == "unsafe" for f in report.findings]
-    return flag_metrics([f.verdict == "unsafe" for f in report.findings], unsafe)
+    metrics = flag_metrics([f.verdict == "unsafe" for f in report.findings], unsafe)
+    return metrics, report.findings
 
 
 def _next_version(project: Project) -> str:
@@ -874,6 +939,7 @@ def _register(
     new_gold: dict | None,
     active: ScorerModel | None,
     active_gold: dict | None,
+    calibration: dict | None = None,
 ) -> ScorerModel:
     with transaction.atomic():
         run = TrainingRun.objects.select_for_update().get(pk=run_id)
@@ -931,6 +997,7 @@ def _register(
             metrics=metrics,
             expert_labels=expert_labels,
             gold_f1=None if new_gold is None else new_gold["f1"],
+            calibration=calibration or {},
             training_run=run,
         )
         run.status = RunStatus.SUCCEEDED
@@ -959,6 +1026,7 @@ def _register(
                 "log",
             ]
         )
+        run_ended(TrainingRun, run.pk)
         if promote:
             # Rescoring every prediction with it is queued on commit.
             scorer_activate(scorer=scorer)

@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from . import setup_views, views
+from . import adjudication_views, guideline_views, setup_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -16,6 +16,16 @@ urlpatterns = [
     path("projects/<int:pk>/predictions/", views.predictions_page, name="predictions"),
     path("projects/<int:pk>/label/", views.label_page, name="label"),
     path("projects/<int:pk>/dashboard/", views.dashboard_page, name="dashboard"),
+    path(
+        "projects/<int:pk>/guideline/",
+        guideline_views.guideline_page,
+        name="guideline",
+    ),
+    path(
+        "projects/<int:pk>/adjudicate/",
+        adjudication_views.adjudication_page,
+        name="adjudicate",
+    ),
     path("login/", views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/", include("annotator.api.urls")),

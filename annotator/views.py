@@ -4,18 +4,17 @@ shell and first batch are rendered here, everything after goes through the API."
 from django.conf import settings
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db.models import Count, Q
-from django.http import Http404
 from django.middleware.csrf import get_token
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.safestring import mark_safe
 
-from . import accounts, dashboard, labeling, selectors
-from .models import Project, Verdict
+from . import accounts, adjudication, dashboard, guidelines, labeling, selectors
+from .models import Verdict
+from .pages import project_page
 
 
 @login_required
@@ -32,26 +31,15 @@ def home(request):
     for project in projects:
         role = roles.get(project.pk)
         project.can_label = role in selectors.LABEL
+        project.can_review = role in adjudication.REVIEW
         project.can_manage = role in selectors.MANAGE
         project.machine = project.show_machine_scores or project.can_manage
     return render(request, "home.html", {"projects": projects})
 
 
-def _project_page(request, pk: int, roles=None) -> Project:
-    """The project for one of its pages: 404 for outsiders, 403 for members
-    without one of ``roles``."""
-    try:
-        project = selectors.project_get(user=request.user, pk=pk)
-    except Project.DoesNotExist:
-        raise Http404("no such project") from None
-    if roles is not None and selectors.project_role(request.user, project) not in roles:
-        raise PermissionDenied(f"this page needs the role {' or '.join(roles)}")
-    return project
-
-
 @login_required
 def predictions_page(request, pk: int):
-    project = _project_page(request, pk)
+    project = project_page(request, pk)
     role = selectors.project_role(request.user, project)
     # Experts on a project that hides machine scores see neither scores nor
     # verdicts, here as on the labeling screen.
@@ -86,7 +74,7 @@ def predictions_page(request, pk: int):
 
 @login_required
 def label_page(request, pk: int):
-    project = _project_page(request, pk, selectors.LABEL)
+    project = project_page(request, pk, selectors.LABEL)
     # The first batch comes with the page, so the first item needs no round trip.
     ids = labeling.labeling_next(
         project=project, annotator=request.user, count=settings.LABEL_BATCH_SIZE
@@ -110,6 +98,9 @@ def label_page(request, pk: int):
         "progress": selectors.queue_progress(
             project=project, annotator=request.user, now=timezone.now()
         ),
+        # Rendered here, by the sanitising renderer: the page inserts this
+        # HTML only, never HTML made from an item.
+        "guideline": guidelines.guideline_page_data(project),
         "batch_size": settings.LABEL_BATCH_SIZE,
         "lease_seconds": settings.LABEL_LEASE_SECONDS,
         "csrf_token": get_token(request),
@@ -137,23 +128,25 @@ def label_page(request, pk: int):
 def dashboard_page(request, pk: int):
     # Project admins only, like the scorer and training endpoints it drives;
     # an expert gets a 403 (they may know the project exists, not its metrics).
-    project = _project_page(request, pk, selectors.MANAGE)
+    project = project_page(request, pk, selectors.MANAGE)
     stats = dashboard.dashboard(project)
     # Safe to inline: annotator.charts escapes every piece of text it is given
     # (model names, usernames and versions come from users and imports).
     charts = {name: mark_safe(svg) for name, svg in stats.pop("charts").items()}
     live = stats["runs"]["live_training"]
     grading = stats["runs"]["live_grading"]
-    sampling = stats["runs"]["live_sampling"]
+    consistency = stats["runs"]["live_consistency"]
     active = stats["active"]
     data = {
         "project": {"id": project.pk, "name": project.name},
         "csrf_token": get_token(request),
         "live_training": live.pk if live else None,
         "live_grading": grading.pk if grading else None,
-        "live_sampling": sampling.pk if sampling else None,
+        "live_consistency": consistency.pk if consistency else None,
         "urls": {
             "activate": "/api/scorer-models/{id}/activate/",
+            "calibrate": "/api/scorer-models/{id}/calibrate/",
+            "operating_point": "/api/scorer-models/{id}/operating-point/",
             "training_runs": "/api/training-runs/",
             "training_run": "/api/training-runs/{id}/",
             "cancel": "/api/training-runs/{id}/cancel/",
@@ -161,10 +154,10 @@ def dashboard_page(request, pk: int):
             "grading_runs": "/api/grading-runs/",
             "grading_run": "/api/grading-runs/{id}/",
             "grading_cancel": "/api/grading-runs/{id}/cancel/",
-            "sampling_estimate": "/api/sampling-runs/estimate/",
-            "sampling_runs": "/api/sampling-runs/",
-            "sampling_run": "/api/sampling-runs/{id}/",
-            "sampling_cancel": "/api/sampling-runs/{id}/cancel/",
+            "consistency_estimate": "/api/consistency-runs/estimate/",
+            "consistency_runs": "/api/consistency-runs/",
+            "consistency_run": "/api/consistency-runs/{id}/",
+            "consistency_cancel": "/api/consistency-runs/{id}/cancel/",
         },
     }
     return render(

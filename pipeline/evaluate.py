@@ -167,6 +167,41 @@ def cohen_kappa(pairs: Iterable[tuple[str, str]]) -> float | None:
     return round((p_o - p_e) / (1 - p_e), 4)
 
 
+def krippendorff_alpha(units: Iterable[Sequence[str]]) -> float | None:
+    """Krippendorff's alpha for nominal labels: agreement beyond chance for
+    any number of raters per item, items with different raters included,
+    where Cohen's kappa takes two raters on every item.
+
+    Args:
+        units: the labels each item got, one per rater (items with fewer
+            than two labels are left out: nothing to agree on).
+
+    Returns:
+        ``1 - D_o / D_e`` rounded to 4 places, from the coincidence matrix
+        (Krippendorff 2011, "Computing Krippendorff's alpha-reliability");
+        ``None`` when it is undefined: no pairable labels, or one class only.
+    """
+    pairable = [list(u) for u in units if len(u) >= 2]
+    coincidences: dict[tuple[str, str], float] = defaultdict(float)
+    for labels in pairable:
+        weight = 1 / (len(labels) - 1)
+        for i, a in enumerate(labels):
+            for j, b in enumerate(labels):
+                if i != j:
+                    coincidences[a, b] += weight
+    totals: dict[str, float] = defaultdict(float)
+    for (a, _), count in coincidences.items():
+        totals[a] += count
+    n = sum(totals.values())
+    if n == 0 or len(totals) < 2:
+        return None
+    observed = sum(c for (a, b), c in coincidences.items() if a != b) / n
+    expected = sum(totals[a] * totals[b] for a in totals for b in totals if a != b) / (
+        n * (n - 1)
+    )
+    return round(1 - observed / expected, 4)
+
+
 def roc_auc(scores: Sequence[float], positive: Sequence[bool]) -> float | None:
     """ROC AUC of ``scores`` for telling positive from negative rows.
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from annotator import labeling, selectors
+from annotator import labeling, pdfs, selectors
 from annotator.models import (
     Annotation,
     Document,
@@ -163,7 +163,10 @@ class DocumentUploadSerializer(serializers.Serializer):
         allow_empty=False,
         help_text="JSONL files (one {id, text, metadata} record a line), CSV files "
         "(id,text columns; any other column is metadata) and/or plain-text files "
-        "(one document each, id = file name without extension). In a provenance "
+        "(one document each, id = file name without extension), and PDF files "
+        "(the same, with the text of each page and its offsets in the metadata: "
+        "PDF_MAX_PAGES pages at most; a scanned or password-protected PDF is "
+        "reported, not imported). In a provenance "
         "project JSONL files hold RAG items, one {id, query, answer, contexts, "
         "label?} a line: each its document (the contexts) and its claim (the "
         "answer); a label is stored as an imported label. In a consistency "
@@ -201,9 +204,13 @@ class ImportReportSerializer(serializers.Serializer):
 class PredictionScoreSerializer(serializers.ModelSerializer):
     class Meta:
         model = PredictionScore
-        fields = ["scorer", "scorer_version", "score", "updated_at"]
+        fields = ["scorer", "scorer_version", "score", "reasoning", "updated_at"]
         extra_kwargs = {
             "scorer": {"help_text": "Scorer name."},
+            "reasoning": {
+                "help_text": "Why it decided so (the LLM grader's words); "
+                "empty for NLI scorers."
+            },
             "scorer_version": {"help_text": "Scorer model version."},
             "score": {"help_text": "p(evidence supports the hypothesis)."},
             "updated_at": {"help_text": "When it was computed."},
@@ -232,6 +239,14 @@ class PredictionSerializer(serializers.ModelSerializer):
         if not self._machine_scores_visible(instance.project_id):
             for name in self.MACHINE_FIELDS:
                 data.pop(name, None)
+        # Evidence in a PDF's text names its page (page, or pages across a
+        # break, and page_label); the document comes with the row.
+        document = instance.document
+        data["evidence"] = pdfs.evidence_paged(
+            data["evidence"] or [],
+            document=document.external_id,
+            table=pdfs.page_table(document.metadata, len(document.text)),
+        )
         return data
 
     def _machine_scores_visible(self, project_id: int) -> bool:
@@ -287,7 +302,12 @@ class PredictionSerializer(serializers.ModelSerializer):
                 "help_text": "The claim as the scorer reads it; for extraction "
                 'h(y) = "{Entity Type}: {value}".'
             },
-            # premise, evidence, evidence_score: the model's help texts.
+            # premise, evidence_score: the model's help texts.
+            "evidence": {
+                "help_text": "The evidence found, deciding first: source, start, "
+                "end, text, role, score; in a document with pages (a PDF's), page "
+                "(or pages, across a page break) and page_label."
+            },
             "verdict": {"help_text": "safe, unsafe, or empty while not checked."},
             "reason": {"help_text": "Why unsafe: not_in_document or not_supported."},
             "checked_at": {"help_text": "When the verdict was computed."},
@@ -337,8 +357,10 @@ class AnnotationSerializer(serializers.ModelSerializer):
             "label",
             "corrected_type",
             "corrected_value",
+            "suggestion",
             "note",
             "seconds_spent",
+            "guideline_version",
             "client_id",
             "created_at",
             "updated_at",
@@ -357,8 +379,19 @@ class AnnotationSerializer(serializers.ModelSerializer):
             "label": {"help_text": "safe, unsafe or unsure."},
             "corrected_type": {"help_text": "The right entity type, if wrong."},
             "corrected_value": {"help_text": "The right value, if wrong."},
+            "suggestion": {
+                "help_text": "accepted (corrected_value holds the suggested "
+                "correction) or rejected; empty without a decision."
+            },
             "note": {"help_text": "Free-text note for other experts."},
             "seconds_spent": {"help_text": "Time the expert spent on it."},
+            "guideline_version": {
+                "min_value": 1,
+                "max_value": 2**31 - 1,
+                "help_text": "The version of the project's guideline the label "
+                "was made under; a version the project does not have is refused. "
+                "Left out or null when saving: the latest version.",
+            },
             "created_at": {"help_text": "First saved."},
             "updated_at": {"help_text": "Last changed."},
         }
@@ -434,6 +467,13 @@ class ExtractionRunStartSerializer(serializers.Serializer):
 
 
 class ScorerModelSerializer(serializers.ModelSerializer):
+    calibration = serializers.SerializerMethodField(
+        help_text="The gold-set calibration's summary, null until fitted: "
+        "method, by_type (types with their own calibrator), n, n_unsafe, "
+        "ece_raw, ece_calibrated (on the labels it was fitted on), ece_held_out "
+        "(two-fold by document), fitted_at."
+    )
+
     class Meta:
         model = ScorerModel
         fields = [
@@ -447,6 +487,8 @@ class ScorerModelSerializer(serializers.ModelSerializer):
             "metrics",
             "expert_labels",
             "gold_f1",
+            "calibration",
+            "operating_point",
             "is_active",
             "training_run",
             "created_at",
@@ -479,10 +521,21 @@ class ScorerModelSerializer(serializers.ModelSerializer):
                 "help_text": "F1 flagging unsafe on the gold test set when "
                 "registered; null when the gold set had no labels."
             },
+            "operating_point": {
+                "help_text": "The operating point applied: target_recall, "
+                "threshold, gold {recall, precision, flagged, n, n_unsafe}, "
+                "workload {flagged, total, fraction...}, applied_at; empty while "
+                "the threshold is the trained one (or one set by hand)."
+            },
             "is_active": {"help_text": "The project's current scorer (one at most)."},
             "training_run": {"help_text": "Training run that produced it."},
             "created_at": {"help_text": "When it was registered."},
         }
+
+    def get_calibration(self, scorer) -> dict | None:
+        from annotator.calibration import calibration_summary
+
+        return calibration_summary(scorer)
 
 
 class TrainingRunSerializer(serializers.ModelSerializer):
@@ -614,14 +667,17 @@ class LabelingItemSerializer(serializers.Serializer):
     premise = serializers.CharField(help_text="The evidence text the scorer read.")
     evidence = serializers.ListField(
         help_text="Evidence found, deciding first: source, start, end (offsets "
-        "into the source), text, role, score."
+        "into the source), text, role, score; in a document with pages (a PDF's), "
+        "page (or pages, across a page break) and page_label."
     )
     evidence_score = serializers.FloatField(
         help_text="Score of the deciding evidence (alignment, for extraction)."
     )
     document = serializers.DictField(
         help_text="id, external_id, length, and window_text starting at window_start: "
-        "a few hundred characters around the span."
+        "a few hundred characters around the span (in a PDF, within the span's "
+        "page(s)); pages (the pages the window shows, [] without a page table), "
+        "page_label and page_count (null without a page table)."
     )
     siblings = serializers.ListField(
         child=serializers.DictField(),
@@ -679,6 +735,23 @@ class LabelInSerializer(serializers.Serializer):
         allow_null=True,
         help_text="The right value, if wrong: text or JSON, at most 10,000 "
         "characters as JSON and 20 levels deep, no NUL or lone surrogates.",
+    )
+    suggestion = serializers.ChoiceField(
+        choices=Annotation.Suggestion.choices,
+        required=False,
+        allow_blank=True,
+        help_text="The expert's decision on the suggested correction shown "
+        "(a consistency run's): accepted, with the correction as "
+        "corrected_value, or rejected.",
+    )
+    guideline_version = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        max_value=2**31 - 1,
+        help_text="The version of the project's guideline the label was made "
+        "under (the labeling page sends the one it shows); a version the "
+        "project does not have is refused. Left out or null: the latest.",
     )
     seconds_spent = serializers.FloatField(
         required=False,
@@ -756,6 +829,7 @@ class MyLabelSerializer(serializers.ModelSerializer):
             "note",
             "corrected_type",
             "corrected_value",
+            "suggestion",
             "seconds_spent",
             "client_id",
             "hypothesis",
@@ -770,6 +844,7 @@ class MyLabelSerializer(serializers.ModelSerializer):
             "note": {"help_text": "Your note."},
             "corrected_type": {"help_text": "Your corrected type."},
             "corrected_value": {"help_text": "Your corrected value."},
+            "suggestion": {"help_text": "Your decision on the suggested correction."},
             "seconds_spent": {"help_text": "Seconds spent on it."},
             "client_id": {"help_text": "The page's id for this label."},
             "updated_at": {"help_text": "Last change."},

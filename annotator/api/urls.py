@@ -2,7 +2,16 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
-from . import grading, provenance, sampling, tokens, views
+from . import (
+    adjudications,
+    consistency,
+    grading,
+    guidelines,
+    provenance,
+    tokens,
+    views,
+    webhooks,
+)
 
 router = DefaultRouter()
 router.register("projects", views.ProjectViewSet, basename="project")
@@ -15,7 +24,10 @@ router.register(
 router.register("scorer-models", views.ScorerModelViewSet, basename="scorer-model")
 router.register("training-runs", views.TrainingRunViewSet, basename="training-run")
 router.register("grading-runs", grading.GradingRunViewSet, basename="grading-run")
-router.register("sampling-runs", sampling.SamplingRunViewSet, basename="sampling-run")
+router.register(
+    "consistency-runs", consistency.ConsistencyRunViewSet, basename="consistency-run"
+)
+router.register("webhooks", webhooks.WebhookViewSet, basename="webhook")
 
 labeling = [
     path("queue/next/", views.QueueNextView.as_view(), name="queue-next"),
@@ -28,6 +40,12 @@ labeling = [
     path("labels/mine/", views.MyLabelsView.as_view(), name="labels-mine"),
     path("labels/<uuid:client_id>/", views.LabelUndoView.as_view(), name="label-undo"),
     path("progress/", views.ProgressView.as_view(), name="progress"),
+    path("guideline/", guidelines.GuidelineView.as_view(), name="api-guideline"),
+    path(
+        "adjudications/",
+        adjudications.AdjudicationView.as_view(),
+        name="api-adjudications",
+    ),
 ]
 
 urlpatterns = [

@@ -34,6 +34,7 @@ from annotator.models import (
 )
 
 from . import serializers as s
+from .calibration import ScorerCalibrationActions
 from .params import bool_param, float_param, id_param, project_param
 from .parsers import BoundedJSONParser, UploadParser, upload_limit_check
 from .permissions import (
@@ -202,10 +203,10 @@ class DocumentViewSet(viewsets.ReadOnlyModelViewSet):
         parser_classes=[UploadParser],
     )
     def upload(self, request):
-        """Bulk upload: JSONL files and/or .txt files (in a provenance project,
-        JSONL files of RAG items; in a consistency project, of answers with
-        their samples). Duplicate ids upsert; bad lines are reported with
-        their line number and the rest still go in."""
+        """Bulk upload: JSONL files and/or .txt or .pdf files (in a provenance
+        project, JSONL files of RAG items; in a consistency project, of
+        answers with their samples). Duplicate ids upsert; bad lines are
+        reported with their line number and the rest still go in."""
         # The role first: a member who may not import learns nothing more.
         project = managed_project(
             request.user, request.data.get("project"), action="importing documents"
@@ -351,10 +352,20 @@ class AnnotationViewSet(
         data = dict(serializer.validated_data)
         if data.pop("prediction", annotation.prediction) != annotation.prediction:
             raise ValidationError({"prediction": "cannot move a label"})
-        fields = ("label", "corrected_type", "corrected_value", "note", "seconds_spent")
+        fields = (
+            "label",
+            "corrected_type",
+            "corrected_value",
+            "suggestion",
+            "note",
+            "seconds_spent",
+        )
         annotation, _ = labeling.annotation_change(
             annotation=annotation,
             client_id=data.get("client_id"),
+            # Not kept from the stored label: a change is a decision made now,
+            # under the version sent or the latest one.
+            guideline_version=data.get("guideline_version"),
             **{name: data.get(name, getattr(annotation, name)) for name in fields},
         )
         return self._submitted(annotation, created=False)
@@ -437,7 +448,10 @@ class ExtractionRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSe
     )
 )
 class ScorerModelViewSet(
-    mixins.UpdateModelMixin, mixins.DestroyModelMixin, viewsets.ReadOnlyModelViewSet
+    ScorerCalibrationActions,
+    mixins.UpdateModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.ReadOnlyModelViewSet,
 ):
     """The scorer registry of the projects you administer. Versions come from
     training (or the server's own commands): their folders are fixed by the

@@ -20,6 +20,10 @@ os.environ["CACHE_KEY_PREFIX"] = f"tests-{os.getpid()}"
 # choosing; the key variable is one the tests set.
 os.environ.setdefault("LLM_BASE_URLS", "http://127.0.0.1:*/v1")
 os.environ.setdefault("LLM_API_KEY_ENVS", "SAFEPASSAGE_TEST_KEY")
+# Webhook receivers the tests start listen on 127.0.0.1 (tests/annotator/
+# test_webhooks.py), and retry within seconds, not minutes.
+os.environ.setdefault("WEBHOOK_ALLOWED_HOSTS", "127.0.0.1")
+os.environ.setdefault("WEBHOOK_RETRY_BACKOFF", "0.5")
 
 from annotator.settings import *  # noqa: E402,F403
 

@@ -11,7 +11,7 @@ def test_every_model_has_an_admin_page_with_filters_and_search(personas, client)
     make_prediction(make_document(personas.project))
     client.force_login(personas.admin)
     models = [m for m in admin.site._registry if m._meta.app_label == "annotator"]
-    assert len(models) == 12
+    assert len(models) == 16
     for model in models:
         model_admin = admin.site._registry[model]
         assert model_admin.search_fields, model

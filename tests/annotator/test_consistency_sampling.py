@@ -7,10 +7,10 @@ from decimal import Decimal
 
 import pytest
 
-from annotator import ingest, sampling, tasks
+from annotator import consistency_runs, ingest, tasks
 from annotator.checking import predictions_check
 from annotator.errors import TransientError
-from annotator.models import Document, Prediction, RunStatus, SamplingRun
+from annotator.models import ConsistencyRun, Document, Prediction, RunStatus
 from tests.annotator.factories import make_project, score_by_word_overlap
 from tests.conftest import wait_for
 from tests.consistency_data import LAMPORT
@@ -87,16 +87,19 @@ def test_an_estimate_names_calls_and_cost_and_calls_nobody(
     body = {"project": project.pk, "params": _params()}
 
     response = api(personas.admin).post(
-        "/api/sampling-runs/estimate/", body, format="json"
+        "/api/consistency-runs/estimate/", body, format="json"
     )
 
     assert response.status_code == 200, response.content
     estimate = response.json()
     # LAMPORT came with samples: two answers, four samples each, and the
     # rephrased prompt written once per answer.
-    assert (estimate["documents"], estimate["sample_calls"]) == (2, 8)
-    assert (estimate["reformulation_calls"], estimate["calls"]) == (2, 10)
-    assert (estimate["samplers"], estimate["reformulator"]) == (MODELS, "sampler-a")
+    assert estimate["job"] == "samples" and estimate["documents"] == 2
+    kinds = estimate["calls_by_kind"]
+    assert (kinds["sample_calls"], kinds["reformulation_calls"]) == (8, 2)
+    assert estimate["calls"] == 10
+    # The reformulator first: it is the run's model.
+    assert estimate["models"] == MODELS
     assert estimate["prompt_tokens"] > 0 and estimate["completion_tokens"] > 0
     expected = (
         Decimal(estimate["prompt_tokens"]) + 2 * Decimal(estimate["completion_tokens"])
@@ -104,12 +107,12 @@ def test_an_estimate_names_calls_and_cost_and_calls_nobody(
     assert Decimal(estimate["cost"]) == expected.quantize(Decimal("0.000001"))
     without_prices = {"project": project.pk, "params": _params(**dict.fromkeys(PRICES))}
     response = api(personas.admin).post(
-        "/api/sampling-runs/estimate/", without_prices, format="json"
+        "/api/consistency-runs/estimate/", without_prices, format="json"
     )
     assert response.json()["cost"] is None
     with_budget = {**without_prices, "budget": "1"}
     response = api(personas.admin).post(
-        "/api/sampling-runs/estimate/", with_budget, format="json"
+        "/api/consistency-runs/estimate/", with_budget, format="json"
     )
     assert response.status_code == 400
     assert "a budget needs prices" in response.json()["detail"]
@@ -118,12 +121,14 @@ def test_an_estimate_names_calls_and_cost_and_calls_nobody(
     # Experts follow runs; only admins estimate and start them.
     member = api(personas.annotator)
     assert (
-        member.post("/api/sampling-runs/estimate/", body, format="json").status_code
+        member.post("/api/consistency-runs/estimate/", body, format="json").status_code
         == 403
     )
     start = {**body, "budget": "1"}
-    assert member.post("/api/sampling-runs/", start, format="json").status_code == 403
-    assert SamplingRun.objects.count() == 0
+    assert (
+        member.post("/api/consistency-runs/", start, format="json").status_code == 403
+    )
+    assert ConsistencyRun.objects.count() == 0
 
 
 def test_a_run_stores_samples_of_two_models_and_the_check_judges_the_blocks(
@@ -146,7 +151,7 @@ def test_a_run_stores_samples_of_two_models_and_the_check_judges_the_blocks(
     admin = api(personas.admin)
 
     response = admin.post(
-        "/api/sampling-runs/",
+        "/api/consistency-runs/",
         {"project": project.pk, "params": _params(), "budget": "0.5"},
         format="json",
     )
@@ -163,7 +168,7 @@ def test_a_run_stores_samples_of_two_models_and_the_check_judges_the_blocks(
     )
 
     with django_capture_on_commit_callbacks() as sent:
-        result = tasks.run_sampling(run["id"])
+        result = tasks.run_consistency(run["id"])
     assert result["status"] == RunStatus.SUCCEEDED
     assert len(sent) == 1  # the check, sent to judge the new samples
 
@@ -181,7 +186,7 @@ def test_a_run_stores_samples_of_two_models_and_the_check_judges_the_blocks(
     assert len(fake_openai.bodies) == 10
 
     member = api(personas.annotator)
-    progress = member.get(f"/api/sampling-runs/{run['id']}/").json()
+    progress = member.get(f"/api/consistency-runs/{run['id']}/").json()
     assert progress["status"] == "succeeded" and progress["error"] == ""
     assert (progress["progress_done"], progress["progress_total"]) == (2, 2)
     assert (progress["prompt_tokens"], progress["completion_tokens"]) == (100, 50)
@@ -191,10 +196,10 @@ def test_a_run_stores_samples_of_two_models_and_the_check_judges_the_blocks(
         "completion_tokens": 20,
         "requests": 4,
     }
-    listed = member.get(f"/api/sampling-runs/?project={project.pk}").json()
+    listed = member.get(f"/api/consistency-runs/?project={project.pk}").json()
     assert [r["id"] for r in listed["results"]] == [run["id"]]
     assert (
-        api(personas.outsider).get(f"/api/sampling-runs/{run['id']}/").status_code
+        api(personas.outsider).get(f"/api/consistency-runs/{run['id']}/").status_code
         == 404
     )
 
@@ -206,9 +211,9 @@ def test_a_run_stores_samples_of_two_models_and_the_check_judges_the_blocks(
     assert Prediction.objects.get(external_id="lamport#b0").verdict == "safe"
 
     # Run twice: nothing is sent again; nothing is left to sample.
-    assert tasks.run_sampling(run["id"])["status"] == RunStatus.SUCCEEDED
+    assert tasks.run_consistency(run["id"])["status"] == RunStatus.SUCCEEDED
     assert len(fake_openai.bodies) == 10
-    assert sampling.sampling_estimate(project, _params()).documents == 0
+    assert consistency_runs.run_estimate(project, "samples", _params()).documents == 0
 
 
 def test_a_budget_hit_mid_run_stops_before_passing_it_and_keeps_what_finished(
@@ -226,9 +231,11 @@ def test_a_budget_hit_mid_run_stops_before_passing_it_and_keeps_what_finished(
         samples=2, variants=["identity"], max_tokens=100, max_concurrency=1
     )
     budget = Decimal("0.0007")
-    run = sampling.sampling_run_start(project=project, budget=budget, params=params)
+    run = consistency_runs.consistency_run_start(
+        project=project, budget=budget, params=params
+    )
 
-    assert tasks.run_sampling(run.pk)["status"] == RunStatus.SUCCEEDED
+    assert tasks.run_consistency(run.pk)["status"] == RunStatus.SUCCEEDED
 
     run.refresh_from_db()
     assert len(fake_openai.bodies) == 5
@@ -242,7 +249,7 @@ def test_a_budget_hit_mid_run_stops_before_passing_it_and_keeps_what_finished(
     assert run.progress_done == len(sampled)
     assert run.error.startswith("Stopped before the budget: budget of $0.0007")
     assert f"{6 - len(sampled)} answers left without samples" in run.error
-    estimate = sampling.sampling_estimate(project, params)
+    estimate = consistency_runs.run_estimate(project, "samples", params)
     assert estimate.documents == 6 - len(sampled)
 
 
@@ -251,12 +258,12 @@ def test_a_429_is_retried_by_the_client(personas, fake_openai, unread_broker):
     _import(project, _unsampled("one"))
     fake_openai.reply_status(429, message="slow down")
     fake_openai.responder = _answer
-    run = sampling.sampling_run_start(
+    run = consistency_runs.consistency_run_start(
         project=project,
         budget="1",
         params=_params(samples=1, variants=["identity"], samplers=["sampler-b"]),
     )
-    assert tasks.run_sampling(run.pk)["status"] == RunStatus.SUCCEEDED
+    assert tasks.run_consistency(run.pk)["status"] == RunStatus.SUCCEEDED
     run.refresh_from_db()
     assert len(fake_openai.bodies) == 2 and run.progress_done == 1
     assert (run.prompt_tokens, run.error) == (10, "")
@@ -275,16 +282,18 @@ def test_a_429_past_the_client_retries_is_retried_by_the_task(
     params = _params(
         samples=1, variants=["identity"], samplers=["sampler-b"], max_retries=0
     )
-    run = sampling.sampling_run_start(project=project, budget="1", params=params)
+    run = consistency_runs.consistency_run_start(
+        project=project, budget="1", params=params
+    )
 
     with pytest.raises(TransientError, match="HTTP 429"):
-        sampling.sampling_run_execute(run_id=run.pk)
+        consistency_runs.consistency_run_execute(run_id=run.pk)
     run.refresh_from_db()
     # The batch's other answer keeps its samples; the run waits for its retry.
     assert run.status == RunStatus.RUNNING and run.progress_done == 1
     assert sorted(len(s) for s in _samples(project).values()) == [0, 1]
 
-    result = tasks.run_sampling.apply(args=[run.pk]).get()
+    result = tasks.run_consistency.apply(args=[run.pk]).get()
     assert result["status"] == RunStatus.SUCCEEDED
     run.refresh_from_db()
     assert (run.progress_done, run.prompt_tokens) == (2, 20)
@@ -298,8 +307,8 @@ def test_a_model_the_project_does_not_allow_is_refused_by_name(
     project = _consistency(fake_openai, personas)
     admin = api(personas.admin)
     for url, body in (
-        ("/api/sampling-runs/estimate/", {"project": project.pk}),
-        ("/api/sampling-runs/", {"project": project.pk, "budget": "1"}),
+        ("/api/consistency-runs/estimate/", {"project": project.pk}),
+        ("/api/consistency-runs/", {"project": project.pk, "budget": "1"}),
     ):
         for params in (
             _params(samplers=["sampler-a", "gpt-unknown"]),
@@ -311,7 +320,7 @@ def test_a_model_the_project_does_not_allow_is_refused_by_name(
                 "model 'gpt-unknown' is not one of the project's models"
                 in (response.json()["detail"])
             )
-    assert SamplingRun.objects.count() == 0
+    assert ConsistencyRun.objects.count() == 0
     assert fake_openai.requests == []
 
 
@@ -330,7 +339,7 @@ def test_a_model_the_project_does_not_allow_is_refused_by_name(
 def test_bad_params_are_refused_clearly(personas, api, fake_openai, changes, message):
     project = _consistency(fake_openai, personas)
     response = api(personas.admin).post(
-        "/api/sampling-runs/",
+        "/api/consistency-runs/",
         {"project": project.pk, "budget": "1", "params": _params(**changes)},
         format="json",
     )
@@ -344,8 +353,8 @@ def test_a_project_of_another_kind_is_refused(personas, api, fake_openai):
     project.llm_models = MODELS
     project.save()
     for url, body in (
-        ("/api/sampling-runs/estimate/", {"project": project.pk}),
-        ("/api/sampling-runs/", {"project": project.pk, "budget": "1"}),
+        ("/api/consistency-runs/estimate/", {"project": project.pk}),
+        ("/api/consistency-runs/", {"project": project.pk, "budget": "1"}),
     ):
         response = api(personas.admin).post(
             url, {**body, "params": _params()}, format="json"
@@ -355,7 +364,7 @@ def test_a_project_of_another_kind_is_refused(personas, api, fake_openai):
             "project 'asylum' is of kind 'extraction'; sampling runs are for "
             "consistency projects"
         )
-    assert SamplingRun.objects.count() == 0
+    assert ConsistencyRun.objects.count() == 0
 
 
 def test_one_run_at_a_time_and_a_pending_one_cancels_at_once(
@@ -365,22 +374,22 @@ def test_one_run_at_a_time_and_a_pending_one_cancels_at_once(
     _import(project, _unsampled("one"))
     admin = api(personas.admin)
     body = {"project": project.pk, "params": _params(), "budget": "1"}
-    first = admin.post("/api/sampling-runs/", body, format="json")
+    first = admin.post("/api/consistency-runs/", body, format="json")
     assert first.status_code == 201
-    second = admin.post("/api/sampling-runs/", body, format="json")
+    second = admin.post("/api/consistency-runs/", body, format="json")
     assert second.status_code == 400
     assert "is already pending" in second.json()["detail"]
     run_id = first.json()["id"]
-    cancelled = admin.post(f"/api/sampling-runs/{run_id}/cancel/")
+    cancelled = admin.post(f"/api/consistency-runs/{run_id}/cancel/")
     assert cancelled.json()["status"] == "cancelled"
-    assert tasks.run_sampling(run_id)["status"] == RunStatus.CANCELLED
+    assert tasks.run_consistency(run_id)["status"] == RunStatus.CANCELLED
     assert fake_openai.requests == []
 
 
-def test_the_schema_lists_sampling_runs(personas, api):
+def test_the_schema_lists_consistency_runs(personas, api):
     paths = api(personas.admin).get("/api/schema/?format=json").json()["paths"]
-    assert "/api/sampling-runs/" in paths
-    assert "/api/sampling-runs/estimate/" in paths
+    assert "/api/consistency-runs/" in paths
+    assert "/api/consistency-runs/estimate/" in paths
 
 
 def test_the_dashboard_has_a_sampling_panel_for_consistency_projects_only(
@@ -388,16 +397,18 @@ def test_the_dashboard_has_a_sampling_panel_for_consistency_projects_only(
 ):
     project = _consistency(fake_openai, personas)
     _import(project, _unsampled("one"))
-    run = sampling.sampling_run_start(project=project, budget="1", params=_params())
+    run = consistency_runs.consistency_run_start(
+        project=project, budget="1", params=_params()
+    )
     client.force_login(personas.admin)
     response = client.get(f"/projects/{project.pk}/dashboard/")
     html = response.content.decode()
     assert response.status_code == 200
-    assert 'id="sample-form"' in html and "Start sampling" in html
+    assert 'id="sample-form"' in html and "Sample other models" in html
     assert 'value="sampler-a, sampler-b, sampler-c"' in html
     data = response.context["data"]
-    assert data["live_sampling"] == run.pk
-    assert data["urls"]["sampling_estimate"] == "/api/sampling-runs/estimate/"
+    assert data["live_consistency"] == run.pk
+    assert data["urls"]["consistency_estimate"] == "/api/consistency-runs/estimate/"
 
     html = client.get(f"/projects/{personas.project.pk}/dashboard/").content.decode()
     assert 'id="sample-form"' not in html
@@ -411,7 +422,7 @@ def test_sampling_started_over_the_api_is_run_by_the_worker_then_checked(
     project = _consistency(fake_openai, personas)
     _import(project, _unsampled("lamport"))
     response = api(personas.admin).post(
-        "/api/sampling-runs/",
+        "/api/consistency-runs/",
         {"project": project.pk, "params": _params(), "budget": "0.5"},
         format="json",
     )
@@ -420,7 +431,7 @@ def test_sampling_started_over_the_api_is_run_by_the_worker_then_checked(
     member = api(personas.annotator)
 
     def judged():
-        run = member.get(f"/api/sampling-runs/{run_id}/").json()
+        run = member.get(f"/api/consistency-runs/{run_id}/").json()
         blocks = Prediction.objects.filter(project=project)
         if run["status"] in ("pending", "running") or not blocks.exists():
             return None

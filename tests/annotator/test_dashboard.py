@@ -273,11 +273,12 @@ def test_page_shows_charts_numbers_and_version_buttons(project, personas, client
     ScorerModel.objects.create(project=project, version="v3", base_model="b", path="/x")
     client.force_login(personas.admin)
     html = client.get(f"/projects/{project.pk}/dashboard/").content.decode()
-    assert html.count('<svg xmlns="http://www.w3.org/2000/svg"') == 5
+    assert html.count('<svg xmlns="http://www.w3.org/2000/svg"') == 6
     for title in (
         "Learning curve: gold-set F1 by expert labels",
         "Per source LLM: share safe",
         "Precision-recall on the gold set",
+        "Reliability on the gold set",
         "Evidence scores",
         "Labels per hour per expert (median pace)",
     ):

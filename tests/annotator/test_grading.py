@@ -155,6 +155,10 @@ def test_run_grades_stores_scores_and_running_again_sends_nothing(fake_openai):
         toronto2.pk: (SCORER, VERSION, 1.0),
         ottawa.pk: (SCORER, VERSION, 0.0),
     }
+    # The grader's reasoning is kept, for the expert to weigh.
+    assert set(PredictionScore.objects.values_list("reasoning", flat=True)) == {
+        "The span says so, or not."
+    }
 
     again = _start(project)
     assert again.progress_total == 0

@@ -16,6 +16,7 @@ import zipfile
 from datetime import timedelta
 
 import pytest
+from django.core.cache import cache
 from django.utils import timezone
 
 from annotator import embedded, gold, ingest, tasks, training
@@ -325,13 +326,24 @@ def test_retrain_is_due_after_enough_new_labels_outside_the_gold_set(personas):
     for document in gold_side:
         label(document)  # gold labels never count towards retraining
     label(train_side[0])
+    cache.delete(training.RETRAIN_CHECKED_KEY)
+    # The dashboard says why it has not retrained, and when beat looks next.
+    assert training.retrain_status(project).startswith(
+        "Waiting for expert labels: 1 new since the last run, 2 needed (1 to go); "
+        "checked again when the scheduler next looks"
+    )
     assert training.retrain_due() == []
+    assert "checked again at the next check, about" in training.retrain_status(project)
     label(train_side[1])
+    assert training.retrain_status(project).startswith(
+        "Due: 2 new expert labels of the 2 needed; it starts at the next check"
+    )
     [run_id] = training.retrain_due()
     run = _run(run_id)
     assert (run.status, run.trigger) == (RunStatus.PENDING, "schedule")
     assert "2 new expert labels" in run.log
     assert training.retrain_due() == []  # a run is pending
+    assert training.retrain_status(project) == "A training run is in progress."
 
     # After an attempt, only labels given since it started count.
     run.status, run.started_at = RunStatus.FAILED, timezone.now()
@@ -343,6 +355,7 @@ def test_retrain_is_due_after_enough_new_labels_outside_the_gold_set(personas):
     project.save()
     label(train_side[3])
     assert training.retrain_due() == []
+    assert training.retrain_status(project).startswith("Scheduled retraining is off")
 
 
 @pytest.mark.django_db

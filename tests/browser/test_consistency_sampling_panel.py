@@ -6,7 +6,7 @@ import json
 import pytest
 
 from annotator import ingest
-from annotator.models import SamplingRun
+from annotator.models import ConsistencyRun
 from tests.annotator.factories import make_project
 from tests.browser.conftest import log_in
 from tests.consistency_data import LAMPORT
@@ -44,16 +44,16 @@ def test_sampling_panel_estimates_starts_and_cancels(personas, new_page):
     )
     assert page.input_value("#sample-budget") != ""  # suggested from the estimate
     page.fill("#sample-budget", "1.50")
-    panel.get_by_role("button", name="Start sampling").click()
+    panel.get_by_role("button", name="Start run").click()
     page.wait_for_selector("#sample-run:not([hidden])")
-    run = SamplingRun.objects.get(project=project)
+    run = ConsistencyRun.objects.get(project=project)
     assert (run.params["samplers"], run.params["samples"]) == (
         ["sampler-a", "sampler-b"],
         4,
     )
     assert (str(run.budget), run.progress_total) == ("1.500000", 3)
     assert page.text_content("#sr-count") == "0 / 3 answers"
-    panel.get_by_role("button", name="Cancel sampling").click()
+    panel.get_by_role("button", name="Cancel run").click()
     page.wait_for_function(
         "() => document.querySelector('#sr-status').textContent === 'cancelled'",
         # A worker may be mid-call (the SDK retrying an unreachable LLM): it

@@ -231,3 +231,56 @@ def test_silver_pairs_are_sample_sentences_and_their_swapped_twins():
         assert negative.source in ("silver:swapped", "silver:negated")
         assert positive.document_id == negative.document_id
     assert {e.document_id for e in examples} <= {"lamport", "water"}
+
+
+def test_a_correction_kept_with_the_item_shows_while_its_block_holds():
+    from dataclasses import replace
+
+    from pipeline.checkers.consistency.checker import finding_block
+    from pipeline.checkers.consistency.items import Correction
+
+    item = item_from_json(LAMPORT)
+    phd = "Lamport received his PhD from Berkeley in 1972."
+    start = item.response.index(phd)
+    fixed = Correction(start, start + len(phd), phd, "…from Brandeis…", "Brandeis")
+    document = item_document(replace(item, corrections=(fixed,)))
+    assert item_from_document(document).corrections == (fixed,)
+    checker = ConsistencyChecker({document.id: document})
+    findings = {
+        f.claim: f
+        for f in checker.check(_claims(checker), scorer=WordOverlapScorer()).findings
+    }
+    assert findings[phd].extra["correction"] == "…from Brandeis…"
+    assert findings[phd].extra["summary"] == "Brandeis"
+    others = [f for claim, f in findings.items() if claim != phd]
+    assert [f.extra["correction"] for f in others] == [None, None]
+    # The block the finding describes, judgements included, to correct later.
+    block = finding_block(phd, findings[phd].extra)
+    assert (block.start, block.end, block.label) == (
+        start,
+        start + len(phd),
+        "CONTRADICTION",
+    )
+    assert [j.label for j in block.judgements][0] == "CONTRADICTION"
+
+    # The response changed under it: the correction no longer holds.
+    moved = Document(document.id, "Intro. " + document.text, metadata=document.metadata)
+    checker = ConsistencyChecker({moved.id: moved})
+    result = checker.check(_claims(checker), scorer=WordOverlapScorer())
+    assert all(f.extra["correction"] is None for f in result.findings)
+
+
+@pytest.mark.parametrize(
+    "corrections, message",
+    [
+        ({"start": 0}, "'corrections' must be a list"),
+        ([{"start": "0", "end": 3, "text": "a", "correction": "b"}], "integers"),
+        ([{"start": 0, "end": 3, "text": "a"}], "must be strings"),
+    ],
+)
+def test_malformed_corrections_are_named(corrections, message):
+    document = Document(
+        "x", "A b.", metadata={"prompt": "p", "corrections": corrections}
+    )
+    with pytest.raises(ValueError, match=message):
+        item_from_document(document)

@@ -147,3 +147,30 @@ def test_roc_auc_is_undefined_with_one_class():
     assert roc_auc([0.1, 0.9], [True, True]) is None
     assert roc_auc([0.1, 0.9], [False, False]) is None
     assert roc_auc([], []) is None
+
+
+def test_krippendorff_alpha_matches_the_reference_example():
+    from pipeline.evaluate import krippendorff_alpha
+
+    # Krippendorff (2011), "Computing Krippendorff's alpha-reliability",
+    # nominal data: four coders, twelve units, missing values left out.
+    units = [
+        ["1", "1", "1"],
+        ["2", "2", "3", "2"],
+        ["3", "3", "3", "3"],
+        ["3", "3", "3", "3"],
+        ["2", "2", "2", "2"],
+        ["1", "2", "3", "4"],
+        ["4", "4", "4", "4"],
+        ["1", "1", "2", "1"],
+        ["2", "2", "2", "2"],
+        ["5", "5", "5"],
+        ["1", "1"],
+        ["3"],
+    ]
+    assert krippendorff_alpha(units) == 0.7434
+    assert krippendorff_alpha([["a", "a"], ["b", "b"]]) == 1.0
+    assert krippendorff_alpha([["a", "b"], ["b", "a"]]) == -0.5
+    # Undefined: nothing pairable, or one class only.
+    assert krippendorff_alpha([["a"], []]) is None
+    assert krippendorff_alpha([["a", "a"], ["a", "a", "a"]]) is None

@@ -295,18 +295,22 @@ async function gradingCancel() {
   }
 }
 
-// --- consistency sampling with LLMs ---------------------------------------------
+// --- consistency runs: sampling other models, correcting flagged sentences ----
 
 const sample = {
   form: $("sample-form"),
+  job: $("sample-job"),
   models: $("sample-models"),
   count: $("sample-count"),
+  improver: $("correct-improver"),
+  summaries: $("correct-summaries"),
   pricePrompt: $("sample-price-prompt"),
   priceCompletion: $("sample-price-completion"),
   budget: $("sample-budget"),
   estimate: $("sample-estimate"),
   start: $("sample-start"),
   panel: $("sample-run"),
+  runJob: $("sr-job"),
   id: $("sr-id"),
   status: $("sr-status"),
   progress: $("sr-progress"),
@@ -316,14 +320,25 @@ const sample = {
   error: $("sr-error"),
   cancel: $("sr-cancel"),
 };
-let samplingId = data.live_sampling;
-let samplingTimer = 0;
+const JOB_NAMES = { samples: "Sampling", corrections: "Corrections" };
+let consistencyId = data.live_consistency;
+let consistencyTimer = 0;
 
-function samplingParams() {
-  const params = {
-    samplers: sample.models.value.split(",").map((m) => m.trim()).filter(Boolean),
-    samples: Number(sample.count.value),
-  };
+// Shows the fields of the chosen job only.
+function showJobFields() {
+  for (const field of sample.form?.querySelectorAll("[data-job]") || []) {
+    field.hidden = field.dataset.job !== sample.job.value;
+  }
+}
+
+function consistencyParams() {
+  const params =
+    sample.job.value === "corrections"
+      ? { improver: sample.improver.value.trim(), summaries: sample.summaries.checked }
+      : {
+          samplers: sample.models.value.split(",").map((m) => m.trim()).filter(Boolean),
+          samples: Number(sample.count.value),
+        };
   if (sample.pricePrompt.value !== "") params.price_per_mtok_prompt = Number(sample.pricePrompt.value);
   if (sample.priceCompletion.value !== "") {
     params.price_per_mtok_completion = Number(sample.priceCompletion.value);
@@ -331,26 +346,39 @@ function samplingParams() {
   return params;
 }
 
-async function samplingEstimate() {
+function estimateText(e) {
+  const cost = e.cost === null ? "set both prices for a cost" : `about ${Number(e.cost).toFixed(2)}`;
+  const tokens =
+    `~${e.prompt_tokens.toLocaleString()} prompt and ${e.completion_tokens.toLocaleString()} ` +
+    `completion tokens, ${cost}.`;
+  const k = e.calls_by_kind;
+  if (e.job === "corrections") {
+    return (
+      `${e.documents} answers with flagged sentences to correct with ${e.models.join(", ")}: ` +
+      `${e.calls} calls (${k.correction_calls} corrections, ${k.summary_calls} error summaries), ${tokens}`
+    );
+  }
+  return (
+    `${e.documents} answers to sample with ${e.models.join(", ")}: ${e.calls} calls ` +
+    `(${k.reformulation_calls} writing prompt variants), ${tokens}`
+  );
+}
+
+async function consistencyEstimate() {
   sample.estimate.textContent = "Estimating…";
   try {
-    const e = await api(data.urls.sampling_estimate, {
+    const e = await api(data.urls.consistency_estimate, {
       method: "POST",
-      body: { project: data.project.id, params: samplingParams() },
+      body: { project: data.project.id, job: sample.job.value, params: consistencyParams() },
     });
-    const cost = e.cost === null ? "set both prices for a cost" : `about ${Number(e.cost).toFixed(2)}`;
-    sample.estimate.textContent =
-      `${e.documents} answers to sample with ${e.samplers.join(", ")}: ${e.calls} calls ` +
-      `(${e.reformulation_calls} writing prompt variants with ${e.reformulator}), ` +
-      `~${e.prompt_tokens.toLocaleString()} prompt and ${e.completion_tokens.toLocaleString()} ` +
-      `completion tokens, ${cost}.`;
+    sample.estimate.textContent = estimateText(e);
     if (e.cost !== null && sample.budget.value === "") sample.budget.value = Number(e.cost).toFixed(2);
   } catch (error) {
     sample.estimate.textContent = `Could not estimate: ${error.message}`;
   }
 }
 
-async function samplingStart(event) {
+async function consistencyStart(event) {
   event.preventDefault();
   if (sample.budget.value === "") {
     sample.estimate.textContent = "Set a budget: the run stops before its cost would pass it.";
@@ -359,22 +387,28 @@ async function samplingStart(event) {
   }
   sample.start.disabled = true;
   try {
-    const run = await api(data.urls.sampling_runs, {
+    const run = await api(data.urls.consistency_runs, {
       method: "POST",
-      body: { project: data.project.id, budget: sample.budget.value, params: samplingParams() },
+      body: {
+        project: data.project.id,
+        job: sample.job.value,
+        budget: sample.budget.value,
+        params: consistencyParams(),
+      },
     });
-    samplingId = run.id;
-    sample.estimate.textContent = `Sampling run ${run.id} queued.`;
-    showSampling(run);
-    pollSampling();
+    consistencyId = run.id;
+    sample.estimate.textContent = `${JOB_NAMES[run.job]} run ${run.id} queued.`;
+    showConsistency(run);
+    pollConsistency();
   } catch (error) {
     sample.start.disabled = false;
-    sample.estimate.textContent = `Could not start sampling: ${error.message}`;
+    sample.estimate.textContent = `Could not start the run: ${error.message}`;
   }
 }
 
-function showSampling(run) {
+function showConsistency(run) {
   sample.panel.hidden = false;
+  sample.runJob.textContent = JOB_NAMES[run.job] || run.job;
   sample.id.textContent = `#${run.id}`;
   sample.status.textContent = run.status;
   sample.status.className = `badge run-${run.status}`;
@@ -391,29 +425,126 @@ function showSampling(run) {
   sample.start.disabled = !done;
 }
 
-async function pollSampling() {
-  window.clearTimeout(samplingTimer);
-  if (samplingId === null) return;
+async function pollConsistency() {
+  window.clearTimeout(consistencyTimer);
+  if (consistencyId === null) return;
   try {
-    const run = await api(url(data.urls.sampling_run, samplingId));
-    showSampling(run);
+    const run = await api(url(data.urls.consistency_run, consistencyId));
+    showConsistency(run);
     if (TERMINAL.has(run.status)) return;
   } catch (error) {
-    sample.estimate.textContent = `Sampling run ${samplingId}: ${error.message}`;
+    sample.estimate.textContent = `Run ${consistencyId}: ${error.message}`;
   }
-  samplingTimer = window.setTimeout(pollSampling, POLL_MS);
+  consistencyTimer = window.setTimeout(pollConsistency, POLL_MS);
 }
 
-async function samplingCancel() {
-  if (samplingId === null) return;
+async function consistencyCancel() {
+  if (consistencyId === null) return;
   sample.cancel.disabled = true;
   try {
-    showSampling(await api(url(data.urls.sampling_cancel, samplingId), { method: "POST" }));
-    pollSampling();
+    showConsistency(await api(url(data.urls.consistency_cancel, consistencyId), { method: "POST" }));
+    pollConsistency();
   } catch (error) {
     sample.cancel.disabled = false;
     sample.estimate.textContent = `Could not cancel: ${error.message}`;
   }
+}
+
+// --- operating point: preview a target recall, then apply it -------------------
+
+const op = {
+  form: $("op-form"),
+  target: $("op-target"),
+  apply: $("op-apply"),
+  result: $("op-result"),
+  threshold: $("op-threshold"),
+  recall: $("op-recall"),
+  precision: $("op-precision"),
+  workload: $("op-workload"),
+  message: $("op-message"),
+};
+// The target the shown preview was computed for: Apply sends that one only.
+let previewed = null;
+
+function opTarget() {
+  const value = Number(op.target.value);
+  if (op.target.value === "" || !(value > 0 && value <= 1)) {
+    op.message.textContent = "The target recall must be a number above 0 and at most 1 (0.95: flag 95% of hallucinations).";
+    return null;
+  }
+  return value;
+}
+
+function pct(value) {
+  return value === null || value === undefined ? "n/a" : `${(100 * value).toFixed(1)}%`;
+}
+
+function showPoint(p) {
+  op.result.hidden = false;
+  const calibrated = p.calibrated_p_safe === null ? "" : ` (calibrated P(safe) ${fmt(p.calibrated_p_safe, 3)})`;
+  op.threshold.textContent = `${fmt(p.threshold, 4)}${calibrated}; now ${fmt(p.current_threshold, 4)}`;
+  // The gold recall aims above the target: on new predictions it holds with
+  // the stated confidence, not just half the time.
+  op.recall.textContent =
+    `${pct(p.gold.recall)} of ${p.gold.n_unsafe} unsafe (aiming at ${pct(p.gold_recall_aimed)}, ` +
+    `so that new predictions reach ${pct(p.target_recall)} with ${pct(p.confidence)} confidence)`;
+  op.precision.textContent = `${pct(p.gold.precision)} of ${p.gold.flagged} flagged, on ${p.gold.n} gold labels`;
+  const w = p.workload;
+  op.workload.textContent =
+    `experts would see ${w.flagged.toLocaleString()} of ${w.total.toLocaleString()} predictions (${pct(w.fraction)})`;
+}
+
+async function opPreview() {
+  const target = opTarget();
+  if (target === null) return;
+  op.message.textContent = "Computing…";
+  op.apply.disabled = true;
+  try {
+    const path = `${url(data.urls.operating_point, op.form.dataset.scorer)}?target_recall=${encodeURIComponent(target)}`;
+    showPoint(await api(path));
+    previewed = target;
+    op.apply.disabled = false;
+    op.message.textContent = `Preview for a target recall of ${target}: nothing has changed yet.`;
+  } catch (error) {
+    previewed = null;
+    op.message.textContent = `Could not preview: ${error.message}`;
+  }
+}
+
+async function opApply(event) {
+  event.preventDefault();
+  if (previewed === null || Number(op.target.value) !== previewed) {
+    op.apply.disabled = true;
+    op.message.textContent = "Preview this target first.";
+    return;
+  }
+  op.apply.disabled = true;
+  try {
+    const scorer = await api(url(data.urls.operating_point, op.form.dataset.scorer), {
+      method: "POST",
+      body: { target_recall: previewed },
+    });
+    showPoint(scorer.operating_point);
+    op.message.textContent =
+      `Applied: threshold ${fmt(scorer.threshold, 4)}. Every prediction is being checked again with it.`;
+  } catch (error) {
+    op.apply.disabled = false;
+    op.message.textContent = `Could not apply: ${error.message}`;
+  }
+}
+
+async function calibrate(button) {
+  button.disabled = true;
+  op.message.textContent = "Fitting the calibration…";
+  try {
+    const scorer = await api(url(data.urls.calibrate, op.form.dataset.scorer), { method: "POST", body: {} });
+    const c = scorer.calibration;
+    op.message.textContent =
+      `Calibrated (${c.method}) on ${c.n} gold labels: ECE ${fmt(c.ece_raw, 3)} raw, ${fmt(c.ece_calibrated, 3)} calibrated. Reload to see the diagram.`;
+  } catch (error) {
+    op.message.textContent = `Could not calibrate: ${error.message}`;
+  }
+  button.disabled = false;
 }
 
 // --- wiring ------------------------------------------------------------------
@@ -428,9 +559,19 @@ document.addEventListener("click", (event) => {
   else if (action === "reload") window.location.reload();
   else if (action === "grade-estimate") gradingEstimate();
   else if (action === "grade-cancel") gradingCancel();
-  else if (action === "sample-estimate") samplingEstimate();
-  else if (action === "sample-cancel") samplingCancel();
+  else if (action === "sample-estimate") consistencyEstimate();
+  else if (action === "sample-cancel") consistencyCancel();
+  else if (action === "op-preview") opPreview();
+  else if (action === "calibrate") calibrate(button);
 });
+
+if (op.form) {
+  op.form.addEventListener("submit", opApply);
+  // A changed target needs a new preview before it can be applied.
+  op.target.addEventListener("input", () => {
+    op.apply.disabled = previewed === null || Number(op.target.value) !== previewed;
+  });
+}
 
 if (grade.form) {
   grade.form.addEventListener("submit", gradingStart);
@@ -438,8 +579,10 @@ if (grade.form) {
 }
 
 if (sample.form) {
-  sample.form.addEventListener("submit", samplingStart);
-  if (samplingId !== null) pollSampling();
+  sample.form.addEventListener("submit", consistencyStart);
+  sample.job.addEventListener("change", showJobFields);
+  showJobFields();
+  if (consistencyId !== null) pollConsistency();
 }
 
 if (runId !== null) {

@@ -12,6 +12,7 @@
 //   api.js      fetch wrapper, CSRF, reading refusals
 //   outbox.js   localStorage outbox, batched sends with backoff, set-aside labels
 //   diff.js     character diff of the LLM context against the document span
+//   guideline.js the guideline panel (G) and the section of the item's type
 //   render.js   drawing the item, the status line, the set-aside list
 //   queue.js    the queue, decisions and undo, detours to other predictions
 //   panels.js   note, correction, help and set-aside panels
@@ -38,6 +39,8 @@ import {
 import { bindPanels, openCorrect, openFailed, openNote, toggleHelp } from "./label/panels.js";
 import { openHistory } from "./label/history.js";
 import { bindClicks, bindKeys } from "./label/keys.js";
+import { acceptSuggestion, rejectSuggestion } from "./label/suggestion.js";
+import { toggleGuideline } from "./label/guideline.js";
 
 // What a key or a button (data-action) does; keys.js maps keys to these names.
 const actions = {
@@ -47,8 +50,11 @@ const actions = {
   undo,
   note: openNote,
   correct: openCorrect,
+  acceptSuggestion,
+  rejectSuggestion,
   expand: toggleExpand,
   help: toggleHelp,
+  guideline: toggleGuideline,
   history: () => openHistory(1),
   failed: openFailed,
   "history-prev": () => openHistory(state.historyPage - 1),

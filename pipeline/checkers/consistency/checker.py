@@ -8,8 +8,10 @@ offline NLI judge (:class:`~.judge.NLIJudge`) reads each block against every
 sample's sentences; the block's weighted score and label (:mod:`.verdicts`)
 give the verdict: ACCURATE safe, CONTRADICTION unsafe ("contradicted"),
 NEUTRAL unsafe ("unverified": no sample confirms it), a block with nothing
-to judge it by unscored. Sampling, the LLM judge and corrections are the
-command line's (``python -m pipeline consistency``).
+to judge it by unscored. A correction kept with the item for the block
+(the web app's corrections run) comes with its finding. Sampling, the LLM
+judge and corrections are otherwise the command line's (``python -m pipeline
+consistency``).
 """
 
 from __future__ import annotations
@@ -29,7 +31,15 @@ from ..base import CheckResult, Evidence, Example, Finding, ItemFormat, Pair
 from ..perturb import entities, negate, swap_entity
 from ..sentences import sentence_spans
 from .check import ConsistencyConfig
-from .items import Item, Sample, item_document, item_from_document, item_from_json
+from .items import (
+    Block,
+    Item,
+    Judgement,
+    Sample,
+    item_document,
+    item_from_document,
+    item_from_json,
+)
 from .judge import NLIJudge, SentenceJudgement, content_words, topical_sentence
 from .verdicts import block_label, block_score
 
@@ -302,6 +312,14 @@ class ConsistencyChecker:
             else ""
         )
         verdict, reason = _VERDICT[label]
+        correction = next(
+            (
+                c
+                for c in item.corrections
+                if (c.start, c.end) == (x.start, x.end) and c.holds(item.response)
+            ),
+            None,
+        )
         if not item.samples:
             note = "No samples to compare with: this answer came without any."
         elif row is None:
@@ -330,8 +348,36 @@ class ConsistencyChecker:
                 "block_score": score,
                 "block_label": label,
                 "note": note,
+                "correction": correction.correction if correction else None,
+                "summary": correction.summary if correction else None,
             },
         )
+
+
+def finding_block(text: str, extra: Mapping[str, Any]) -> Block:
+    """The judged block a finding's ``extra`` describes (as
+    :meth:`ConsistencyChecker.check` wrote it), for correcting it later:
+    its judgements, the unjudged samples left out.
+
+    Raises:
+        ValueError: ``extra`` is not such a finding's.
+    """
+    start, end = extra.get("start"), extra.get("end")
+    if type(start) is not int or type(end) is not int:
+        raise ValueError("the finding has no block offsets")
+    judgements = tuple(
+        Judgement(j["sample"], j["label"], j.get("evidence") or "")
+        for j in extra.get("judgements") or ()
+        if isinstance(j, Mapping) and j.get("label") in _SHOWN_FIRST
+    )
+    return Block(
+        start,
+        end,
+        text,
+        judgements,
+        extra.get("block_score"),
+        extra.get("block_label") or "UNKNOWN",
+    )
 
 
 def _judgement_json(s: SentenceJudgement, samples: Sequence[Sample]) -> dict[str, Any]:

@@ -7,7 +7,7 @@ model and variant, so feeding it back in reuses them instead of sampling
 again (the results of the last check are dropped and made anew).
 
 In the web app an item is a document: its response the text, its prompt,
-samples and other fields in ``metadata`` (:func:`item_document`,
+samples, corrections and other fields in ``metadata`` (:func:`item_document`,
 :func:`item_from_document`); the checker finds the blocks in it.
 """
 
@@ -40,14 +40,33 @@ class Sample:
 
 
 @dataclass(frozen=True)
+class Correction:
+    """The improver's correction of the block ``text`` at ``start``..``end``
+    of a response, and the error summary it was made from. Kept with the
+    item, so it outlives a re-check; it holds while the response still has
+    ``text`` there."""
+
+    start: int
+    end: int
+    text: str
+    correction: str
+    summary: str | None = None
+
+    def holds(self, response: str) -> bool:
+        return response[self.start : self.end] == self.text
+
+
+@dataclass(frozen=True)
 class Item:
-    """A prompt and the response to check; ``samples`` empty until sampled."""
+    """A prompt and the response to check; ``samples`` empty until sampled,
+    ``corrections`` until a corrections run (web app) made them."""
 
     id: str
     prompt: str
     response: str
     samples: tuple[Sample, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
+    corrections: tuple[Correction, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -184,14 +203,51 @@ def item_to_json(item: Item) -> dict[str, Any]:
     return {**out, **item.extra}
 
 
+def correction_to_json(c: Correction) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "start": c.start,
+        "end": c.end,
+        "text": c.text,
+        "correction": c.correction,
+    }
+    if c.summary is not None:
+        out["summary"] = c.summary
+    return out
+
+
+def _corrections(raw: Any) -> tuple[Correction, ...]:
+    if not isinstance(raw, list):
+        raise ValueError("field 'corrections' must be a list")
+    out = []
+    for i, entry in enumerate(raw):
+        where = f"corrections[{i}]"
+        if not isinstance(entry, dict):
+            raise ValueError(f"{where} must be an object")
+        start, end = entry.get("start"), entry.get("end")
+        if not all(type(v) is int for v in (start, end)):
+            raise ValueError(f"{where}: 'start' and 'end' must be integers")
+        text, correction = entry.get("text"), entry.get("correction")
+        if not isinstance(text, str) or not isinstance(correction, str):
+            raise ValueError(f"{where}: 'text' and 'correction' must be strings")
+        out.append(
+            Correction(
+                start, end, text, correction, _optional_text(entry, "summary", where)
+            )
+        )
+    return tuple(out)
+
+
 def item_document(item: Item) -> Document:
     """The item as a document: the response its text; the prompt, the samples
-    (as :func:`sample_to_json` writes them) and the line's other fields
-    (``extra``, when it has any) in ``metadata``."""
+    (as :func:`sample_to_json` writes them), the corrections when there are
+    any and the line's other fields (``extra``, when it has any) in
+    ``metadata``."""
     metadata: dict[str, Any] = {
         "prompt": item.prompt,
         "samples": [sample_to_json(s) for s in item.samples],
     }
+    if item.corrections:
+        metadata["corrections"] = [correction_to_json(c) for c in item.corrections]
     if item.extra:
         metadata["extra"] = item.extra
     return Document(id=item.id, text=item.response, metadata=metadata)
@@ -203,7 +259,7 @@ def item_from_document(document: Document) -> Item:
     response with no prompt and no samples.
 
     Raises:
-        ValueError: the metadata's samples are malformed, named.
+        ValueError: the metadata's samples or corrections are malformed, named.
     """
     meta = document.metadata or {}
     raw = meta.get("samples")
@@ -214,6 +270,7 @@ def item_from_document(document: Document) -> Item:
         response=document.text,
         samples=_samples(raw) if raw else (),
         extra=dict(extra) if isinstance(extra, dict) else {},
+        corrections=_corrections(meta.get("corrections") or []),
     )
 
 

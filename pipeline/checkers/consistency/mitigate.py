@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from concurrent.futures import Executor
 
 from .calls import CallLedger, Tally, gather
-from .items import Block, Improvement, Item
+from .items import Block, Correction, Improvement, Item
 from .models import ModelSpec
 from .prompts import (
     Prompts,
@@ -48,6 +48,31 @@ def rebuild(response: str, blocks: Sequence[Block]) -> str:
     return "".join(out)
 
 
+def summary_request(block: Block, prompts: Prompts) -> str:
+    """What the summarizer is asked about ``block`` (Figure 9)."""
+    found = conflicts_text(conflicts(block))
+    return render(prompts.summarize, passage=block.text, conflicts=found)
+
+
+def correction_request(block: Block, summary: str | None, prompts: Prompts) -> str:
+    """What the improver is asked to correct ``block`` with (Figure 10)."""
+    return render(
+        prompts.correct,
+        passage=block.text,
+        summary=summary or "",
+        conflicts=conflicts_text(conflicts(block)),
+    )
+
+
+def block_corrections(blocks: Sequence[Block]) -> list[Correction]:
+    """The corrections :func:`mitigate_blocks` made, to keep with the item."""
+    return [
+        Correction(b.start, b.end, b.text, b.correction, b.summary)
+        for b in blocks
+        if b.correction is not None
+    ]
+
+
 def mitigate_blocks(
     blocks: Sequence[Block],
     *,
@@ -72,17 +97,11 @@ def mitigate_blocks(
     prompts = prompts or Prompts()
 
     def mitigate(index: int, block: Block) -> tuple[Block, list[str]]:
-        notes, found = [], conflicts(block)
+        notes = []
         summary = correction = None
         if summarizer is not None:
             answer = ledger.chat(
-                summarizer,
-                render(
-                    prompts.summarize,
-                    passage=block.text,
-                    conflicts=conflicts_text(found),
-                ),
-                tally=tally,
+                summarizer, summary_request(block, prompts), tally=tally
             )
             try:
                 summary = tag_text(answer, "summary")
@@ -90,14 +109,7 @@ def mitigate_blocks(
                 notes.append(f"block {index}: unusable error summary ({e})")
         if improver is not None:
             answer = ledger.chat(
-                improver,
-                render(
-                    prompts.correct,
-                    passage=block.text,
-                    summary=summary or "",
-                    conflicts=conflicts_text(found),
-                ),
-                tally=tally,
+                improver, correction_request(block, summary, prompts), tally=tally
             )
             try:
                 correction = tag_text(answer, "corrected") or None

@@ -20,6 +20,7 @@ export const el = {
   machine: $("machine"),
   doc: $("doc"),
   docId: $("doc-id"),
+  docPages: $("doc-pages"),
   expandBtn: $("expand-btn"),
   siblings: $("siblings"),
   detour: $("detour"),
@@ -30,6 +31,7 @@ export const el = {
   correctType: $("correct-type"),
   correctValue: $("correct-value"),
   help: $("help"),
+  guideline: $("guideline"),
   history: $("history"),
   historyRows: $("history-rows"),
   historyPage: $("history-page"),
@@ -50,6 +52,7 @@ export function closePanels() {
   el.noteForm.hidden = true;
   el.correctForm.hidden = true;
   el.help.hidden = true;
+  el.guideline.hidden = true;
   el.history.hidden = true;
   el.failed.hidden = true;
 }
@@ -59,6 +62,7 @@ export function panelOpen() {
     el.noteForm.hidden &&
     el.correctForm.hidden &&
     el.help.hidden &&
+    el.guideline.hidden &&
     el.history.hidden &&
     el.failed.hidden
   );

@@ -7,6 +7,7 @@
 // and handed to the outbox, which persists and sends them.
 
 import { api } from "./api.js";
+import { guidelineVersion } from "./guideline.js";
 import { loadFailed, outbox, saveFailed, takeFailed, uuid } from "./outbox.js";
 import { renderDocument, renderStatus, show } from "./render.js";
 import { data, saveDecided, state, urls } from "./state.js";
@@ -126,6 +127,8 @@ export function decide(label) {
     note: state.draft.note,
     corrected_type: state.draft.corrected_type,
     corrected_value: state.draft.corrected_value,
+    suggestion: state.draft.suggestion,
+    guideline_version: guidelineVersion(),
     seconds_spent: Math.round(Math.min(seconds, 3600) * 1000) / 1000,
   };
   item.my_label = { ...op };

@@ -12,6 +12,8 @@ import { closePanels, el, span } from "./dom.js";
 import { fillClaim } from "./fields.js";
 import { loadFailed, outbox } from "./outbox.js";
 import { state } from "./state.js";
+import { renderSuggestion } from "./suggestion.js";
+import { renderGuidelineSection } from "./guideline.js";
 
 // Puts item on screen (null: nothing left); detour says why it is not the
 // queue's next ("" when it is).
@@ -22,6 +24,7 @@ export function show(item, detour) {
     note: item?.my_label?.note || "",
     corrected_type: item?.my_label?.corrected_type || "",
     corrected_value: item?.my_label?.corrected_value ?? null,
+    suggestion: item?.my_label?.suggestion || "",
   };
   state.expanded = false;
   closePanels();
@@ -39,6 +42,8 @@ export function show(item, detour) {
   el.detour.hidden = !detour;
   el.detourWhy.textContent = detour;
   fillClaim(el.claim, item);
+  renderSuggestion(item);
+  renderGuidelineSection(item);
   renderWhy(item);
   renderCurrentLabel(item);
   renderDraft();
@@ -69,7 +74,8 @@ function renderCurrentLabel(item) {
 
 export function renderDraft() {
   const parts = [];
-  if (state.draft.corrected_type || state.draft.corrected_value != null) {
+  if (state.draft.suggestion) parts.push(`suggested correction ${state.draft.suggestion}`);
+  if (state.draft.suggestion !== "accepted" && (state.draft.corrected_type || state.draft.corrected_value != null)) {
     const value =
       state.draft.corrected_value == null
         ? ""
@@ -90,7 +96,14 @@ function renderMachine(item) {
   if (m.reason) line.push(m.reason.replace(/_/g, " "));
   if (m.score != null) line.push(`score ${m.score.toFixed(3)} (${m.scored_by || "?"})`);
   for (const s of m.scores) line.push(`${s.scorer}: ${s.score.toFixed(3)}`);
-  el.machine.textContent = `Machine: ${line.join(" · ")}`;
+  el.machine.append(`Machine: ${line.join(" · ")}`);
+  // The LLM grader's reasoning: why it flagged (or passed) the claim.
+  for (const s of m.scores.filter((s) => s.reasoning)) {
+    const why = document.createElement("p");
+    why.className = "lbl-reasoning";
+    why.textContent = `${s.scorer}: ${s.reasoning}`;
+    el.machine.append(why);
+  }
 }
 
 // The document window (or the whole text, once expanded) with the evidence
@@ -109,6 +122,7 @@ export function renderDocument(item) {
     offset = doc.window_start;
   }
   el.expandBtn.firstChild.textContent = state.expanded ? "Collapse " : "Expand ";
+  el.docPages.textContent = pagesShown(doc, full !== undefined);
   const nodes = [];
   if (offset > 0) nodes.push(span("… ", "d-none"));
   let at = 0; // position in text up to which nodes are pushed
@@ -122,6 +136,15 @@ export function renderDocument(item) {
   el.doc.replaceChildren(...nodes);
   el.doc.classList.toggle("expanded", state.expanded);
   if (state.expanded) el.doc.querySelector(".d-hit")?.scrollIntoView({ block: "center" });
+}
+
+// Which pages of a PDF the document pane shows: the window's ("p. 2 of 3",
+// kept to the evidence's pages by the server), or all of them; "" for a
+// document without pages.
+function pagesShown(doc, whole) {
+  if (!doc.page_count) return "";
+  if (whole) return `all ${doc.page_count} pages`;
+  return doc.page_label ? `${doc.page_label} of ${doc.page_count}` : "";
 }
 
 // Evidence spans of the item's own document, as offsets into the shown text

@@ -1,0 +1,402 @@
+"""Webhooks (issue 15): URLs a project calls when one of its runs ends (a
+check pass, an extraction, grading, consistency or training run), so that a
+pipeline can wait on the app instead of polling it.
+
+Each call is a WebhookDelivery row, written with the run's end and sent by
+the ``deliver_webhook`` task once that commits. The task POSTs the payload as
+JSON, signed with the webhook's secret (HMAC-SHA256 over
+``"{timestamp}.{body}"``), and retries a non-2xx answer or a network error
+with Celery's retry and a doubling countdown, up to WEBHOOK_MAX_ATTEMPTS
+calls. Delivery is at least once: a worker dying mid-call sends it again, with
+the same X-SafePassage-Delivery id for the receiver to drop the duplicate.
+
+The URL is where the server sends requests, so its host must be one the
+deployment lists in WEBHOOK_ALLOWED_HOSTS (checked at registration and again
+before every call), only http(s), and redirects are never followed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import http.client
+import json
+import logging
+import secrets
+import time
+import urllib.request
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from .dispatch import send_after_commit
+from .errors import ApplicationError
+from .models import Prediction, Project, Webhook, WebhookDelivery
+from .selectors import MANAGE, projects_for
+
+logger = logging.getLogger(__name__)
+
+#: The kinds of run a webhook can be called for.
+EVENTS = ("check", "extraction", "grading", "training", "consistency")
+#: Seconds a receiver has to answer one call.
+TIMEOUT_SECONDS = 10
+#: Longest wait between two calls of one delivery.
+MAX_BACKOFF_SECONDS = 3600
+_ERROR_CHARS = 2000
+
+_RUN_EVENTS = {
+    "extractionrun": "extraction",
+    "gradingrun": "grading",
+    "consistencyrun": "consistency",
+    "trainingrun": "training",
+}
+
+
+# --- the allow-list (SSRF guard) -----------------------------------------------
+
+
+def _allowed_hosts() -> list[str]:
+    # Read at each call: tests and a settings reload see the current value.
+    return list(settings.WEBHOOK_ALLOWED_HOSTS)
+
+
+def _default_port(scheme: str) -> int:
+    return 443 if scheme == "https" else 80
+
+
+def _host_allowed(hostname: str, port: int, allowed: list[str]) -> bool:
+    """``host`` in the list allows any port of it, ``host:port`` that port."""
+    for entry in allowed:
+        parts = urlsplit("//" + entry.strip())
+        try:
+            entry_port = parts.port
+        except ValueError:
+            continue  # a malformed entry allows nothing
+        if parts.hostname == hostname and entry_port in (None, port):
+            return True
+    return False
+
+
+def webhook_url_problem(url: str) -> str | None:
+    """What makes ``url`` one the server will not call, or None."""
+    allowed = _allowed_hosts()
+    if not allowed:
+        return (
+            "webhooks are turned off on this server: the deployment allows no "
+            "host (WEBHOOK_ALLOWED_HOSTS is empty)"
+        )
+    if not url:
+        return "a webhook needs a URL"
+    if len(url) > Webhook._meta.get_field("url").max_length:
+        return "the webhook URL is longer than 1000 characters"
+    if any(c.isspace() or not c.isprintable() for c in url):
+        return "the webhook URL contains spaces or control characters"
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        return f"webhook URLs are http or https, not {parts.scheme or 'none'!r}"
+    try:
+        port = parts.port or _default_port(parts.scheme)
+    except ValueError:
+        return "the webhook URL has a bad port"
+    if not parts.hostname:
+        return "the webhook URL has no host"
+    if not _host_allowed(parts.hostname, port, allowed):
+        return (
+            f"webhook host {parts.netloc.rpartition('@')[2]!r} is not allowed here; "
+            f"the deployment allows {', '.join(allowed)} (WEBHOOK_ALLOWED_HOSTS)"
+        )
+    return None
+
+
+def events_clean(events: Any) -> list[str]:
+    """The run kinds a webhook is called for, checked; empty means all.
+
+    Raises:
+        ApplicationError: not a list of known kinds.
+    """
+    if events is None:
+        return []
+    if not isinstance(events, list) or not all(isinstance(e, str) for e in events):
+        raise ApplicationError("events must be a list of run kinds")
+    unknown = sorted(set(events) - set(EVENTS))
+    if unknown:
+        raise ApplicationError(
+            f"unknown events {', '.join(map(repr, unknown))}; a webhook can be "
+            f"called for {', '.join(EVENTS)} (none for all)"
+        )
+    return [e for e in EVENTS if e in events]
+
+
+# --- registration --------------------------------------------------------------
+
+
+def webhooks_for(user) -> QuerySet[Webhook]:
+    """The webhooks of the projects ``user`` administers (their secrets sign
+    calls, and their URLs and logs are for the admins alone)."""
+    return Webhook.objects.filter(project__in=projects_for(user, roles=MANAGE))
+
+
+def webhook_create(
+    *, project: Project, url: str, events: Any = None, created_by=None
+) -> Webhook:
+    """Register ``url`` for ``project``'s runs with a new secret, which the
+    caller shows once (``webhook.secret``); nothing lists it again.
+
+    Raises:
+        ApplicationError: the URL is not one the deployment allows, or the
+            events are not run kinds.
+    """
+    problem = webhook_url_problem(url)
+    if problem:
+        raise ApplicationError(problem)
+    return Webhook.objects.create(
+        project=project,
+        url=url,
+        secret=secrets.token_hex(32),
+        events=events_clean(events),
+        created_by=created_by,
+    )
+
+
+def webhook_update(
+    *, webhook: Webhook, events: Any = None, is_active: bool | None = None
+) -> Webhook:
+    """Pause or resume a webhook, or change its events (the URL and secret
+    stay: register a new webhook for another URL)."""
+    fields = []
+    if events is not None:
+        webhook.events = events_clean(events)
+        fields.append("events")
+    if is_active is not None:
+        webhook.is_active = bool(is_active)
+        fields.append("is_active")
+    if fields:
+        webhook.save(update_fields=fields)
+    return webhook
+
+
+# --- firing --------------------------------------------------------------------
+
+
+def webhooks_notify(project: Project | int, event: str, payload: dict) -> list[int]:
+    """One delivery per active webhook of ``project`` called for ``event``,
+    each sent by a task once the current transaction commits; the ids.
+
+    Never raises: a webhook must not fail the run or check that fired it, so a
+    failure here is logged and nothing is sent.
+    """
+    project_id = project if isinstance(project, int) else project.pk
+    body = {"event": event, "project": project_id, **payload}
+    try:
+        # A savepoint: a failure here leaves the caller's transaction usable.
+        with transaction.atomic():
+            webhooks = Webhook.objects.filter(
+                Q(events=[]) | Q(events__contains=[event]),
+                project_id=project_id,
+                is_active=True,
+            )
+            deliveries = [
+                WebhookDelivery.objects.create(webhook=w, event=event, payload=body)
+                for w in webhooks.only("pk")
+            ]
+            from . import tasks
+
+            for delivery in deliveries:
+                send_after_commit(tasks.deliver_webhook, delivery.pk)
+    except Exception:
+        logger.exception("project %s: %s webhooks not sent", project_id, event)
+        return []
+    return [d.pk for d in deliveries]
+
+
+def _text(value: str) -> str:
+    return value if len(value) <= _ERROR_CHARS else value[:_ERROR_CHARS] + "..."
+
+
+def run_payload(run) -> tuple[str, dict]:
+    """The event and payload telling that ``run`` (any kind) has ended."""
+    event = _RUN_EVENTS[run._meta.model_name]
+    if event == "training":
+        metrics = run.metrics or {}
+        progress = {"fraction": run.progress, "stage": run.stage}
+        details = {
+            key: metrics[key]
+            for key in ("version", "promoted", "reason")
+            if key in metrics
+        }
+    else:
+        progress = {"done": run.progress_done, "total": run.progress_total}
+        details = {"model": run.model}
+        if getattr(run, "cost", None) is not None:
+            details["cost"] = str(run.cost)
+        if event == "consistency":
+            details["job"] = run.job
+    return event, {
+        "run": run.pk,
+        "status": run.status,
+        "progress": progress,
+        "error": _text(run.error),
+        "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+        **details,
+    }
+
+
+def run_ended_notify(model, run_id: int) -> list[int]:
+    """Tell the project's webhooks that the run ``run_id`` of ``model`` has
+    ended (called by annotator.runs once per run)."""
+    try:
+        run = model.objects.filter(pk=run_id).first()
+        if run is None:
+            return []
+        event, payload = run_payload(run)
+    except Exception:
+        logger.exception("%s %s: webhooks not sent", model.__name__, run_id)
+        return []
+    return webhooks_notify(run.project_id, event, payload)
+
+
+def check_ended_notify(project_id: int, summary) -> list[int]:
+    """Tell the project's webhooks that a check pass over it has ended: what
+    it checked, and how many predictions are still unchecked (other workers'
+    share, or imported since) for a caller waiting for zero."""
+    if not summary.checked:
+        return []  # a duplicate or swept task that found nothing to do
+    remaining = Prediction.objects.filter(project_id=project_id, checked_at=None)
+    return webhooks_notify(
+        project_id,
+        "check",
+        {
+            "status": "succeeded",
+            "checked": summary.checked,
+            "safe": summary.safe,
+            "unsafe": summary.unsafe,
+            "unscored": summary.unscored,
+            "errors": len(summary.errors),
+            "scorer": summary.scorer,
+            "remaining": remaining.count(),
+            "finished_at": timezone.now().isoformat(),
+        },
+    )
+
+
+# --- delivery ------------------------------------------------------------------
+
+
+def signature(secret: str, timestamp: str, body: bytes) -> str:
+    """The X-SafePassage-Signature of a call: ``sha256=`` and the hex
+    HMAC-SHA256 of ``"{timestamp}.{body}"`` with the webhook's secret."""
+    message = timestamp.encode() + b"." + body
+    digest = hmac.new(secret.encode(), message, hashlib.sha256).hexdigest()
+    return f"sha256={digest}"
+
+
+# No redirect handler (a 3xx is an answer, never followed to a host the list
+# does not name) and no error processor (every status comes back as an
+# answer); http and https only.
+_opener = urllib.request.OpenerDirector()
+for _handler in (
+    urllib.request.ProxyHandler(),
+    urllib.request.HTTPHandler(),
+    urllib.request.HTTPSHandler(),
+):
+    _opener.add_handler(_handler)
+
+
+def _post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int | None, str]:
+    """One call: the answer's status (None when there was none) and what went
+    wrong ("" for a 2xx)."""
+    request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+    try:
+        with _opener.open(request, timeout=TIMEOUT_SECONDS) as response:
+            status = response.status
+            if 200 <= status < 300:
+                return status, ""
+            if 300 <= status < 400:
+                where = response.headers.get("Location", "")
+                return status, f"HTTP {status}: redirects are not followed ({where})"
+            text = response.read(500).decode("utf-8", "replace").strip()
+            return status, f"HTTP {status}" + (f": {text}" if text else "")
+    except (OSError, http.client.HTTPException, ValueError) as e:
+        return None, f"{type(e).__name__}: {e}"
+
+
+def retry_countdown(attempts: int) -> float:
+    """Seconds to wait after the ``attempts``-th failed call."""
+    backoff = settings.WEBHOOK_RETRY_BACKOFF * 2 ** max(attempts - 1, 0)
+    return min(backoff, MAX_BACKOFF_SECONDS)
+
+
+def webhook_deliver(*, delivery_id: int) -> float | None:
+    """Make one call of a pending delivery and record it; the seconds to wait
+    before the next call, or None when there is none to make (delivered,
+    failed for good, or not pending).
+
+    Safe to run twice: a delivery no longer pending is left alone.
+    """
+    with transaction.atomic():
+        # The row stays locked through the call (at most TIMEOUT_SECONDS): a
+        # duplicate message skips it instead of calling the receiver again.
+        delivery = (
+            WebhookDelivery.objects.select_for_update(skip_locked=True, of=("self",))
+            .select_related("webhook")
+            .filter(pk=delivery_id, status=WebhookDelivery.Status.PENDING)
+            .first()
+        )
+        if delivery is None:
+            return None
+        webhook = delivery.webhook
+        now = timezone.now()
+        # Checked again: the list may have been narrowed since registration.
+        problem = webhook_url_problem(webhook.url) or (
+            "" if webhook.is_active else "the webhook was paused before the call"
+        )
+        if problem:
+            delivery.status, delivery.error = WebhookDelivery.Status.FAILED, problem
+            delivery.last_attempt_at = now
+            delivery.save(update_fields=["status", "error", "last_attempt_at"])
+            return None
+        body = json.dumps(delivery.payload, separators=(",", ":")).encode()
+        timestamp = str(int(time.time()))
+        status, error = _post(
+            webhook.url,
+            body,
+            {
+                "Content-Type": "application/json",
+                "User-Agent": "SafePassage-Webhook",
+                "X-SafePassage-Event": delivery.event,
+                "X-SafePassage-Delivery": str(delivery.pk),
+                "X-SafePassage-Timestamp": timestamp,
+                "X-SafePassage-Signature": signature(webhook.secret, timestamp, body),
+            },
+        )
+        delivery.attempts += 1
+        delivery.response_status = status
+        delivery.error = _text(error)
+        delivery.last_attempt_at = timezone.now()
+        retry_in = None
+        if not error:
+            delivery.status = WebhookDelivery.Status.DELIVERED
+            delivery.delivered_at = delivery.last_attempt_at
+        elif delivery.attempts >= settings.WEBHOOK_MAX_ATTEMPTS:
+            delivery.status = WebhookDelivery.Status.FAILED
+            delivery.error = _text(f"gave up after {delivery.attempts} calls: {error}")
+        else:
+            retry_in = retry_countdown(delivery.attempts)
+        delivery.save(
+            update_fields=[
+                "status",
+                "attempts",
+                "response_status",
+                "error",
+                "last_attempt_at",
+                "delivered_at",
+            ]
+        )
+    if retry_in is None:
+        log = logger.info if delivery.status == "delivered" else logger.warning
+        log("webhook delivery %s: %s %s", delivery_id, delivery.status, error)
+    return retry_in
