@@ -245,6 +245,8 @@ def export_rows(*, project: Project, kind: str) -> Iterator[dict[str, Any]]:
                 extra["corrected_value"] = a.corrected_value
             if a.suggestion:
                 extra["suggestion"] = a.suggestion
+            if a.guideline_version is not None:
+                extra["guideline_version"] = a.guideline_version
             yield label_to_json(
                 Label(
                     prediction_id=a.prediction.external_id, label=a.label, extra=extra

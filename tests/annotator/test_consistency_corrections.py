@@ -252,3 +252,25 @@ def test_the_experts_decision_on_a_suggestion_is_kept_with_the_label(
         prediction=phd, annotator=personas.admin, label="unsafe", suggestion="rejected"
     )
     assert rejected.suggestion == "rejected" and rejected.corrected_value is None
+
+
+def test_the_export_keeps_the_decision_and_the_guideline_version(personas, checked):
+    from annotator import guidelines
+    from annotator.selectors import export_rows
+
+    guideline, _ = guidelines.guideline_save(
+        project=checked, user=personas.admin, text="# Response block\nCheck dates."
+    )
+    phd = Prediction.objects.get(project=checked, external_id="lamport#b1")
+    labeling.annotation_submit(
+        prediction=phd,
+        annotator=personas.annotator,
+        label="unsafe",
+        suggestion="accepted",
+        corrected_value=FIXED,
+        guideline_version=guideline.version,
+    )
+    [row] = list(export_rows(project=checked, kind="labels"))
+    assert row["prediction_id"] == "lamport#b1"
+    assert (row["suggestion"], row["corrected_value"]) == ("accepted", FIXED)
+    assert row["guideline_version"] == guideline.version
