@@ -123,7 +123,8 @@ def _sweep_on_start(sender=None, **kwargs):
 @shared_task
 def sweep_llm_runs() -> dict:
     """Periodic (beat): send extraction, grading and consistency runs again whose
-    message or worker was lost; fail those lost too often."""
+    message or worker was lost, failing those lost too often, and webhook
+    deliveries whose message was lost."""
     swept = {}
     for model, task in (
         (ExtractionRun, run_extraction),
@@ -134,6 +135,10 @@ def sweep_llm_runs() -> dict:
         for run_id in resend:
             task.delay(run_id)
         swept[model.__name__] = {"resent": resend, "failed": failed}
+    lost = webhooks.deliveries_lost()
+    for delivery_id in lost:
+        deliver_webhook.delay(delivery_id)
+    swept["WebhookDelivery"] = {"resent": lost}
     return swept
 
 

@@ -330,6 +330,27 @@ def retry_countdown(attempts: int) -> float:
     return min(backoff, MAX_BACKOFF_SECONDS)
 
 
+#: Past its next call's due time by this much, a pending delivery's message is
+#: taken for lost (the broker was down when it was sent, or its worker died).
+LOST_AFTER_SECONDS = 600
+
+
+def deliveries_lost() -> list[int]:
+    """Pending deliveries whose next call is overdue by LOST_AFTER_SECONDS:
+    their task message was lost, and beat's sweep sends it again (a message
+    that was only late finds them delivered, and does nothing)."""
+    now = timezone.now()
+    lost = []
+    for pk, attempts, created, last in WebhookDelivery.objects.filter(
+        status=WebhookDelivery.Status.PENDING
+    ).values_list("pk", "attempts", "created_at", "last_attempt_at"):
+        wait = retry_countdown(attempts) if attempts else 0.0
+        due = (last or created).timestamp() + wait + LOST_AFTER_SECONDS
+        if now.timestamp() > due:
+            lost.append(pk)
+    return lost
+
+
 def webhook_deliver(*, delivery_id: int) -> float | None:
     """Make one call of a pending delivery and record it; the seconds to wait
     before the next call, or None when there is none to make (delivered,

@@ -11,9 +11,11 @@ import threading
 import time
 from collections import defaultdict, deque
 from dataclasses import dataclass
+from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from django.utils import timezone
 
 from annotator import (
     consistency_runs,
@@ -509,3 +511,24 @@ def test_only_the_projects_admins_manage_its_webhooks(personas, api, receiver):
 def test_the_schema_lists_webhooks_and_their_log(personas, api):
     paths = api(personas.admin).get("/api/schema/?format=json").json()["paths"]
     assert "/api/webhooks/" in paths and "/api/webhooks/{id}/deliveries/" in paths
+
+
+def test_a_delivery_whose_message_was_lost_is_sent_again_by_the_sweep(
+    personas, api, receiver, unread_broker
+):
+    hook = register(api, personas.admin, personas.project, receiver.url())
+    [pk] = webhooks.webhooks_notify(personas.project, "check", {"checked": 1})
+    # Its message never reached a worker (the test's transaction never
+    # commits); fresh, it is not taken for lost.
+    assert webhooks.deliveries_lost() == []
+    long_ago = timezone.now() - timedelta(seconds=webhooks.LOST_AFTER_SECONDS + 5)
+    WebhookDelivery.objects.filter(pk=pk).update(created_at=long_ago)
+    assert webhooks.deliveries_lost() == [pk]
+    assert tasks.sweep_llm_runs()["WebhookDelivery"] == {"resent": [pk]}
+    # One that just failed a call waits its backoff: not lost.
+    WebhookDelivery.objects.filter(pk=pk).update(
+        attempts=3, last_attempt_at=timezone.now()
+    )
+    assert webhooks.deliveries_lost() == []
+    deliver_pending()
+    assert verified(receiver.to("/hook")[0], hook["secret"])["checked"] == 1
