@@ -303,6 +303,7 @@ _LIMITS: dict[str, tuple[float, float]] = {
     "validation_share": (0.01, 0.9),
     "silver_flag_precision": (0.0, 1.0),
     "silver_limit": (0, 10_000_000),
+    "replay": (0.0, 100.0),
 }
 
 

@@ -23,7 +23,7 @@ Prints the table, the training time for the largest N + the silver limit, and
 writes ``learning_curve.json`` and ``learning_curve.svg`` to ``--out-dir``.
 
     python bench/bench_learning_curve.py [--docs 700] [--sizes 100,200,300,400,500]
-        [--silver-limit 10000] [--seed 0] [--quick]
+        [--silver-limit 10000] [--seed 0] [--replay 0] [--quick]
 """
 
 from __future__ import annotations
@@ -123,6 +123,12 @@ def main() -> None:
     parser.add_argument("--silver-epochs", type=int)
     parser.add_argument("--human-epochs", type=int)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--replay",
+        type=float,
+        default=0.0,
+        help="silver pairs replayed in the expert stage, per expert pair",
+    )
     parser.add_argument("--device", help="cpu, cuda...; default: CUDA when present")
     parser.add_argument("--out-dir", default=str(Path(__file__).parent / "out"))
     parser.add_argument(
@@ -238,9 +244,11 @@ def main() -> None:
                 n,
                 NLIScorer(str(silver_dir), device=args.device, threshold=threshold),
             )
-            for name, base in (
-                ("expert", human_config.base),
-                ("silver>expert", str(silver_dir)),
+            # Replay (--replay) is the silver>expert recipe's: the expert
+            # row stays the paper's "human only".
+            for name, base, replay in (
+                ("expert", human_config.base, 0.0),
+                ("silver>expert", str(silver_dir), args.replay),
             ):
                 out = Path(tmp) / f"{name.replace('>', '-')}-{n}"
                 metadata = train_scorer(
@@ -248,7 +256,9 @@ def main() -> None:
                     train_predictions,
                     labels,
                     out,
-                    config=TrainConfig(base=base, stages=("human",), **common),
+                    config=TrainConfig(
+                        base=base, stages=("human",), replay=replay, **common
+                    ),
                 )
                 runs[f"{name}@{n}"] = stage_summary(metadata)
                 record(name, n, NLIScorer(str(out), device=args.device), metadata)
@@ -295,6 +305,7 @@ def main() -> None:
         "held_out_unsafe": test_unsafe,
         "sizes": sizes,
         "silver_limit": args.silver_limit,
+        "replay": args.replay,
         "silver_validated_on": sizes[0],
         "rows": rows,
         "curve": curve,

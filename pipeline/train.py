@@ -47,6 +47,10 @@ class TrainConfig:
     #: unsafe this often (:func:`~pipeline.evaluate.precision_threshold`).
     silver_flag_precision: float = 0.9
     freeze_embeddings: bool = True
+    #: Silver pairs mixed into the expert stage, per expert pair, so that it
+    #: keeps what the silver stage taught instead of forgetting it on a few
+    #: hundred labels (issue 16); 0 trains on the expert pairs alone.
+    replay: float = 0.0
     device: str | None = None
     seed: int = 0
 
@@ -154,7 +158,7 @@ def build_dataset(
         (data.validation if p.document_id in val_docs else data.human_train).append(
             example
         )
-    if "silver" in config.stages:
+    if "silver" in config.stages or config.replay:
         data.silver = [e for e in silver if e.document_id not in val_docs]
         if grader is not None:
             unlabelled = [
@@ -169,6 +173,13 @@ def build_dataset(
         if config.silver_limit is not None:
             data.silver = data.silver[: config.silver_limit]
     return data
+
+
+def replayed(data: Dataset, config: TrainConfig) -> list[Example]:
+    """The silver pairs the expert stage trains on beside the expert ones:
+    ``config.replay`` of them per expert pair, drawn with the run's seed."""
+    n = min(len(data.silver), round(config.replay * len(data.human_train)))
+    return random.Random(config.seed).sample(data.silver, n)
 
 
 #: Silver pairs a zero-label run validates on: enough to pick a threshold,
@@ -428,7 +439,7 @@ def train_scorer(
     if silver is None:
         silver = (
             checker.silver_examples(claims, seed=config.seed)
-            if "silver" in config.stages
+            if "silver" in config.stages or config.replay
             else []
         )
     # The grader judges unlabelled claims too; otherwise only labelled ones
@@ -445,7 +456,10 @@ def train_scorer(
         )
     if "human" in config.stages:
         stages["human"] = trainer.fit(
-            "human", data.human_train, config.human_epochs, data
+            "human",
+            data.human_train + replayed(data, config),
+            config.human_epochs,
+            data,
         )
     threshold, best_f1 = trainer.validate(data)
     val_scores = trainer.scores(data.validation) + [0.0] * data.validation_forced

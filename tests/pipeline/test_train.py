@@ -253,6 +253,34 @@ def test_silver_pairs_stay_off_the_validation_documents(small):
     assert len(data.silver) == sum(e.document_id not in validation_docs for e in silver)
 
 
+def test_replay_mixes_silver_pairs_into_the_expert_stage(small, tmp_path):
+    from dataclasses import replace
+
+    from pipeline.train import build_dataset, replayed
+
+    documents, predictions, labels = small
+    checker = ExtractionChecker(documents)
+    pairs = checker.training_pairs(predictions, only=set(labels))
+    silver = checker.silver_examples(predictions, seed=0)
+    # The expert stage alone keeps silver pairs only to replay them.
+    human_only = TrainConfig(stages=("human",), silver_limit=None)
+    assert build_dataset(pairs, labels, config=human_only, silver=silver).silver == []
+    config = replace(human_only, replay=0.5)
+    data = build_dataset(pairs, labels, config=config, silver=silver)
+    mixed = replayed(data, config)
+    assert len(mixed) == round(0.5 * len(data.human_train))
+    assert set(mixed) <= set(data.silver)  # never a validation document's
+    assert replayed(data, config) == mixed  # the run's seed decides
+
+    tiny = replace(TINY, stages=("human",), replay=1.0)
+    metadata = train_scorer(checker, predictions, labels, tmp_path, config=tiny)
+    human = metadata["stages"]["human"]
+    expected = metadata["label_counts"]["human_train"]
+    assert human["examples"] == expected + min(
+        expected, metadata["label_counts"]["silver"]
+    )
+
+
 def test_the_scorer_of_any_kind_trains_from_its_checkers_pairs(tmp_path):
     """The tests' statement checker has no silver pairs and no alignment:
     the fine-tuner trains its scorer all the same and says which kind."""
