@@ -14,7 +14,9 @@ at each device's best batch size); without CUDA it measures the CPU alone.
         [--devices cpu,cuda] [--json OUT]
 
 ``--base`` names the encoder to start from (a model folder, or the packaged
-default), so the bench runs where only a copy of the weights is at hand.
+default), so the bench runs where only a copy of the weights is at hand; it
+must hold fp32 weights (transformers keeps a checkpoint's dtype, and fp16
+weights train to nothing and time another computation).
 """
 
 from __future__ import annotations

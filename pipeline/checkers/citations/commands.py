@@ -11,6 +11,7 @@ from typing import Any
 from ...cli import Run, add_llm_options, llm_config, load_scorer
 from ...errors import PipelineError
 from ...jsonl import document_from_json, write_jsonl
+from ...score import DEFAULT_BATCH_SIZE
 from .checker import CitationChecker, citation_claims
 from .checks import CaseLaw, CitationResult
 from .courtlistener import DEFAULT_BASE_URL, CourtListener
@@ -154,11 +155,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--scorer", help="scorer folder for propositions (none: propositions unchecked)"
     )
-    p.add_argument(
-        "--batch-size",
-        type=int,
-        help="pairs per forward pass (default: 32 on the CPU, 1024 on a GPU)",
-    )
+    p.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE)
     p.add_argument("--device")
     p.add_argument("--int8", action="store_true")
     p.add_argument(

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from ...cli import Run
 from ...errors import PipelineError
 from ...jsonl import write_jsonl
-from ...score import DEFAULT_BASE_MODEL
+from ...score import DEFAULT_BASE_MODEL, DEFAULT_BATCH_SIZE
 from .calls import CallLedger
 from .check import DEFAULT_WORKERS, ConsistencyConfig, check_items
 from .evaluate import checked_from_json, evaluate_consistency, labelled_from_json
@@ -181,11 +181,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         default=DEFAULT_BASE_MODEL,
         help="NLI scorer folder or model for --offline-judge (default %(default)s)",
     )
-    p.add_argument(
-        "--batch-size",
-        type=int,
-        help="pairs per forward pass (default: 32 on the CPU, 1024 on a GPU)",
-    )
+    p.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE)
     p.add_argument("--device", help="cpu, cuda... for the scorer")
     p.add_argument(
         "--batch-judge",

@@ -12,7 +12,7 @@ from ...cli import Run, load_scorer
 from ...errors import PipelineError
 from ...evaluate import roc_auc
 from ...jsonl import write_jsonl
-from ...score import DEFAULT_BASE_MODEL
+from ...score import DEFAULT_BASE_MODEL, DEFAULT_BATCH_SIZE
 from ...train import ProgressBars, TrainConfig, train_scorer
 from ..base import Example
 from .check import AGGREGATES, CLAIM_PROMPT, ItemResult, ProvenanceConfig, check_items
@@ -220,11 +220,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--out", required=True, help="checked items JSONL to write")
     p.add_argument("--scorer", help="NLI scorer folder (none: sources only)")
-    p.add_argument(
-        "--batch-size",
-        type=int,
-        help="pairs per forward pass (default: 32 on the CPU, 1024 on a GPU)",
-    )
+    p.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE)
     _check_options(p)
     p.set_defaults(func=cmd_provenance, grader=None)
 
