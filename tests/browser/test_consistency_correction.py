@@ -30,8 +30,10 @@ def _improver(body):
 
 
 def test_a_correction_run_is_started_and_its_corrections_accepted_or_rejected(
-    personas, new_page, fake_openai, monkeypatch, artifacts
+    personas, new_page, fake_openai, monkeypatch, artifacts, unread_broker
 ):
+    # unread_broker: the check the import sends must not reach a worker an
+    # earlier test left running, which would judge with another scorer.
     score_by_word_overlap(monkeypatch)
     fake_openai.responder = _improver
     project = make_project(
