@@ -24,7 +24,6 @@ from django.db import transaction
 from django.utils import timezone
 
 from .checking import check_enqueue, predictions_reset
-from .dispatch import send_after_commit
 from .errors import ApplicationError, ConfigurationError, TransientError
 from .extraction import llm_config
 from .ingest import batched
@@ -34,6 +33,7 @@ from .llm_costs import (
     RUN,
     TRANSIENT,
     Prices,
+    batch_estimate,
     budget_from,
     cost,
     llm_failure_kind,
@@ -41,7 +41,6 @@ from .llm_costs import (
     prices_from,
 )
 from .models import (
-    ACTIVE_RUN_STATUSES,
     FINISHED_RUN_STATUSES,
     ConsistencyRun,
     Document,
@@ -49,7 +48,7 @@ from .models import (
     Project,
     RunStatus,
 )
-from .runs import run_cancel, run_claim, run_end, run_lock
+from .runs import run_cancel, run_claim, run_create_alone, run_end, run_lock
 
 logger = logging.getLogger(__name__)
 
@@ -253,6 +252,14 @@ def run_estimate(
     job = job_of(job)
     options = run_params(project, job, params)
     prices = prices_from(options, required=budget is not None)
+    return options_estimate(project, job, options, prices=prices)
+
+
+def options_estimate(
+    project: Project, job: Job, options: dict[str, Any], *, prices: Prices | None
+) -> RunEstimate:
+    """:func:`run_estimate` of ``options`` already checked (:func:`run_params`)
+    and their ``prices`` (``None``: no cost)."""
     by_kind = dict.fromkeys(job.call_kinds, 0)
     prompt = completion = n = 0
     for document, data in job.todo(project):
@@ -297,33 +304,24 @@ def consistency_run_start(
     budget = budget_from(budget)
     job = job_of(job)
     options = run_params(project, job, params)
-    prices_from(options, required=True)
-    estimate = run_estimate(project, job.name, options, budget=budget)
-    with transaction.atomic():
-        # Serialises concurrent starts on the project: one run at a time.
-        Project.objects.select_for_update().filter(pk=project.pk).first()
-        active = ConsistencyRun.objects.filter(
-            project=project, status__in=ACTIVE_RUN_STATUSES
-        ).first()
-        if active is not None:
-            raise ApplicationError(
-                f"{active.job} run {active.pk} is already {active.status} on "
-                f"project {project.name!r}; wait for it or cancel it"
-            )
-        run = ConsistencyRun.objects.create(
-            project=project,
-            job=job.name,
-            model=job.models(options)[0],
-            params=options,
-            budget=budget,
-            cost_estimate=estimate.cost,
-            progress_total=estimate.documents,
-            created_by=created_by,
-        )
-        from . import tasks
+    estimate = options_estimate(
+        project, job, options, prices=prices_from(options, required=True)
+    )
+    from . import tasks
 
-        send_after_commit(tasks.run_consistency, run.pk)
-    return run
+    return run_create_alone(
+        ConsistencyRun,
+        project=project,
+        noun=lambda active: active.job,
+        task=tasks.run_consistency,
+        job=job.name,
+        model=job.models(options)[0],
+        params=options,
+        budget=budget,
+        cost_estimate=estimate.cost,
+        progress_total=estimate.documents,
+        created_by=created_by,
+    )
 
 
 def consistency_run_cancel(*, run: ConsistencyRun) -> ConsistencyRun:
@@ -463,7 +461,12 @@ def _execute(run: ConsistencyRun) -> None:
                 batch = job.todo(project, chunk)
                 if not batch:
                     continue
-                projected = run.cost + _batch_estimate(run, job, batch, options, prices)
+                projected = run.cost + batch_estimate(
+                    run,
+                    batch,
+                    prices,
+                    tokens=lambda b: _batch_tokens(job, b, options),
+                )
                 if projected > run.budget:
                     stop(
                         f"Stopped before the budget: the next {len(batch)} answers "
@@ -551,20 +554,15 @@ def _usage_delta(before, after) -> dict[str, tuple[int, int, int]]:
     }
 
 
-def _batch_estimate(
-    run: ConsistencyRun, job: Job, batch, options: dict[str, Any], prices: Prices
-) -> Decimal:
-    """The batch's cost from its prompts' length, or from what the run has
-    paid per answer so far when that is more."""
+def _batch_tokens(job: Job, batch, options: dict[str, Any]) -> tuple[int, int]:
+    """The (prompt, completion) tokens doing ``batch`` would take, from its
+    prompts' length."""
     prompt = completion = 0
     for document, data in batch:
         calls = job.estimate(document, data, options)
         prompt += calls.prompt_tokens + sum(calls.by_kind.values()) * TOKENS_PER_CALL
         completion += calls.completion_tokens
-    estimate = cost(prices, prompt, completion)
-    if run.progress_done:
-        estimate = max(estimate, run.cost / run.progress_done * len(batch))
-    return estimate
+    return prompt, completion
 
 
 def _error_lines(run: ConsistencyRun, lines: list[str]) -> str:

@@ -31,7 +31,6 @@ from django.db.models.functions import Coalesce, Length
 from django.utils import timezone
 
 from . import gold
-from .dispatch import send_after_commit
 from .errors import ApplicationError, ConfigurationError, TransientError
 from .extraction import llm_config
 from .ingest import batched
@@ -39,6 +38,7 @@ from .llm_costs import (
     ANSWER,
     RUN,
     TRANSIENT,
+    batch_estimate,
     budget_from,
     cost,
     llm_failure_kind,
@@ -46,7 +46,6 @@ from .llm_costs import (
     prices_from,
 )
 from .models import (
-    ACTIVE_RUN_STATUSES,
     FINISHED_RUN_STATUSES,
     GRADER_SCORER_PREFIX,
     Annotation,
@@ -58,7 +57,7 @@ from .models import (
     RunStatus,
     Verdict,
 )
-from .runs import run_cancel, run_claim, run_end, run_lock
+from .runs import run_cancel, run_claim, run_create_alone, run_end, run_lock
 
 logger = logging.getLogger(__name__)
 
@@ -235,30 +234,20 @@ def grading_run_start(
     params = dict(params or {})
     prices_from(params, required=True)
     estimate = grading_estimate(project, model, params)
-    with transaction.atomic():
-        # Serialises concurrent starts on the project: one run at a time.
-        Project.objects.select_for_update().filter(pk=project.pk).first()
-        active = GradingRun.objects.filter(
-            project=project, status__in=ACTIVE_RUN_STATUSES
-        ).first()
-        if active is not None:
-            raise ApplicationError(
-                f"grading run {active.pk} is already {active.status} on project "
-                f"{project.name!r}; wait for it or cancel it"
-            )
-        run = GradingRun.objects.create(
-            project=project,
-            model=model,
-            params=params,
-            budget=budget,
-            cost_estimate=estimate.cost,
-            progress_total=estimate.predictions,
-            created_by=created_by,
-        )
-        from . import tasks
+    from . import tasks
 
-        send_after_commit(tasks.run_grading, run.pk)
-    return run
+    return run_create_alone(
+        GradingRun,
+        project=project,
+        noun="grading",
+        task=tasks.run_grading,
+        model=model,
+        params=params,
+        budget=budget,
+        cost_estimate=estimate.cost,
+        progress_total=estimate.predictions,
+        created_by=created_by,
+    )
 
 
 def grading_run_cancel(*, run: GradingRun) -> GradingRun:
@@ -333,7 +322,7 @@ def _execute(run: GradingRun) -> None:
         )
         if not batch:
             continue
-        projected = run.cost + _batch_estimate(run, batch, prices)
+        projected = run.cost + batch_estimate(run, batch, prices, tokens=_batch_tokens)
         if projected > run.budget:
             run_end(
                 GradingRun,
@@ -403,21 +392,15 @@ def _grade(llm, prediction: Prediction):
         return e
 
 
-def _batch_estimate(
-    run: GradingRun, batch: list[Prediction], prices: tuple[Decimal, Decimal]
-) -> Decimal:
-    """The batch's cost from its prompts' length, or from what the run has
-    paid per prediction so far when that is more (repairs, long reasoning)."""
+def _batch_tokens(batch: list[Prediction]) -> tuple[int, int]:
+    """The (prompt, completion) tokens grading ``batch`` would take, from its
+    prompts' length."""
     chars = sum(len(p.premise) + len(p.hypothesis) for p in batch)
     n = len(batch)
-    estimate = cost(
-        prices,
+    return (
         _prompt_tokens(chars=n * _fixed_chars() + chars, predictions=n),
         n * COMPLETION_TOKENS_PER_PREDICTION,
     )
-    if run.progress_done:
-        estimate = max(estimate, run.cost / run.progress_done * n)
-    return estimate
 
 
 def _batch_save(*, run_id, scorer, version, prices, spent, grades, failed) -> None:

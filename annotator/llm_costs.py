@@ -5,6 +5,7 @@ precision."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -113,3 +114,20 @@ def cost(prices: Prices, prompt_tokens: int, completion_tokens: int) -> Decimal:
     """What the tokens cost at ``prices``."""
     total = prices[0] * prompt_tokens + prices[1] * completion_tokens
     return (total / Decimal(1_000_000)).quantize(MICRO)
+
+
+def batch_estimate(
+    run: Any,
+    batch: Sequence,
+    prices: Prices,
+    *,
+    tokens: Callable[[Sequence], tuple[int, int]],
+) -> Decimal:
+    """What the next ``batch`` of a run would cost: at ``prices`` for the
+    (prompt, completion) tokens that ``tokens`` estimates from its prompts'
+    length, or what the run has paid per item so far when that is more
+    (repairs, long reasoning)."""
+    estimate = cost(prices, *tokens(batch))
+    if run.progress_done:
+        estimate = max(estimate, run.cost / run.progress_done * len(batch))
+    return estimate

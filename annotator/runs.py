@@ -8,15 +8,47 @@ sweep and a cancel can race and exactly one of them moves the run.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import Case, F, Q, TextField, Value, When
 from django.db.models.functions import Coalesce, Concat
 from django.utils import timezone
 
+from .dispatch import send_after_commit
 from .errors import ApplicationError
-from .models import ACTIVE_RUN_STATUSES, FINISHED_RUN_STATUSES, RunStatus
+from .models import ACTIVE_RUN_STATUSES, FINISHED_RUN_STATUSES, Project, RunStatus
+
+
+def run_create_alone(
+    model, /, *, project: Project, noun: str | Callable[..., str], task, **fields
+):
+    """Create a run of ``model`` on ``project`` with ``fields`` and send
+    ``task`` with its id once the transaction commits; refused while the
+    project has a run of ``model`` pending or running.
+
+    ``model`` is positional only: a run's ``fields`` may have a ``model``
+    (the LLM's). ``noun`` names the active run in the refusal: a string, or
+    a function of that run (``lambda run: run.job``).
+
+    Raises:
+        ApplicationError: naming the active run.
+    """
+    with transaction.atomic():
+        # Serialises concurrent starts on the project: one run at a time.
+        Project.objects.select_for_update().filter(pk=project.pk).first()
+        active = model.objects.filter(
+            project=project, status__in=ACTIVE_RUN_STATUSES
+        ).first()
+        if active is not None:
+            name = noun(active) if callable(noun) else noun
+            raise ApplicationError(
+                f"{name} run {active.pk} is already {active.status} on project "
+                f"{project.name!r}; wait for it or cancel it"
+            )
+        run = model.objects.create(project=project, **fields)
+        send_after_commit(task, run.pk)
+    return run
 
 
 def run_claim(model, run_id: int, *, resume: bool = True, **fields) -> bool:

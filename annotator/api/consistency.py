@@ -1,28 +1,17 @@
 """Consistency runs (sampling other models, correcting flagged blocks): the
-estimate, start, follow and cancel.
-
-Members of a project follow its runs; only admins estimate, start and cancel
-them (they cost money).
-"""
+estimate, start, follow and cancel (the endpoints and who may use them:
+:mod:`.llm_runs`)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
-
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
-from rest_framework import mixins, serializers, status, viewsets
-from rest_framework.decorators import action
-from rest_framework.response import Response
+from rest_framework import serializers
 
 from annotator import consistency_runs, selectors
 from annotator.models import ConsistencyRun
 
-from .params import project_param
-from .parsers import BoundedJSONParser
-from .permissions import ProjectAdminWrites, managed_project
+from .llm_runs import LLMRunViewSet
 from .serializers import storable_json
 
-_ACTION = "consistency runs"
 _PARAMS_HELP = (
     "For job samples: samplers (a non-empty list of the project's llm_models), "
     "and optionally reformulator (the model writing the LLM-made prompt "
@@ -174,70 +163,40 @@ class ConsistencyEstimateSerializer(serializers.Serializer):
     )
 
 
-@extend_schema_view(
-    list=extend_schema(
-        parameters=[OpenApiParameter("project", int, description="Project id.")]
-    )
-)
-class ConsistencyRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+class ConsistencyRunViewSet(LLMRunViewSet):
     """LLM calls for a consistency project's answers: other models sampling
     those imported without samples, or the improver correcting flagged blocks."""
 
     serializer_class = ConsistencyRunSerializer
-    permission_classes = [ProjectAdminWrites]
-    parser_classes = [BoundedJSONParser]
-
-    def get_queryset(self):
-        queryset = selectors.consistency_runs_for(self.request.user)
-        project = project_param(self.request.query_params)
-        if project is not None:
-            queryset = queryset.filter(project_id=project)
-        return queryset
-
-    @extend_schema(
-        request=ConsistencyRunStartSerializer, responses={201: ConsistencyRunSerializer}
+    start_serializer_class = ConsistencyRunStartSerializer
+    estimate_request_serializer_class = ConsistencyEstimateRequestSerializer
+    estimate_serializer_class = ConsistencyEstimateSerializer
+    project_action = "consistency runs"
+    create_description = (
+        "Start a run; refused for another kind of project, a model the\n"
+        "project does not allow, without an LLM, prices or a positive budget,\n"
+        "or while the project has a consistency run pending or running."
     )
-    def create(self, request, *args, **kwargs):
-        """Start a run; refused for another kind of project, a model the
-        project does not allow, without an LLM, prices or a positive budget,
-        or while the project has a consistency run pending or running."""
-        payload = ConsistencyRunStartSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        data = payload.validated_data
-        run = consistency_runs.consistency_run_start(
-            project=managed_project(request.user, data["project"], action=_ACTION),
+    estimate_description = (
+        "What a run would ask and roughly cost; starts nothing, calls nobody."
+    )
+
+    def runs_for(self, user):
+        return selectors.consistency_runs_for(user)
+
+    def run_start(self, project, data, user):
+        return consistency_runs.consistency_run_start(
+            project=project,
             job=data["job"],
             budget=data["budget"],
             params=data["params"],
-            created_by=request.user,
-        )
-        return Response(
-            ConsistencyRunSerializer(run).data, status=status.HTTP_201_CREATED
+            created_by=user,
         )
 
-    @extend_schema(
-        request=ConsistencyEstimateRequestSerializer,
-        responses={200: ConsistencyEstimateSerializer},
-    )
-    @action(detail=False, methods=["post"])
-    def estimate(self, request):
-        """What a run would ask and roughly cost; starts nothing, calls nobody."""
-        payload = ConsistencyEstimateRequestSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        data = payload.validated_data
-        project = managed_project(request.user, data["project"], action=_ACTION)
-        estimate = consistency_runs.run_estimate(
+    def run_estimate(self, project, data):
+        return consistency_runs.run_estimate(
             project, data["job"], data["params"], budget=data.get("budget")
         )
-        return Response(
-            ConsistencyEstimateSerializer(
-                {"project": project.pk, **asdict(estimate)}
-            ).data
-        )
 
-    @extend_schema(request=None, responses={200: ConsistencyRunSerializer})
-    @action(detail=True, methods=["post"])
-    def cancel(self, request, pk=None):
-        """Stop the run before its next batch (at once if no worker has it)."""
-        run = consistency_runs.consistency_run_cancel(run=self.get_object())
-        return Response(ConsistencyRunSerializer(run).data)
+    def run_cancel(self, run):
+        return consistency_runs.consistency_run_cancel(run=run)

@@ -1,24 +1,14 @@
-"""LLM grading runs: the estimate, start, follow and cancel.
-
-Members of a project follow its runs; only admins estimate, start and cancel
-them (they cost money).
-"""
+"""LLM grading runs: the estimate, start, follow and cancel (the endpoints
+and who may use them: :mod:`.llm_runs`)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
-
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
-from rest_framework import mixins, serializers, status, viewsets
-from rest_framework.decorators import action
-from rest_framework.response import Response
+from rest_framework import serializers
 
 from annotator import grading, selectors
 from annotator.models import GradingRun
 
-from .params import project_param
-from .parsers import BoundedJSONParser
-from .permissions import ProjectAdminWrites, managed_project
+from .llm_runs import LLMRunViewSet
 from .serializers import storable_json
 
 _PARAMS_HELP = (
@@ -154,64 +144,34 @@ class GradingEstimateSerializer(serializers.Serializer):
     )
 
 
-@extend_schema_view(
-    list=extend_schema(
-        parameters=[OpenApiParameter("project", int, description="Project id.")]
-    )
-)
-class GradingRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+class GradingRunViewSet(LLMRunViewSet):
     """LLM grading runs labelling unlabelled predictions as silver data."""
 
     serializer_class = GradingRunSerializer
-    permission_classes = [ProjectAdminWrites]
-    parser_classes = [BoundedJSONParser]
-
-    def get_queryset(self):
-        queryset = selectors.grading_runs_for(self.request.user)
-        project = project_param(self.request.query_params)
-        if project is not None:
-            queryset = queryset.filter(project_id=project)
-        return queryset
-
-    @extend_schema(
-        request=GradingRunStartSerializer, responses={201: GradingRunSerializer}
+    start_serializer_class = GradingRunStartSerializer
+    estimate_request_serializer_class = GradingEstimateRequestSerializer
+    estimate_serializer_class = GradingEstimateSerializer
+    project_action = "LLM grading"
+    create_description = (
+        "Start grading; refused without an LLM, prices or a positive budget,\n"
+        "or while the project has a run pending or running."
     )
-    def create(self, request, *args, **kwargs):
-        """Start grading; refused without an LLM, prices or a positive budget,
-        or while the project has a run pending or running."""
-        payload = GradingRunStartSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        data = payload.validated_data
-        run = grading.grading_run_start(
-            project=managed_project(
-                request.user, data["project"], action="LLM grading"
-            ),
+    estimate_description = "What a run would grade and roughly cost; starts nothing."
+
+    def runs_for(self, user):
+        return selectors.grading_runs_for(user)
+
+    def run_start(self, project, data, user):
+        return grading.grading_run_start(
+            project=project,
             model=data["model"],
             budget=data["budget"],
             params=data["params"],
-            created_by=request.user,
-        )
-        return Response(GradingRunSerializer(run).data, status=status.HTTP_201_CREATED)
-
-    @extend_schema(
-        request=GradingEstimateRequestSerializer,
-        responses={200: GradingEstimateSerializer},
-    )
-    @action(detail=False, methods=["post"])
-    def estimate(self, request):
-        """What a run would grade and roughly cost; starts nothing."""
-        payload = GradingEstimateRequestSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        data = payload.validated_data
-        project = managed_project(request.user, data["project"], action="LLM grading")
-        estimate = grading.grading_estimate(project, data["model"], data["params"])
-        return Response(
-            GradingEstimateSerializer({"project": project.pk, **asdict(estimate)}).data
+            created_by=user,
         )
 
-    @extend_schema(request=None, responses={200: GradingRunSerializer})
-    @action(detail=True, methods=["post"])
-    def cancel(self, request, pk=None):
-        """Stop the run before its next batch (at once if no worker has it)."""
-        run = grading.grading_run_cancel(run=self.get_object())
-        return Response(GradingRunSerializer(run).data)
+    def run_estimate(self, project, data):
+        return grading.grading_estimate(project, data["model"], data["params"])
+
+    def run_cancel(self, run):
+        return grading.grading_run_cancel(run=run)
