@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import groupby
@@ -110,7 +111,21 @@ def evaluate_checked(
             for kind, rows in sorted(by_kind.items())
         }
     result["by_model"] = _by_model(checked, labels)
+    result["model_rank_rho"] = model_rank_rho(result["by_model"])
     return result
+
+
+def model_rank_rho(by_model: Mapping[str, Mapping[str, Any]]) -> float | None:
+    """Paper Figure 5 as one number: Spearman's rho, across source models,
+    between the SafePassage score and the human score. Near 1, the scorer
+    ranks the LLMs as the experts do; None with under three labelled models."""
+    rows = [m for m in by_model.values() if m["human_score"] is not None]
+    if len(rows) < 3:
+        return None
+    rho = spearman(
+        [m["safepassage_score"] for m in rows], [m["human_score"] for m in rows]
+    )
+    return None if rho is None else round(rho, 4)
 
 
 def _by_model(
@@ -135,6 +150,39 @@ def _by_model(
             ),
         }
     return out
+
+
+def pearson(xs: Sequence[float], ys: Sequence[float]) -> float | None:
+    """Pearson's r; None for fewer than two points or a constant side."""
+    n = len(xs)
+    if n < 2:
+        return None
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
+    sxx = sum((x - mx) ** 2 for x in xs)
+    syy = sum((y - my) ** 2 for y in ys)
+    if not sxx or not syy:
+        return None
+    return sxy / math.sqrt(sxx * syy)
+
+
+def _ranks(values: Sequence[float]) -> list[float]:
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    ranks = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2 + 1  # ties share their mean rank
+        i = j + 1
+    return ranks
+
+
+def spearman(xs: Sequence[float], ys: Sequence[float]) -> float | None:
+    """Spearman's rho: Pearson's r of the ranks, ties given their mean rank."""
+    return pearson(_ranks(xs), _ranks(ys))
 
 
 def cohen_kappa(pairs: Iterable[tuple[str, str]]) -> float | None:

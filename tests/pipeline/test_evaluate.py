@@ -5,6 +5,7 @@ from pipeline.evaluate import (
     cohen_kappa,
     evaluate_checked,
     flag_metrics,
+    model_rank_rho,
     precision_recall_curve,
     roc_auc,
 )
@@ -62,6 +63,39 @@ def test_evaluate_breaks_down_by_kind_and_model():
         "n_labelled": 2,
         "human_score": 0.0,
     }
+
+
+def model_rows(scores):
+    """A by-model breakdown from ``{model: (safepassage, human)}``."""
+    return {
+        m: {"n": 10, "safepassage_score": sp, "n_labelled": 10, "human_score": h}
+        for m, (sp, h) in scores.items()
+    }
+
+
+def test_model_rank_rho_is_one_when_the_scorer_ranks_the_llms_as_experts_do():
+    same = model_rows({"a": (0.9, 0.95), "b": (0.7, 0.8), "c": (0.5, 0.6)})
+    assert model_rank_rho(same) == 1.0
+    swapped = model_rows({"a": (0.9, 0.6), "b": (0.7, 0.8), "c": (0.5, 0.95)})
+    assert model_rank_rho(swapped) == -1.0
+
+
+def test_model_rank_rho_needs_three_labelled_models():
+    rows = model_rows({"a": (0.9, 0.95), "b": (0.7, 0.8)})
+    assert model_rank_rho(rows) is None
+    rows["c"] = {**rows["a"], "n_labelled": 0, "human_score": None}
+    assert model_rank_rho(rows) is None
+
+
+def test_evaluate_reports_the_rank_agreement_across_models():
+    rows, labels = [], {}
+    for model, n_safe in (("best", 3), ("mid", 2), ("worst", 1)):
+        for i in range(3):
+            pid = f"{model}{i}"
+            verdict = "safe" if i < n_safe else "unsafe"
+            rows.append(checked(pid, verdict, model))
+            labels[pid] = Label(pid, verdict)
+    assert evaluate_checked(rows, labels)["model_rank_rho"] == 1.0
 
 
 def test_cohen_kappa_textbook_example():

@@ -11,14 +11,13 @@ that are false, the passage-level ground truth of SelfCheckGPT.
 
 from __future__ import annotations
 
-import math
 import re
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...evaluate import flag_metrics
+from ...evaluate import flag_metrics, pearson, spearman
 
 #: Worst last: the label a segment takes from the blocks over it.
 _RANK = {"UNKNOWN": 0, "ACCURATE": 1, "NEUTRAL": 2, "CONTRADICTION": 3}
@@ -159,39 +158,6 @@ def balanced_accuracy(confusion: Mapping[str, int]) -> float | None:
     if not tp + fn or not tn + fp:
         return None
     return round((tp / (tp + fn) + tn / (tn + fp)) / 2, 4)
-
-
-def pearson(xs: Sequence[float], ys: Sequence[float]) -> float | None:
-    """Pearson's r; None for fewer than two points or a constant side."""
-    n = len(xs)
-    if n < 2:
-        return None
-    mx, my = sum(xs) / n, sum(ys) / n
-    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
-    sxx = sum((x - mx) ** 2 for x in xs)
-    syy = sum((y - my) ** 2 for y in ys)
-    if not sxx or not syy:
-        return None
-    return sxy / math.sqrt(sxx * syy)
-
-
-def _ranks(values: Sequence[float]) -> list[float]:
-    order = sorted(range(len(values)), key=lambda i: values[i])
-    ranks = [0.0] * len(values)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
-            j += 1
-        for k in range(i, j + 1):
-            ranks[order[k]] = (i + j) / 2 + 1  # ties share their mean rank
-        i = j + 1
-    return ranks
-
-
-def spearman(xs: Sequence[float], ys: Sequence[float]) -> float | None:
-    """Spearman's rho: Pearson's r of the ranks, ties given their mean rank."""
-    return pearson(_ranks(xs), _ranks(ys))
 
 
 def _figures(flagged: list[bool], truth: list[bool]) -> dict[str, Any]:
