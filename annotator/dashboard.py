@@ -24,7 +24,12 @@ from django.db.models import (
 from django.db.models.functions import Cast, Floor, Least
 
 from pipeline.checkers import checker_class
-from pipeline.evaluate import cohen_kappa, flag_metrics, precision_recall_curve
+from pipeline.evaluate import (
+    cohen_kappa,
+    flag_metrics,
+    model_rank_rho,
+    precision_recall_curve,
+)
 
 from . import gold
 from .adjudication import agreement_breakdown
@@ -437,6 +442,7 @@ def dashboard(project: Project) -> dict[str, Any]:
     active = next((v for v in versions if v.is_active), None)
     pr = gold_pr_curve(project, active)
     runs = recent_runs(project)
+    llms = llm_scores(project)
     stats = {
         "overview": overview(project),
         "rates": labels_per_hour(project),
@@ -444,7 +450,10 @@ def dashboard(project: Project) -> dict[str, Any]:
         "agreement_detail": agreement_breakdown(project),
         "retrain": retrain_status(project),
         "curve": learning_curve(versions),
-        "llms": llm_scores(project),
+        "llms": llms,
+        "llm_rank_rho": model_rank_rho(
+            {r["model"]: r for r in llms if r["safepassage_score"] is not None}
+        ),
         "pr": pr,
         "reliability": reliability(active),
         "histogram": evidence_histogram(project),

@@ -1,29 +1,34 @@
 """The learning curve: F1 against the number of expert labels (paper Table 1, Fig. 4).
 
-Four scorers on the demo corpus, checked on held-out documents no training step
-saw (the same ones for every run):
+Scorers checked on held-out demo documents no training step saw, and on
+documents of a style no training step saw (``tribunal``: other templates,
+types and names), the same ones for every run:
 
     base            the untuned packaged encoder (no labels at all)
-    silver          trained once on silver labels only
-    expert          the base fine-tuned on N expert labels
-    silver>expert   the silver scorer fine-tuned on the same N expert labels
+    silver          the zero-label scorer: silver pairs only, as ``train``
+                    makes it from an empty labels file; the curve's 0
+    expert          the base fine-tuned on N expert labels (the paper's
+                    "human only")
+    silver>expert   the silver scorer fine-tuned on the same N labels
+    before          the same two stages with the silver pairs of before
+                    issue 16: easy negatives only, no near misses, no values
+                    of the same document (``hard_share=0``); its zero-label
+                    scorer is "silver (before)"
 
 at N = 100 / 200 / 300 / 400 / 500. Expert labels are taken on whole documents
 of the training part; the label sets are nested (the 100 are among the 200...).
 As in the product, ``train_scorer`` keeps 20% of the labelled documents of each
 run for early stopping and the threshold, so "N labels" is the whole budget,
-validation included; expert and silver>expert at one N share that split.
+validation included.
 
-The silver stage runs once, validated on the smallest label set (which every
-run holds, so no run borrows labels it would not have). The silver row at N is
-those silver weights with the threshold re-picked on that run's validation
-split: exactly where silver>expert starts before its first expert step.
-
-Prints the table, the training time for the largest N + the silver limit, and
-writes ``learning_curve.json`` and ``learning_curve.svg`` to ``--out-dir``.
+Prints the table (F1 on both sets, Spearman's rho across source LLMs of
+Figure 5), each mistake kind's share judged right on the unseen style at the
+largest N, whether each curve never dips (F1 at the smallest N within 0.01 of
+F1 at 0, at the largest N within 0.01 of the smallest), the training time,
+and writes ``learning_curve.json`` and two SVGs to ``--out-dir``.
 
     python bench/bench_learning_curve.py [--docs 700] [--sizes 100,200,300,400,500]
-        [--silver-limit 10000] [--seed 0] [--replay 0] [--quick]
+        [--unseen-docs 80] [--silver-limit 6000] [--seed 0] [--quick]
 """
 
 from __future__ import annotations
@@ -31,85 +36,100 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sys
 import tempfile
+from dataclasses import asdict
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_quality import evaluate_on, split_corpus  # noqa: E402
+from bench_quality import split_corpus  # noqa: E402
 
 from annotator.charts import Reference, Series, line_chart  # noqa: E402
 from pipeline.checkers.extraction import ExtractionChecker  # noqa: E402
-from pipeline.evaluate import best_threshold  # noqa: E402
+from pipeline.checkers.extraction.check import check_predictions  # noqa: E402
+from pipeline.checkers.extraction.silver import HARD_SHARE  # noqa: E402
+from pipeline.evaluate import evaluate_checked  # noqa: E402
 from pipeline.score import NLIScorer  # noqa: E402
-from pipeline.train import TrainConfig, build_dataset, train_scorer  # noqa: E402
+from pipeline.train import TrainConfig, train_scorer  # noqa: E402
 from tools.demo_corpus import generate_corpus  # noqa: E402
 
-SCORERS = ("base", "silver", "expert", "silver>expert")
+#: Silver recipes compared (share of hard negatives), each curve starting
+#: from its own zero-label scorer.
+RECIPES = {"before": 0.0, "silver>expert": HARD_SHARE}
+ZERO_LABEL = {"before": "silver (before)", "silver>expert": "silver"}
+CURVES = ("expert", *RECIPES)
+#: How far a curve may fall between two points and still "never dip".
+DIP_TOLERANCE = 0.01
 #: Paper Table 1, for the reader's eye only: another corpus, another model.
 PAPER_F1 = {"base": 0.253, "silver": 0.804, "expert": 0.822, "silver>expert": 0.891}
 
 
-def validation_threshold(scorer, documents, predictions, labels, *, config) -> float:
-    """The threshold ``train_scorer`` would pick for ``scorer`` on this label set.
+class TestSet:
+    """Documents no training step saw, with their gold labels."""
 
-    Rebuilds the run's validation split (same seed, same documents) and picks
-    the F1-best threshold, counting predictions the aligner already rejects.
-    """
-    pairs = ExtractionChecker(documents).training_pairs(predictions, only=set(labels))
-    data = build_dataset(pairs, labels, config=config)
-    scores = scorer.score_pairs([(e.premise, e.hypothesis) for e in data.validation])
-    forced_safe = data.validation_forced - data.validation_forced_unsafe
-    unsafe = [not e.supported for e in data.validation]
-    unsafe += [True] * data.validation_forced_unsafe + [False] * forced_safe
-    forced = [False] * len(scores) + [True] * data.validation_forced
-    threshold, _ = best_threshold(
-        scores + [0.0] * data.validation_forced, unsafe, forced=forced
-    )
-    return threshold
+    def __init__(self, name: str, corpus, doc_ids: set[str]):
+        self.name = name
+        self.documents = {d.id: d for d in corpus.documents if d.id in doc_ids}
+        self.predictions = [p for p in corpus.predictions if p.document_id in doc_ids]
+        self.gold = {lab.prediction_id: lab for lab in corpus.labels}
+
+    def evaluate(self, scorer) -> dict:
+        report = check_predictions(self.documents, self.predictions, scorer=scorer)
+        return evaluate_checked(report.checked, self.gold)
+
+    def describe(self) -> str:
+        unsafe = sum(self.gold[p.id].label == "unsafe" for p in self.predictions)
+        return (
+            f"{self.name}: {len(self.documents)} docs, "
+            f"{len(self.predictions)} predictions ({unsafe} unsafe)"
+        )
 
 
-def stage_summary(metadata: dict) -> dict:
-    return {
-        "threshold": round(metadata["threshold"], 4),
-        "label_counts": metadata["label_counts"],
-        "stages": metadata["stages"],
-        "train_seconds": metadata["train_seconds"],
-        "device": metadata["device"],
-    }
+def never_dips(curve: dict[str, float], sizes: list[int]) -> bool:
+    """F1 at the smallest N is within the tolerance of F1 at 0 labels, and
+    at the largest N within it of the smallest (issue 16's test)."""
+    first, last = curve[str(sizes[0])], curve[str(sizes[-1])]
+    return first >= curve["0"] - DIP_TOLERANCE and last >= first - DIP_TOLERANCE
+
+
+def _labels(point: tuple[str, float]) -> int:
+    return int(point[0])
 
 
 def render_svg(curve: dict, sizes: list[int], *, title: str) -> str:
-    """Figure 4: F1 against expert labels, one line per scorer; the untuned
-    base is a reference line (it saw no labels)."""
+    """Figure 4: F1 against expert labels, one line per scorer, the silver
+    recipes starting from their zero-label scorer; the untuned base is a
+    reference line (it saw no labels)."""
     series = [
-        Series(name, [(n, curve[name][str(n)]) for n in sizes])
-        for name in ("silver", "expert", "silver>expert")
+        Series(
+            name,
+            [(int(n), f1) for n, f1 in sorted(curve[name].items(), key=_labels)],
+        )
+        for name in CURVES
     ]
     return line_chart(
         series,
         title=title,
         x_label="expert labels (validation included)",
-        y_label="F1 flagging unsafe (held-out documents)",
+        y_label="F1 flagging unsafe",
         x_range=(0, max(sizes)),
         y_range=(0, 1),
-        references=[Reference(curve["base"], "untuned base")],
+        references=[Reference(curve["base"]["0"], "untuned base")],
     )
 
 
-def format_table(rows: list[dict]) -> str:
-    lines = [
-        f"{'scorer':<15}{'labels':>7}{'P':>8}{'R':>8}{'F1':>8}"
-        f"{'thresh':>8}{'best ep':>9}{'train s':>9}"
-    ]
+def format_table(rows: list[dict], sets: list[str]) -> str:
+    head = f"{'scorer':<15}{'labels':>7}" + "".join(f"{s + ' F1':>18}" for s in sets)
+    lines = [head + f"{'rho':>7}{'thresh':>8}{'best ep':>9}{'train s':>9}"]
     for r in rows:
+        rho = r["model_rank_rho"]
         lines.append(
-            f"{r['scorer']:<15}{r['labels']:>7}{r['precision']:>8.3f}"
-            f"{r['recall']:>8.3f}{r['f1']:>8.3f}{r['threshold']:>8.3f}"
+            f"{r['scorer']:<15}{r['labels']:>7}"
+            + "".join(f"{r[s]['f1']:>18.3f}" for s in sets)
+            + f"{'-' if rho is None else f'{rho:.2f}':>7}{r['threshold']:>8.3f}"
             f"{r.get('best_epoch', '-')!s:>9}{r.get('train_seconds', '-')!s:>9}"
         )
     return "\n".join(lines)
@@ -118,17 +138,12 @@ def format_table(rows: list[dict]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--docs", type=int, default=700)
+    parser.add_argument("--unseen-docs", type=int, default=80)
     parser.add_argument("--sizes", default="100,200,300,400,500")
-    parser.add_argument("--silver-limit", type=int, default=10000)
+    parser.add_argument("--silver-limit", type=int, default=6000)
     parser.add_argument("--silver-epochs", type=int)
     parser.add_argument("--human-epochs", type=int)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument(
-        "--replay",
-        type=float,
-        default=0.0,
-        help="silver pairs replayed in the expert stage, per expert pair",
-    )
     parser.add_argument("--device", help="cpu, cuda...; default: CUDA when present")
     parser.add_argument("--out-dir", default=str(Path(__file__).parent / "out"))
     parser.add_argument(
@@ -142,6 +157,7 @@ def main() -> None:
     hf_logging.disable_progress_bar()  # one "Writing model shards" bar per save
     if args.quick:
         args.docs, args.sizes, args.silver_limit = 80, "50,100", 300
+        args.unseen_docs = min(args.unseen_docs, 20)
         args.silver_epochs = args.silver_epochs or 1
         args.human_epochs = args.human_epochs or 1
     sizes = sorted(int(s) for s in args.sizes.split(","))
@@ -152,166 +168,135 @@ def main() -> None:
         n: split_corpus(corpus, test_share=0.2, n_labels=n, seed=args.seed)
         for n in sizes
     }
-    test_docs, _, gold = splits[sizes[0]]
+    test_docs = splits[sizes[0]][0]
     label_sets = {n: splits[n][1] for n in sizes}
     for small, large in zip(sizes, sizes[1:], strict=False):
         # Same seed: same test documents, and each label set extends the last.
         assert splits[large][0] == test_docs
         assert label_sets[small].keys() <= label_sets[large].keys()
+    unseen = generate_corpus(
+        docs=args.unseen_docs, seed=args.seed + 1, styles=["tribunal"]
+    )
+    tests = [
+        TestSet("held-out", corpus, test_docs),
+        TestSet("unseen style", unseen, {d.id for d in unseen.documents}),
+    ]
+    names = [t.name for t in tests]
     documents = {d.id: d for d in corpus.documents}
     train_predictions = [
         p for p in corpus.predictions if p.document_id not in test_docs
     ]
-    test_labelled = sum(p.document_id in test_docs for p in corpus.predictions)
-    test_unsafe = sum(
-        gold[p.id].label == "unsafe"
-        for p in corpus.predictions
-        if p.document_id in test_docs
-    )
-    print(
-        f"demo corpus: {args.docs} docs, {len(corpus.predictions)} predictions; "
-        f"held out: {len(test_docs)} docs, {test_labelled} predictions "
-        f"({test_unsafe} unsafe)",
-        flush=True,
-    )
+    print(f"demo corpus: {args.docs} docs, {len(corpus.predictions)} predictions")
+    for t in tests:
+        print(f"  {t.describe()}", flush=True)
 
     rows: list[dict] = []
     runs: dict[str, dict] = {}
 
     def record(scorer_name, n, scorer, metadata=None):
-        result = evaluate_on(scorer, corpus, test_docs, gold)
+        results = {t.name: t.evaluate(scorer) for t in tests}
         row = {
             "scorer": scorer_name,
             "labels": n,
-            **{k: result[k] for k in ("precision", "recall", "f1")},
-            "confusion": result["confusion"],
+            **{
+                name: {k: r[k] for k in ("precision", "recall", "f1", "by_kind")}
+                for name, r in results.items()
+            },
+            "model_rank_rho": results[names[0]]["model_rank_rho"],
             "threshold": round(scorer.threshold, 4),
         }
         if metadata:
-            stage = metadata["stages"]["human"] or {}
+            stage = metadata["stages"].get("human") or {}
             row["best_epoch"] = stage.get("best_epoch")
-            row["epochs_run"] = stage.get("epochs_run")
-            row["val_f1"] = stage.get("val_f1")
             row["train_seconds"] = metadata["train_seconds"]
+            runs[f"{scorer_name}@{n}"] = stage_summary(metadata)
         rows.append(row)
         print(
-            f"  {scorer_name:<14} N={n:<4} P={row['precision']:.3f} "
-            f"R={row['recall']:.3f} F1={row['f1']:.3f} (threshold "
-            f"{row['threshold']:.3f}, best epoch {row.get('best_epoch', '-')})",
+            f"  {scorer_name:<14} N={n:<4} "
+            + " ".join(f"{name} F1={row[name]['f1']:.3f}" for name in names)
+            + f" (threshold {row['threshold']:.3f}, best epoch "
+            f"{row.get('best_epoch', '-')})",
             flush=True,
         )
+
+    checker = ExtractionChecker(documents)
+
+    def trained(name, n, labels, config, out, silver=None):
+        metadata = train_scorer(
+            checker, train_predictions, labels, out, config=config, silver=silver
+        )
+        record(name, n, NLIScorer(str(out), device=args.device), metadata)
+        return metadata
 
     record("base", 0, NLIScorer(device=args.device))
     with tempfile.TemporaryDirectory(prefix="learning-curve-") as tmp:
-        silver_dir = Path(tmp) / "silver"
-        print(f"silver stage ({args.silver_limit} silver labels)...", flush=True)
-        silver_config = TrainConfig(
-            stages=("silver",), silver_limit=args.silver_limit, **common
-        )
-        silver_meta = train_scorer(
-            ExtractionChecker(documents),
-            train_predictions,
-            label_sets[sizes[0]],
-            silver_dir,
-            config=silver_config,
-        )
-        runs["silver"] = stage_summary(silver_meta)
-        if silver_meta["label_counts"]["silver"] < args.silver_limit:
+        starts = {}
+        for name, hard_share in RECIPES.items():
             print(
-                f"  only {silver_meta['label_counts']['silver']} silver pairs "
-                f"available (< {args.silver_limit}): raise --docs",
+                f"{ZERO_LABEL[name]}: zero-label scorer ({args.silver_limit} "
+                f"silver pairs, hard share {hard_share})...",
                 flush=True,
             )
-        print(
-            f"  {silver_meta['train_seconds']} s, best epoch "
-            f"{silver_meta['stages']['silver']['best_epoch']}",
-            flush=True,
-        )
-        silver_scorer = NLIScorer(str(silver_dir), device=args.device)
+            starts[name] = Path(tmp) / f"silver-{hard_share}"
+            silver_meta = trained(
+                ZERO_LABEL[name],
+                0,
+                {},
+                TrainConfig(
+                    stages=("silver",), silver_limit=args.silver_limit, **common
+                ),
+                starts[name],
+                checker.silver_examples(
+                    train_predictions, seed=args.seed, hard_share=hard_share
+                ),
+            )
         for n in sizes:
-            labels = label_sets[n]
             print(f"N = {n} expert labels", flush=True)
-            human_config = TrainConfig(stages=("human",), **common)
-            threshold = validation_threshold(
-                silver_scorer,
-                documents,
-                train_predictions,
-                labels,
-                config=human_config,
-            )
-            record(
-                "silver",
+            trained(
+                "expert",
                 n,
-                NLIScorer(str(silver_dir), device=args.device, threshold=threshold),
+                label_sets[n],
+                TrainConfig(stages=("human",), **common),
+                Path(tmp) / f"expert-{n}",
             )
-            # Replay (--replay) is the silver>expert recipe's: the expert
-            # row stays the paper's "human only".
-            for name, base, replay in (
-                ("expert", human_config.base, 0.0),
-                ("silver>expert", str(silver_dir), args.replay),
-            ):
-                out = Path(tmp) / f"{name.replace('>', '-')}-{n}"
-                metadata = train_scorer(
-                    ExtractionChecker(documents),
-                    train_predictions,
-                    labels,
-                    out,
-                    config=TrainConfig(
-                        base=base, stages=("human",), replay=replay, **common
-                    ),
+            for name in RECIPES:
+                config = TrainConfig(
+                    base=str(starts[name]), stages=("human",), **common
                 )
-                runs[f"{name}@{n}"] = stage_summary(metadata)
-                record(name, n, NLIScorer(str(out), device=args.device), metadata)
-                shutil.rmtree(out)
+                trained(name, n, label_sets[n], config, Path(tmp) / f"{name}-{n}")
 
-    largest = sizes[-1]
-    training = {
-        "silver_labels": silver_meta["label_counts"]["silver"],
-        "expert_labels": largest,
-        "silver_stage_s": silver_meta["train_seconds"],
-        "expert_stage_s": runs[f"silver>expert@{largest}"]["train_seconds"],
-        "device": silver_meta["device"],
-        "threads": _threads(),
+    curves = {
+        name: {
+            test: {str(r["labels"]): r[test]["f1"] for r in rows if r["scorer"] == name}
+            for test in names
+        }
+        for name in ("base", *ZERO_LABEL.values(), *CURVES)
     }
-    training["total_s"] = round(
-        training["silver_stage_s"] + training["expert_stage_s"], 1
-    )
-    timings = [training]
-    cuda = _cuda_available()
-    if cuda and not training["device"].startswith("cuda"):
-        timings.append(
-            _time_one_run(
-                documents, train_predictions, label_sets[largest], args, "cuda"
-            )
-        )
-    elif not cuda:
-        print("CUDA: not available on this machine", flush=True)
-
-    curve = {
-        "base": next(r["f1"] for r in rows if r["scorer"] == "base"),
-        **{
-            name: {str(r["labels"]): r["f1"] for r in rows if r["scorer"] == name}
-            for name in SCORERS[1:]
-        },
+    for name, zero in ZERO_LABEL.items():
+        for test in names:
+            curves[name][test]["0"] = curves[zero][test]["0"]
+    dips = {
+        name: {test: never_dips(curves[name][test], sizes) for test in names}
+        for name in RECIPES
     }
-    wins = {
-        str(n): curve["silver>expert"][str(n)] > curve["expert"][str(n)] for n in sizes
-    }
+    largest = [r for r in rows if r["scorer"] == "silver>expert"][-1]
     result = {
         "corpus_docs": args.docs,
+        "unseen_docs": args.unseen_docs,
         "seed": args.seed,
-        "held_out_docs": len(test_docs),
-        "held_out_predictions": test_labelled,
-        "held_out_unsafe": test_unsafe,
         "sizes": sizes,
         "silver_limit": args.silver_limit,
-        "replay": args.replay,
-        "silver_validated_on": sizes[0],
+        "hard_share": RECIPES,
+        "train_config": asdict(TrainConfig(**common)),
         "rows": rows,
-        "curve": curve,
-        "silver_then_expert_beats_expert": wins,
-        "beats_at_every_size": all(wins.values()),
-        "training_time": timings,
+        "curves": curves,
+        "never_dips": dips,
+        "training": {
+            "silver_stage_s": silver_meta["train_seconds"],
+            "expert_stage_s": runs[f"silver>expert@{sizes[-1]}"]["train_seconds"],
+            "device": silver_meta["device"],
+            "threads": _threads(),
+        },
         "runs": runs,
         "paper_table1_f1": PAPER_F1,
     }
@@ -320,36 +305,42 @@ def main() -> None:
     (out_dir / "learning_curve.json").write_text(
         json.dumps(result, indent=2) + "\n", encoding="utf-8"
     )
-    svg = render_svg(
-        curve,
-        sizes,
-        title=f"Demo corpus ({args.docs} docs, {len(test_docs)} held out): "
-        "F1 vs expert labels",
-    )
-    (out_dir / "learning_curve.svg").write_text(svg, encoding="utf-8")
+    files = ("learning_curve.svg", "learning_curve_unseen.svg")
+    for test, file in zip(names, files, strict=True):
+        by_scorer = {name: curves[name][test] for name in curves}
+        (out_dir / file).write_text(
+            render_svg(by_scorer, sizes, title=f"{test}: F1 vs expert labels"),
+            encoding="utf-8",
+        )
 
     print()
-    print(format_table(rows))
+    print(format_table(rows, names))
     print()
-    print(
-        "silver>expert beats expert at "
-        + ", ".join(f"{n}: {'yes' if w else 'NO'}" for n, w in wins.items())
-    )
-    for t in timings:
+    print(f"unseen style, silver>expert at N={sizes[-1]}: share judged right per kind")
+    for kind, figures in sorted(largest[names[1]]["by_kind"].items()):
+        print(f"  {kind:<22}{figures['accuracy']:>7.3f}  (n={figures['n']})")
+    for name, by_test in dips.items():
         print(
-            f"training {t['expert_labels']} expert + {t['silver_labels']} silver "
-            f"labels on {t['device']} ({t.get('threads', '-')} threads): "
-            f"{t['total_s']} s"
-            + (
-                f" (silver stage {t['silver_stage_s']} s + expert stage "
-                f"{t['expert_stage_s']} s)"
-                if "silver_stage_s" in t
-                else " (one run, both stages)"
-            )
+            f"{name} never dips: "
+            + ", ".join(f"{t}: {'yes' if ok else 'NO'}" for t, ok in by_test.items())
         )
+    t = result["training"]
     print(
-        f"wrote {out_dir / 'learning_curve.json'} and {out_dir / 'learning_curve.svg'}"
+        f"training on {t['device']} ({t['threads']} threads): silver stage "
+        f"{t['silver_stage_s']} s, expert stage at N={sizes[-1]} "
+        f"{t['expert_stage_s']} s"
     )
+    print(f"wrote {out_dir}/learning_curve.json and the SVGs")
+
+
+def stage_summary(metadata: dict) -> dict:
+    return {
+        "threshold": round(metadata["threshold"], 4),
+        "label_counts": metadata["label_counts"],
+        "stages": metadata["stages"],
+        "train_seconds": metadata["train_seconds"],
+        "device": metadata["device"],
+    }
 
 
 def _epochs(args) -> dict[str, int]:
@@ -362,33 +353,6 @@ def _threads() -> int:
     import torch
 
     return torch.get_num_threads()
-
-
-def _cuda_available() -> bool:
-    import torch
-
-    return torch.cuda.is_available()
-
-
-def _time_one_run(documents, predictions, labels, args, device: str) -> dict:
-    """Both stages in one ``train_scorer`` call on ``device``."""
-    config = TrainConfig(
-        stages=("silver", "human"),
-        silver_limit=args.silver_limit,
-        seed=args.seed,
-        device=device,
-        **_epochs(args),
-    )
-    with tempfile.TemporaryDirectory(prefix="learning-curve-time-") as tmp:
-        metadata = train_scorer(
-            ExtractionChecker(documents), predictions, labels, tmp, config=config
-        )
-    return {
-        "silver_labels": metadata["label_counts"]["silver"],
-        "expert_labels": len(labels),
-        "total_s": metadata["train_seconds"],
-        "device": metadata["device"],
-    }
 
 
 if __name__ == "__main__":

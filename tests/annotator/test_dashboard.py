@@ -193,6 +193,21 @@ def test_per_llm_safepassage_score_beside_human_score(project, personas):
     assert (rows["llama"]["labels"], rows["llama"]["human_score"]) == (0, None)
 
 
+def test_the_page_says_how_well_safepassage_ranks_the_llms(personas, client):
+    """Figure 5 as one number: three LLMs whose SafePassage and human scores
+    rank them alike give rho 1."""
+    document = make_document(personas.project, external_id="decision-rho")
+    for model, n_safe in (("best", 3), ("mid", 2), ("worst", 1)):
+        for i in range(3):
+            verdict = "safe" if i < n_safe else "unsafe"
+            row = make_prediction(document, model=model, verdict=verdict)
+            label(row, personas.annotator, verdict)
+    assert dashboard.dashboard(personas.project)["llm_rank_rho"] == 1.0
+    client.force_login(personas.admin)
+    page = client.get(f"/projects/{personas.project.pk}/dashboard/")
+    assert "Spearman's rho between the two across LLMs: 1.00" in page.text
+
+
 def test_learning_curve_points_come_from_measured_versions(project):
     def scorer(version, labels, f1, active=False):
         return ScorerModel.objects.create(

@@ -114,9 +114,10 @@ def test_silver_pairs_mix_positives_and_each_kind_of_perturbation(corpus):
         "silver:copy",
         "silver:swap_value",
         "silver:swap_type",
-        "silver:shift_date",
+        "silver:near_miss",
         "silver:swap_context",
         "silver:swap_in_span",
+        "silver:swap_in_doc",
     }
     positives = [e for e in examples if e.supported]
     assert all(e.source == "silver:copy" for e in positives)

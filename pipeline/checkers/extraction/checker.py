@@ -16,7 +16,7 @@ from .check import align_predictions, check_predictions
 from .hypothesis import render_hypothesis
 from .patterns import pattern_fields
 from .schema import Schema
-from .silver import silver_examples
+from .silver import HARD_SHARE, silver_examples
 
 
 @register
@@ -94,16 +94,20 @@ class ExtractionChecker:
         ]
 
     def silver_examples(
-        self, claims: Sequence[Prediction], *, seed: int
+        self, claims: Sequence[Prediction], *, seed: int, hard_share: float = HARD_SHARE
     ) -> list[Example]:
         """Perturbation pairs (:mod:`.silver`) of every prediction whose
         context aligned and of the fields found by pattern in the
-        documents (:mod:`.patterns`), so even a few claims teach the task."""
+        documents (:mod:`.patterns`), so even a few claims teach the task;
+        ``hard_share`` 0 draws easy negatives only (the learning-curve
+        bench's comparison)."""
         aligned, _ = align_predictions(self.documents, claims)
         pool = [(p, a) for p, a in aligned if a.score >= self.align_threshold]
         for doc_id in sorted(self.documents):
             pool += pattern_fields(self.documents[doc_id])
-        return silver_examples(pool, schema=self.schema, seed=seed)
+        return silver_examples(
+            pool, schema=self.schema, hard_share=hard_share, seed=seed
+        )
 
 
 def finding_of(checked: CheckedPrediction) -> Finding:

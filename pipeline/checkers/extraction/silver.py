@@ -97,6 +97,68 @@ def _shift_date(value: dict[str, Any], rng: random.Random) -> dict[str, Any] | N
     return {**value, key: str(rng.choice(choices)).zfill(len(str(value[key])))}
 
 
+def _other_digit(text: str, rng: random.Random) -> str | None:
+    """``12-CF-1657`` -> ``12-CF-1658``: one digit off, as a skimming reader
+    (or an extractor) gets a docket or file number wrong."""
+    digits = [i for i, c in enumerate(text) if c.isdigit()]
+    if not digits:
+        return None
+    i = rng.choice(digits)
+    new = rng.choice([d for d in "0123456789" if d != text[i]])
+    return text[:i] + new + text[i + 1 :]
+
+
+def near_miss(
+    value: Any, span: str, names: Sequence[Any], rng: random.Random
+) -> Any | None:
+    """A value a small edit away from ``value`` that ``span`` does not state.
+
+    The wrong values extractors really produce: a date a few days, a month or
+    a year off (or day and month swapped), a person's right last name with
+    another first name or the right first name with another last name, a
+    number one digit off. ``names`` are other person values to borrow from.
+    None when no such edit fits.
+    """
+    text = _fold(span)
+    if isinstance(value, dict) and "yyyy" in value:
+        return _shift_date(value, rng)
+    if isinstance(value, dict) and value.get("last_name"):
+        part = "last_name"
+        if value.get("first_name") and rng.random() < 0.5:
+            part = "first_name"
+        options = {
+            str(n[part])
+            for n in names
+            if isinstance(n, dict) and n.get(part) and _fold(str(n[part])) not in text
+        }
+        options.discard(str(value[part]))
+        return {**value, part: rng.choice(sorted(options))} if options else None
+    if isinstance(value, str) and any(c.isdigit() for c in value):
+        changed = _other_digit(value, rng)
+        return changed if changed and _fold(changed) not in text else None
+    return None
+
+
+def _date_key(value: dict[str, Any]) -> tuple[str, ...]:
+    return tuple(str(value.get(k) or "").lstrip("0") for k in ("yyyy", "mm", "dd"))
+
+
+def span_states(span: str, value: Any) -> bool:
+    """Whether ``span`` states ``value``: a date must be there itself (its
+    year alone is not enough, a document's dates share it), anything else
+    anchored (:func:`value_anchored`)."""
+    if isinstance(value, dict) and "yyyy" in value:
+        key = _date_key(value)
+        return any(_date_key(found) == key for _, _, found in find_dates(span))
+    return value_anchored(span, value)
+
+
+def vary_case(text: str, rng: random.Random) -> str:
+    """The same value in another letter case (``BURROW``, ``burrow``): what
+    documents and extractors do to names, and no reason to flag."""
+    return rng.choice((text.upper(), text.lower(), text.title()))
+
+
 def vary_type_name(name: str, rng: random.Random) -> str:
     """Another way of writing a type name (``Hearing Date`` -> ``Date of Hearing``)."""
     words = name.split()
@@ -165,27 +227,40 @@ def date_text(value: dict[str, Any], rng: random.Random) -> str | None:
     )
 
 
+#: Chance that a negative is a hard one (the right evidence with a
+#: near-identical or same-document value, the other role) rather than an easy
+#: one (another corpus value, type or context).
+HARD_SHARE = 0.6
+#: Share of hypotheses whose value is written in another letter case.
+CASE_SHARE = 0.15
+
+
 def silver_examples(
     aligned: Sequence[tuple[Prediction, Alignment]],
     *,
     schema: Schema | None = None,
     negatives_per_positive: float = 1.5,
+    hard_share: float = HARD_SHARE,
     seed: int = 0,
 ) -> list[Example]:
     """Make silver pairs from aligned predictions of unlabelled documents.
 
-    Each anchored prediction gives a positive and up to
-    ``negatives_per_positive`` negatives: another value of its type from the
-    same span when there is one (the other party, the other date of a line,
-    another judge of a panel: the hard case), its counter-role (appellee for
-    appellant), another value of its type, another type, a shifted date or
-    another context of its document. Dates are written in varied formats.
+    Each anchored prediction gives a positive (its value now and then in
+    another letter case, a date in another format) and up to
+    ``negatives_per_positive`` negatives. Hard ones keep the right evidence
+    and change the value as extractors really do (issue 16): another value of
+    its type from the same span (the other party, the other date of a line,
+    another judge of a panel), its counter-role (appellee for appellant), a
+    near miss (:func:`near_miss`), or another value of its type from the same
+    document. Easy ones take another value of its type from elsewhere, another
+    type, or another context of its document.
 
     Args:
         aligned: predictions with their alignment (kept ones only), and
             fields found by pattern (:mod:`.patterns`).
         schema: display names and renderers, as for checking.
         negatives_per_positive: how many perturbations to draw per positive.
+        hard_share: chance that a negative is a hard one (when it has one).
         seed: makes the draw reproducible.
     """
     rng = random.Random(seed)
@@ -204,6 +279,8 @@ def silver_examples(
             shown = date_text(value, rng)
         if shown is None:
             shown = render_hypothesis(type_name, value, schema=schema).split(": ", 1)[1]
+            if rng.random() < CASE_SHARE:
+                shown = vary_case(shown, rng)
         name = vary_type_name(type_display_name(type_name, schema), rng)
         return f"{name}: {shown}"
 
@@ -225,6 +302,13 @@ def silver_examples(
             ]
         return [v for v in found if rendered(p.type, v) != own]
 
+    names = [
+        v
+        for values in values_by_type.values()
+        for v in values
+        if isinstance(v, dict) and v.get("last_name")
+    ]
+
     examples = []
     for p, a in aligned:
         span = a.text
@@ -235,13 +319,26 @@ def silver_examples(
             Example(span, hypothesis(p.type, p.value), True, doc, "silver:copy")
         )
         own = rendered(p.type, p.value)
-        first, makers = [], []
+        hard, easy = [], []
         neighbours = in_span(p, span)
         if neighbours:
-            first.append(("swap_in_span", p.type, rng.choice(neighbours), span))
+            hard.append(("swap_in_span", p.type, rng.choice(neighbours), span))
         role = counter_role(type_display_name(p.type, schema))
         if role:
-            first.append(("swap_role", role, p.value, span))
+            hard.append(("swap_role", role, p.value, span))
+        near = near_miss(p.value, span, rng.sample(names, min(20, len(names))), rng)
+        if near is not None and rendered(p.type, near) != own:
+            hard.append(("near_miss", p.type, near, span))
+        same_doc = [
+            q.value
+            for q, _ in spans_by_doc[doc]
+            if shapes[q.type] == shapes[p.type]
+            and (q.type == p.type or shapes[p.type] == "date")
+            and rendered(p.type, q.value) != own
+            and not span_states(span, q.value)
+        ]
+        if same_doc:
+            hard.append(("swap_in_doc", p.type, rng.choice(same_doc), span))
         others = [
             v
             for v in rng.sample(
@@ -250,18 +347,14 @@ def silver_examples(
             if rendered(p.type, v) != own and not value_anchored(span, v)
         ]
         if others:
-            makers.append(("swap_value", p.type, others[0], span))
+            easy.append(("swap_value", p.type, others[0], span))
         # Mostly a type whose values look alike (a place called an
         # organisation, a hearing date called a decision date): the hard case.
         alike = [t for t in types if t != p.type and shapes[t] == shapes[p.type]]
         other_types = alike if alike and rng.random() < 0.8 else types
         other_types = [t for t in other_types if t != p.type]
         if other_types:
-            makers.append(("swap_type", rng.choice(other_types), p.value, span))
-        if isinstance(p.value, dict) and "yyyy" in p.value:
-            shifted = _shift_date(p.value, rng)
-            if shifted and rendered(p.type, shifted) != own:
-                makers.append(("shift_date", p.type, shifted, span))
+            easy.append(("swap_type", rng.choice(other_types), p.value, span))
         foreign = [
             s
             for q, s in spans_by_doc[doc]
@@ -270,13 +363,17 @@ def silver_examples(
             and not value_anchored(s, p.value)
         ]
         if foreign:
-            makers.append(("swap_context", p.type, p.value, rng.choice(foreign)))
-        rng.shuffle(first)
-        rng.shuffle(makers)
+            easy.append(("swap_context", p.type, p.value, rng.choice(foreign)))
+        rng.shuffle(hard)
+        rng.shuffle(easy)
         count = int(negatives_per_positive) + (
             rng.random() < negatives_per_positive % 1
         )
-        for source, type_name, value, premise in (first + makers)[:count]:
+        for _ in range(count):
+            tier = hard if hard and (not easy or rng.random() < hard_share) else easy
+            if not tier:
+                break
+            source, type_name, value, premise = tier.pop()
             examples.append(
                 Example(
                     premise,
