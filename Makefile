@@ -52,7 +52,7 @@ demo: setup
 	DEBUG=1 $(BIN)/python manage.py demo --port $(PORT)
 
 test: lint browser
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --durations=20
 
 bench: setup
 	$(BIN)/python bench/bench_align.py

@@ -10,10 +10,10 @@ types and names), the same ones for every run:
     expert          the base fine-tuned on N expert labels (the paper's
                     "human only")
     silver>expert   the silver scorer fine-tuned on the same N labels
-    before          the same two stages with the silver pairs of before
-                    issue 16: easy negatives only, no near misses, no values
-                    of the same document (``hard_share=0``); its zero-label
-                    scorer is "silver (before)"
+    easy negatives  the same two stages with easy silver negatives only
+                    (another value, type or context; ``hard_share=0``): no
+                    near misses, other values of the same span or document,
+                    or counter-roles; its zero-label scorer is "silver (easy)"
 
 at N = 100 / 200 / 300 / 400 / 500. Expert labels are taken on whole documents
 of the training part; the label sets are nested (the 100 are among the 200...).
@@ -58,8 +58,8 @@ from tools.demo_corpus import generate_corpus  # noqa: E402
 
 #: Silver recipes compared (share of hard negatives), each curve starting
 #: from its own zero-label scorer.
-RECIPES = {"before": 0.0, "silver>expert": HARD_SHARE}
-ZERO_LABEL = {"before": "silver (before)", "silver>expert": "silver"}
+RECIPES = {"easy negatives": 0.0, "silver>expert": HARD_SHARE}
+ZERO_LABEL = {"easy negatives": "silver (easy)", "silver>expert": "silver"}
 CURVES = ("expert", *RECIPES)
 #: How far a curve may fall between two points and still "never dip".
 DIP_TOLERANCE = 0.01
