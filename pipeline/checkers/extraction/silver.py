@@ -21,7 +21,7 @@ from typing import Any
 from ...types import Alignment, Prediction
 from ..base import Example
 from .hypothesis import render_hypothesis, type_display_name
-from .patterns import MONTHS, find_dates
+from .patterns import MONTHS, date_parts, find_dates
 from .schema import Schema
 
 _WORD = re.compile(r"[^\W_]{3,}")
@@ -111,17 +111,18 @@ def _other_digit(text: str, rng: random.Random) -> str | None:
 def near_miss(
     value: Any, span: str, names: Sequence[Any], rng: random.Random
 ) -> Any | None:
-    """A value a small edit away from ``value`` that ``span`` does not state.
+    """A value a small edit away from ``value``.
 
     The wrong values extractors really produce: a date a few days, a month or
     a year off (or day and month swapped), a person's right last name with
     another first name or the right first name with another last name, a
-    number one digit off. ``names`` are other person values to borrow from.
-    None when no such edit fits.
+    number one digit off. A borrowed name part or a changed number is never
+    one ``span`` states; a shifted date is not checked against it. ``names``
+    are other person values to borrow from. None when no such edit fits.
     """
-    text = _fold(span)
     if isinstance(value, dict) and "yyyy" in value:
         return _shift_date(value, rng)
+    text = _fold(span)
     if isinstance(value, dict) and value.get("last_name"):
         part = "last_name"
         if value.get("first_name") and rng.random() < 0.5:
@@ -139,17 +140,13 @@ def near_miss(
     return None
 
 
-def _date_key(value: dict[str, Any]) -> tuple[str, ...]:
-    return tuple(str(value.get(k) or "").lstrip("0") for k in ("yyyy", "mm", "dd"))
-
-
 def span_states(span: str, value: Any) -> bool:
     """Whether ``span`` states ``value``: a date must be there itself (its
     year alone is not enough, a document's dates share it), anything else
     anchored (:func:`value_anchored`)."""
     if isinstance(value, dict) and "yyyy" in value:
-        key = _date_key(value)
-        return any(_date_key(found) == key for _, _, found in find_dates(span))
+        wanted = date_parts(value)
+        return any(date_parts(found) == wanted for _, _, found in find_dates(span))
     return value_anchored(span, value)
 
 
