@@ -451,9 +451,7 @@ def dashboard(project: Project) -> dict[str, Any]:
         "retrain": retrain_status(project),
         "curve": learning_curve(versions),
         "llms": llms,
-        "llm_rank_rho": model_rank_rho(
-            {r["model"]: r for r in llms if r["safepassage_score"] is not None}
-        ),
+        "llm_rank_rho": model_rank_rho({r["model"]: r for r in llms}),
         "pr": pr,
         "reliability": reliability(active),
         "histogram": evidence_histogram(project),

@@ -118,8 +118,13 @@ def evaluate_checked(
 def model_rank_rho(by_model: Mapping[str, Mapping[str, Any]]) -> float | None:
     """Paper Figure 5 as one number: Spearman's rho, across source models,
     between the SafePassage score and the human score. Near 1, the scorer
-    ranks the LLMs as the experts do; None with under three labelled models."""
-    rows = [m for m in by_model.values() if m["human_score"] is not None]
+    ranks the LLMs as the experts do; None with under three models that
+    have both scores (labelled, and checked)."""
+    rows = [
+        m
+        for m in by_model.values()
+        if m["human_score"] is not None and m["safepassage_score"] is not None
+    ]
     if len(rows) < 3:
         return None
     rho = spearman(

@@ -85,6 +85,8 @@ def test_model_rank_rho_needs_three_labelled_models():
     assert model_rank_rho(rows) is None
     rows["c"] = {**rows["a"], "n_labelled": 0, "human_score": None}
     assert model_rank_rho(rows) is None
+    rows["c"] = {**rows["a"], "safepassage_score": None}  # labelled, unchecked
+    assert model_rank_rho(rows) is None
 
 
 def test_evaluate_reports_the_rank_agreement_across_models():
