@@ -14,6 +14,12 @@ types and names), the same ones for every run:
                     (another value, type or context; ``hard_share=0``): no
                     near misses, other values of the same span or document,
                     or counter-roles; its zero-label scorer is "silver (easy)"
+    style silver>expert
+                    silver>expert whose silver pairs also come from other,
+                    unlabelled documents of the unseen style: what the app
+                    does for a project of that style, which trains on its own
+                    documents' silver pairs before the first label; its
+                    zero-label scorer is "silver (style)"
 
 at N = 100 / 200 / 300 / 400 / 500. Expert labels are taken on whole documents
 of the training part; the label sets are nested (the 100 are among the 200...).
@@ -28,7 +34,8 @@ F1 at 0, at the largest N within 0.01 of the smallest), the training time,
 and writes ``learning_curve.json`` and two SVGs to ``--out-dir``.
 
     python bench/bench_learning_curve.py [--docs 700] [--sizes 100,200,300,400,500]
-        [--unseen-docs 80] [--silver-limit 6000] [--seed 0] [--quick]
+        [--unseen-docs 80] [--style-silver-docs 160] [--silver-limit 6000]
+        [--seed 0] [--quick]
 """
 
 from __future__ import annotations
@@ -38,7 +45,7 @@ import json
 import os
 import sys
 import tempfile
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -56,10 +63,24 @@ from pipeline.score import NLIScorer  # noqa: E402
 from pipeline.train import TrainConfig, train_scorer  # noqa: E402
 from tools.demo_corpus import generate_corpus  # noqa: E402
 
-#: Silver recipes compared (share of hard negatives), each curve starting
-#: from its own zero-label scorer.
-RECIPES = {"easy negatives": 0.0, "silver>expert": HARD_SHARE}
-ZERO_LABEL = {"easy negatives": "silver (easy)", "silver>expert": "silver"}
+
+@dataclass(frozen=True)
+class Recipe:
+    """How a silver>expert curve makes its zero-label scorer."""
+
+    zero_label: str
+    hard_share: float
+    #: also silver pairs of unlabelled documents of the unseen style
+    style_silver: bool = False
+
+
+#: Silver recipes compared, each curve starting from its own zero-label scorer.
+RECIPES = {
+    "easy negatives": Recipe("silver (easy)", 0.0),
+    "silver>expert": Recipe("silver", HARD_SHARE),
+    "style silver>expert": Recipe("silver (style)", HARD_SHARE, style_silver=True),
+}
+ZERO_LABEL = {name: r.zero_label for name, r in RECIPES.items()}
 CURVES = ("expert", *RECIPES)
 #: How far a curve may fall between two points and still "never dip".
 DIP_TOLERANCE = 0.01
@@ -122,12 +143,12 @@ def render_svg(curve: dict, sizes: list[int], *, title: str) -> str:
 
 
 def format_table(rows: list[dict], sets: list[str]) -> str:
-    head = f"{'scorer':<15}{'labels':>7}" + "".join(f"{s + ' F1':>18}" for s in sets)
+    head = f"{'scorer':<20}{'labels':>7}" + "".join(f"{s + ' F1':>18}" for s in sets)
     lines = [head + f"{'rho':>7}{'thresh':>8}{'best ep':>9}{'train s':>9}"]
     for r in rows:
         rho = r["model_rank_rho"]
         lines.append(
-            f"{r['scorer']:<15}{r['labels']:>7}"
+            f"{r['scorer']:<20}{r['labels']:>7}"
             + "".join(f"{r[s]['f1']:>18.3f}" for s in sets)
             + f"{'-' if rho is None else f'{rho:.2f}':>7}{r['threshold']:>8.3f}"
             f"{r.get('best_epoch', '-')!s:>9}{r.get('train_seconds', '-')!s:>9}"
@@ -139,6 +160,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--docs", type=int, default=700)
     parser.add_argument("--unseen-docs", type=int, default=80)
+    parser.add_argument(
+        "--style-silver-docs",
+        type=int,
+        default=160,
+        help="unlabelled documents of the unseen style for 'style silver>expert'",
+    )
     parser.add_argument("--sizes", default="100,200,300,400,500")
     parser.add_argument("--silver-limit", type=int, default=6000)
     parser.add_argument("--silver-epochs", type=int)
@@ -158,6 +185,7 @@ def main() -> None:
     if args.quick:
         args.docs, args.sizes, args.silver_limit = 80, "50,100", 300
         args.unseen_docs = min(args.unseen_docs, 20)
+        args.style_silver_docs = min(args.style_silver_docs, 20)
         args.silver_epochs = args.silver_epochs or 1
         args.human_epochs = args.human_epochs or 1
     sizes = sorted(int(s) for s in args.sizes.split(","))
@@ -177,16 +205,24 @@ def main() -> None:
     unseen = generate_corpus(
         docs=args.unseen_docs, seed=args.seed + 1, styles=["tribunal"]
     )
+    # Other documents of that style, unlabelled: only their silver pairs are used.
+    style = generate_corpus(
+        docs=args.style_silver_docs,
+        seed=args.seed + 2,
+        styles=["tribunal"],
+        id_prefix="style",
+    )
     tests = [
         TestSet("held-out", corpus, test_docs),
         TestSet("unseen style", unseen, {d.id for d in unseen.documents}),
     ]
     names = [t.name for t in tests]
-    documents = {d.id: d for d in corpus.documents}
+    documents = {d.id: d for d in corpus.documents + style.documents}
     train_predictions = [
         p for p in corpus.predictions if p.document_id not in test_docs
     ]
     print(f"demo corpus: {args.docs} docs, {len(corpus.predictions)} predictions")
+    print(f"  unlabelled unseen-style docs for style silver: {len(style.documents)}")
     for t in tests:
         print(f"  {t.describe()}", flush=True)
 
@@ -230,16 +266,19 @@ def main() -> None:
 
     record("base", 0, NLIScorer(device=args.device))
     with tempfile.TemporaryDirectory(prefix="learning-curve-") as tmp:
-        starts = {}
-        for name, hard_share in RECIPES.items():
+        starts, silver_runs = {}, {}
+        for name, recipe in RECIPES.items():
             print(
-                f"{ZERO_LABEL[name]}: zero-label scorer ({args.silver_limit} "
-                f"silver pairs, hard share {hard_share})...",
+                f"{recipe.zero_label}: zero-label scorer ({args.silver_limit} "
+                f"silver pairs, hard share {recipe.hard_share})...",
                 flush=True,
             )
-            starts[name] = Path(tmp) / f"silver-{hard_share}"
-            silver_meta = trained(
-                ZERO_LABEL[name],
+            starts[name] = Path(tmp) / f"silver-{len(starts)}"
+            sources = train_predictions + (
+                style.predictions if recipe.style_silver else []
+            )
+            silver_runs[name] = trained(
+                recipe.zero_label,
                 0,
                 {},
                 TrainConfig(
@@ -247,7 +286,7 @@ def main() -> None:
                 ),
                 starts[name],
                 checker.silver_examples(
-                    train_predictions, seed=args.seed, hard_share=hard_share
+                    sources, seed=args.seed, hard_share=recipe.hard_share
                 ),
             )
         for n in sizes:
@@ -279,22 +318,26 @@ def main() -> None:
         name: {test: never_dips(curves[name][test], sizes) for test in names}
         for name in RECIPES
     }
-    largest = [r for r in rows if r["scorer"] == "silver>expert"][-1]
+    largest = {
+        name: [r for r in rows if r["scorer"] == name][-1][names[1]]["by_kind"]
+        for name in RECIPES
+    }
     result = {
         "corpus_docs": args.docs,
         "unseen_docs": args.unseen_docs,
+        "style_silver_docs": args.style_silver_docs,
         "seed": args.seed,
         "sizes": sizes,
         "silver_limit": args.silver_limit,
-        "hard_share": RECIPES,
+        "recipes": {name: asdict(r) for name, r in RECIPES.items()},
         "train_config": asdict(TrainConfig(**common)),
         "rows": rows,
         "curves": curves,
         "never_dips": dips,
         "training": {
-            "silver_stage_s": silver_meta["train_seconds"],
+            "silver_stage_s": silver_runs["silver>expert"]["train_seconds"],
             "expert_stage_s": runs[f"silver>expert@{sizes[-1]}"]["train_seconds"],
-            "device": silver_meta["device"],
+            "device": silver_runs["silver>expert"]["device"],
             "threads": _threads(),
         },
         "runs": runs,
@@ -316,9 +359,13 @@ def main() -> None:
     print()
     print(format_table(rows, names))
     print()
-    print(f"unseen style, silver>expert at N={sizes[-1]}: share judged right per kind")
-    for kind, figures in sorted(largest[names[1]]["by_kind"].items()):
-        print(f"  {kind:<22}{figures['accuracy']:>7.3f}  (n={figures['n']})")
+    print(f"unseen style at N={sizes[-1]}: share judged right per kind")
+    print(f"  {'kind':<22}{'n':>5}" + "".join(f"{name:>21}" for name in RECIPES))
+    for kind, figures in sorted(largest["silver>expert"].items()):
+        print(
+            f"  {kind:<22}{figures['n']:>5}"
+            + "".join(f"{largest[name][kind]['accuracy']:>21.3f}" for name in RECIPES)
+        )
     for name, by_test in dips.items():
         print(
             f"{name} never dips: "

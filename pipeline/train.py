@@ -342,8 +342,13 @@ class _Trainer:
             pos_weight=torch.tensor([n_neg / n_pos], device=self.device)
         )
         params = [p for p in self.model.parameters() if p.requires_grad]
+        # The fused step is several times faster than the per-tensor default
+        # on a CPU, where the optimiser is a fifth of each training step.
         optimizer = torch.optim.AdamW(
-            params, lr=self.config.learning_rate, weight_decay=0.01
+            params,
+            lr=self.config.learning_rate,
+            weight_decay=0.01,
+            fused=self.device.type in ("cpu", "cuda"),
         )
         steps = epochs * math.ceil(len(examples) / self.config.batch_size)
         warmup = max(1, steps // 10)

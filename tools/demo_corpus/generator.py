@@ -59,7 +59,11 @@ def _make_document(
 
 
 def generate_corpus(
-    *, docs: int = 200, seed: int = 0, styles: Sequence[str] | None = None
+    *,
+    docs: int = 200,
+    seed: int = 0,
+    styles: Sequence[str] | None = None,
+    id_prefix: str = "demo",
 ) -> Corpus:
     """Generate a reproducible demo corpus.
 
@@ -68,6 +72,8 @@ def generate_corpus(
         seed: the same seed (and styles) gives byte-identical output.
         styles: document layouts to draw from; default :data:`STYLES`. The
             held-out ``"tribunal"`` style appears only when named here.
+        id_prefix: starts every document id (``demo-0007``), so that two
+            corpora can be checked together.
 
     Returns:
         A :class:`Corpus` whose schema covers every style drawn from.
@@ -90,7 +96,7 @@ def generate_corpus(
         style = rng.choice(chosen)
         model = models[i % len(models)]
         text, mentions, targets = _make_document(style, rng)
-        doc_id = f"demo-{i:04d}"
+        doc_id = f"{id_prefix}-{i:04d}"
         documents.append(
             Document(id=doc_id, text=text, metadata={"style": style, "model": model})
         )
