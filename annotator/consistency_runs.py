@@ -41,14 +41,13 @@ from .llm_costs import (
     prices_from,
 )
 from .models import (
-    FINISHED_RUN_STATUSES,
     ConsistencyRun,
     Document,
     Prediction,
     Project,
     RunStatus,
 )
-from .runs import run_cancel, run_claim, run_create_alone, run_end, run_lock
+from .runs import run_cancel, run_create_alone, run_end, run_execute_alone
 
 logger = logging.getLogger(__name__)
 
@@ -356,16 +355,9 @@ def consistency_run_execute(*, run_id: int) -> ConsistencyRun:
     for the task to retry; a configuration problem, a wrong key or an unknown
     model fails the run.
     """
-    run = ConsistencyRun.objects.select_related("project").get(pk=run_id)
-    if run.status in FINISHED_RUN_STATUSES:
-        return run
-    with run_lock(_LOCK_CLASS, run_id) as held:
-        if not held:
-            return run  # another worker is executing it
-        if run_claim(ConsistencyRun, run_id):
-            _execute(run)
-    run.refresh_from_db()
-    return run
+    return run_execute_alone(
+        ConsistencyRun, run_id, lock_class=_LOCK_CLASS, execute=_execute
+    )
 
 
 def _specs(run: ConsistencyRun, models: Sequence[str], options, prices: Prices):

@@ -46,7 +46,6 @@ from .llm_costs import (
     prices_from,
 )
 from .models import (
-    FINISHED_RUN_STATUSES,
     GRADER_SCORER_PREFIX,
     Annotation,
     GradingRun,
@@ -57,7 +56,7 @@ from .models import (
     RunStatus,
     Verdict,
 )
-from .runs import run_cancel, run_claim, run_create_alone, run_end, run_lock
+from .runs import run_cancel, run_create_alone, run_end, run_execute_alone
 
 logger = logging.getLogger(__name__)
 
@@ -278,18 +277,9 @@ def grading_run_execute(*, run_id: int) -> GradingRun:
     TransientError for the task to retry; a configuration problem, a wrong
     key or an unknown model fails the run.
     """
-    run = GradingRun.objects.select_related("project").get(pk=run_id)
-    if run.status in FINISHED_RUN_STATUSES:
-        return run
-    with run_lock(_LOCK_CLASS, run_id) as held:
-        if not held:
-            return run  # another worker is executing it
-        # PENDING -> RUNNING, or RUNNING again after a retry or a lost worker:
-        # the lock, not the status, says that nobody else is on it.
-        if run_claim(GradingRun, run_id):
-            _execute(run)
-    run.refresh_from_db()
-    return run
+    return run_execute_alone(
+        GradingRun, run_id, lock_class=_LOCK_CLASS, execute=_execute
+    )
 
 
 def _execute(run: GradingRun) -> None:

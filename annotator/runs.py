@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from django.db import connection, transaction
 from django.db.models import Case, F, Q, TextField, Value, When
@@ -128,6 +129,26 @@ def run_lock(lock_class: int, run_id: int) -> Iterator[bool]:
         if held:
             with connection.cursor() as cursor:
                 cursor.execute("SELECT pg_advisory_unlock(%s::bigint)", [key])
+
+
+def run_execute_alone(model, /, run_id: int, *, lock_class: int, execute) -> Any:
+    """Claim a resumable run and ``execute(run)`` it unless it has ended or
+    another worker holds it. Returns the run as it is then.
+
+    Safe to call twice or after a crash: the advisory lock, not the status,
+    says that nobody else is on it, so a running run is claimed again after
+    a retry or a lost worker.
+    """
+    run = model.objects.select_related("project").get(pk=run_id)
+    if run.status in FINISHED_RUN_STATUSES:
+        return run
+    with run_lock(lock_class, run_id) as held:
+        if not held:
+            return run  # another worker is executing it
+        if run_claim(model, run_id):
+            execute(run)
+    run.refresh_from_db()
+    return run
 
 
 def run_cancel(run, *, lock_class: int, noun: str):
