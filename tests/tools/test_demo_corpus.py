@@ -161,6 +161,18 @@ def test_a_larger_corpus_extends_a_smaller_one():
     assert large.predictions[: len(small.predictions)] == small.predictions
 
 
+def test_an_id_prefix_renames_ids_only_so_two_corpora_can_be_checked_together():
+    demo = generate_corpus(docs=5, seed=2, styles=["tribunal"])
+    other = generate_corpus(docs=5, seed=2, styles=["tribunal"], id_prefix="style")
+    assert [d.id for d in other.documents] == [f"style-{i:04d}" for i in range(5)]
+    assert not {d.id for d in demo.documents} & {d.id for d in other.documents}
+    assert [d.text for d in other.documents] == [d.text for d in demo.documents]
+    assert all(p.document_id.startswith("style-") for p in other.predictions)
+    assert [(p.id, p.value) for p in other.predictions] == [
+        (p.id.replace("demo-", "style-", 1), p.value) for p in demo.predictions
+    ]
+
+
 def test_labels_predictions_and_documents_refer_to_each_other(corpus):
     documents = _documents(corpus)
     predictions = {p.id: p for p in corpus.predictions}
