@@ -262,11 +262,10 @@ def main() -> None:
             checker, train_predictions, labels, out, config=config, silver=silver
         )
         record(name, n, NLIScorer(str(out), device=args.device), metadata)
-        return metadata
 
     record("base", 0, NLIScorer(device=args.device))
     with tempfile.TemporaryDirectory(prefix="learning-curve-") as tmp:
-        starts, silver_runs = {}, {}
+        starts = {}
         for name, recipe in RECIPES.items():
             print(
                 f"{recipe.zero_label}: zero-label scorer ({args.silver_limit} "
@@ -277,7 +276,7 @@ def main() -> None:
             sources = train_predictions + (
                 style.predictions if recipe.style_silver else []
             )
-            silver_runs[name] = trained(
+            trained(
                 recipe.zero_label,
                 0,
                 {},
@@ -322,6 +321,7 @@ def main() -> None:
         name: [r for r in rows if r["scorer"] == name][-1][names[1]]["by_kind"]
         for name in RECIPES
     }
+    silver_run = runs[f"{ZERO_LABEL['silver>expert']}@0"]
     result = {
         "corpus_docs": args.docs,
         "unseen_docs": args.unseen_docs,
@@ -335,9 +335,9 @@ def main() -> None:
         "curves": curves,
         "never_dips": dips,
         "training": {
-            "silver_stage_s": silver_runs["silver>expert"]["train_seconds"],
+            "silver_stage_s": silver_run["train_seconds"],
             "expert_stage_s": runs[f"silver>expert@{sizes[-1]}"]["train_seconds"],
-            "device": silver_runs["silver>expert"]["device"],
+            "device": silver_run["device"],
             "threads": _threads(),
         },
         "runs": runs,
