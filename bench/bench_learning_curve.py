@@ -217,7 +217,11 @@ def main() -> None:
         TestSet("unseen style", unseen, {d.id for d in unseen.documents}),
     ]
     names = [t.name for t in tests]
-    documents = {d.id: d for d in corpus.documents + style.documents}
+    # Held-out documents give training nothing, pattern pairs included: the
+    # checker that makes silver pairs never sees them.
+    documents = {
+        d.id: d for d in corpus.documents + style.documents if d.id not in test_docs
+    }
     train_predictions = [
         p for p in corpus.predictions if p.document_id not in test_docs
     ]

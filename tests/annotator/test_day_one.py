@@ -1,7 +1,11 @@
 """Day one on real documents: a project with zero labels gets its first
 scorer from the starter scorer, trained on silver pairs of its own
 documents, and flags the unsafe ones among hand-checked predictions over
-real court opinions (bench/data/caselaw_predictions.jsonl, test split)."""
+real court opinions (bench/data/caselaw_predictions.jsonl, dev split: the
+test split is only run by the benchmark to report, never asserted on here;
+`make setup` builds the starter without the benchmark's opinions). The
+project's scorer trains on its own documents, as the app does: the figure is
+transductive."""
 
 from __future__ import annotations
 
@@ -43,7 +47,7 @@ def test_zero_labels_flag_unsafe_predictions_on_real_opinions(
     rows = [
         json.loads(line)
         for line in BENCHMARK.open(encoding="utf-8")
-        if json.loads(line)["split"] == "test"
+        if json.loads(line)["split"] == "dev"
     ]
     wanted = {r["document_id"] for r in rows}
     project = personas.project
@@ -85,4 +89,6 @@ def test_zero_labels_flag_unsafe_predictions_on_real_opinions(
     unsafe = [r["label"] == "unsafe" for r in rows]
     flagged = [verdicts[r["id"]] == "unsafe" for r in rows]
     metrics = flag_metrics(flagged, unsafe)
+    # Dev F1 was 0.889 when this floor was set (starter built without the
+    # benchmark's opinions).
     assert metrics["f1"] >= 0.85, (metrics, scorer.threshold, run.log)

@@ -3,7 +3,11 @@ selection, aggregation, silver pairs, and ``python -m pipeline provenance``
 / ``provenance-train`` / ``provenance-evaluate`` end to end."""
 
 import json
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -195,6 +199,29 @@ def test_silver_pairs_teach_both_classes_at_both_lengths():
             assert len(wrong.split()) <= 2
             assert wrong not in ("Delhi", "Paris")
     assert examples == silver_examples(items, seed=0)
+
+
+def test_silver_groups_are_the_same_in_every_process():
+    """The validation split follows the groups: Python's salted hash() gave
+    each process another split, so two trainings could not be compared."""
+    code = (
+        "from tools.provenance_example import items;"
+        "from pipeline.checkers.provenance import item_from_json;"
+        "from pipeline.checkers.provenance.silver import item_group;"
+        "print([item_group(item_from_json(i)) for i in items()])"
+    )
+    runs = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=Path(__file__).resolve().parents[2],
+        ).stdout
+        for seed in ("1", "2")
+    }
+    assert len(runs) == 1 and "[" in runs.pop()
 
 
 def _write(path, rows):

@@ -70,7 +70,7 @@ def _same(kind: str, stated: Any, claimed: Any) -> bool:
         a, b = date_parts(stated), date_parts(claimed)
         return a is not None and a == b
     if kind.endswith("Judge"):
-        # Surnames: "PATIENCE DRAKE ROGGENSACK, C.J." is Roggensack.
+        # Surnames: "ROBERT P. FRANK, Judge." is Frank.
         said, meant = _fold(stated).split(), _fold(claimed).split()
         return bool(said and meant) and said[-1] == meant[-1]
     a, b = _fold(stated), _fold(claimed)
@@ -80,27 +80,17 @@ def _same(kind: str, stated: Any, claimed: Any) -> bool:
 
 
 _NAME = r"[A-Z][\w.'’&\-]*(?:,?\s+(?:[A-Z][\w.'’&\-]*|of|the|and|de))*"
-_ROLE_GROUP = "|".join(_ROLE_WORDS)
-#: Statements of a field in running text, beside the caption patterns:
-#: "the defendant, Anthony Dyous, appeals", "respondent Proctor Hospital",
-#: "PUBLIC STORAGE, INC., Defendant-Appellant", "Darlee Fowlkes (wife)
-#: appeals", "BEALES, Judge.", "Opinion ... filed by Chief Judge Edwards".
+#: Statements of a field in running text, beside the caption patterns. Each
+#: was written from dev items of bench/data/caselaw_predictions.jsonl (the
+#: ids name them) and decides no item there wrongly.
 _STATEMENTS = (
-    (
-        "role",
-        re.compile(rf"\b(?P<role>(?i:{_ROLE_GROUP}))s?,?\s+(?P<name>{_NAME})"),
-    ),
-    (
-        "roles",
-        re.compile(
-            rf"(?P<name>{_NAME}),\s+(?P<role>(?i:{_ROLE_GROUP})s?"
-            rf"(?:\s*[-–/,]\s*(?i:{_ROLE_GROUP})s?)+)\b"
-        ),
-    ),
+    # cl-25: "<name> (wife) appeals an equitable distribution award".
     (
         "Appellant",
         re.compile(rf"^(?P<name>{_NAME})(?:\s+\([^)]*\))?\s+appeals\b", re.M),
     ),
+    # cl-29 "ROBERT P. FRANK, Judge.", cl-39 "QUINN, Associate Judge.",
+    # cl-45 "STAHL, Circuit Judge." (another author claimed: unsafe).
     (
         "Author Judge",
         re.compile(
@@ -109,14 +99,6 @@ _STATEMENTS = (
             re.M,
         ),
     ),
-    (
-        "Author Judge",
-        re.compile(
-            r"(?:filed|delivered) by (?:Chief )?(?:Judge|Justice) "
-            r"(?P<name>[A-Z][\w'’\-]+)"
-        ),
-    ),
-    ("Author Judge", re.compile(r"(?:^|\.)\s*Justice (?P<name>[A-Z]{3,})\.", re.M)),
 )
 
 
@@ -127,14 +109,7 @@ def _statements(span: str):
         yield kind, found
     for kind, pattern in _STATEMENTS:
         for m in pattern.finditer(span):
-            name = m.group("name")
-            if kind == "role":
-                yield m.group("role").lower().rstrip("s").capitalize(), name
-            elif kind == "roles":
-                for role in re.findall(_ROLE_GROUP, m.group("role"), re.IGNORECASE):
-                    yield role.capitalize(), name
-            else:
-                yield kind, name
+            yield kind, m.group("name")
 
 
 def pattern_agreement(span: str, type_name: str, value: Any) -> bool | None:

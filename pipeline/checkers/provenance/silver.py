@@ -12,6 +12,7 @@ or number of its context).
 
 from __future__ import annotations
 
+import hashlib
 import random
 import re
 from collections.abc import Sequence
@@ -28,8 +29,13 @@ _WORDS = re.compile(r"\w+")
 
 def item_group(item: RagItem) -> str:
     """What keeps items on one side of a validation split: items with the
-    same contexts (a question's right and hallucinated answers) are one."""
-    return str(hash(tuple(c.text for c in item.contexts)) & 0xFFFFFFFF)
+    same contexts (a question's right and hallucinated answers) are one.
+    A content digest, not Python's salted ``hash()``: the split must be the
+    same in every process for a comparison of two trainings to mean anything."""
+    digest = hashlib.sha256()
+    for c in item.contexts:
+        digest.update(c.text.encode("utf-8", "surrogatepass") + b"\x00")
+    return digest.hexdigest()[:16]
 
 
 def silver_examples(

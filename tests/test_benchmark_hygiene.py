@@ -1,0 +1,68 @@
+"""The benchmarks' rule (bench/README.md): no test-split item id or text in
+code or comments, so no rule can be written from what a figure reports on."""
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCHMARK = ROOT / "bench" / "data" / "caselaw_predictions.jsonl"
+OPINIONS = ROOT.parent / "shared" / "data" / "caselaw" / "opinions.jsonl"
+SOURCES = (".py", ".md", ".html", ".js", ".toml", ".yml", ".txt")
+
+
+def _grams(text: str, n: int = 5) -> set[str]:
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    return {" ".join(words[i : i + n]) for i in range(len(words) - n + 1)}
+
+
+def _tracked_sources() -> list[Path]:
+    names = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    return [
+        ROOT / n
+        for n in names
+        if n.endswith(SOURCES) and not n.startswith("bench/data/")
+    ]
+
+
+def _test_rows() -> list[dict]:
+    rows = [json.loads(line) for line in BENCHMARK.open(encoding="utf-8")]
+    return [r for r in rows if r["split"] == "test"]
+
+
+def test_no_test_split_id_appears_in_code_or_docs():
+    ids = {r["id"] for r in _test_rows()}
+    found = [
+        (path.relative_to(ROOT), m.group())
+        for path in _tracked_sources()
+        for m in re.finditer(r"\bcl-\d+\b", path.read_text(errors="replace"))
+        if m.group() in ids
+    ]
+    assert found == []
+
+
+@pytest.mark.skipif(not OPINIONS.is_file(), reason="needs ../shared/data/caselaw")
+def test_no_test_split_text_appears_in_code_or_docs():
+    """Five words in a row of a test context that only its own opinion has
+    (so not "of the court of appeals"): a quotation of that item."""
+    seen_in: dict[str, int] = {}
+    for line in OPINIONS.open(encoding="utf-8"):
+        for gram in _grams(json.loads(line)["text"]):
+            seen_in[gram] = seen_in.get(gram, 0) + 1
+    specific = {
+        gram: r["id"]
+        for r in _test_rows()
+        for gram in _grams(r["context"])
+        if seen_in.get(gram, 0) <= 1
+    }
+    found = [
+        (path.relative_to(ROOT), gram)
+        for path in _tracked_sources()
+        for gram in _grams(path.read_text(errors="replace")) & specific.keys()
+    ]
+    assert found == []
