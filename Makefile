@@ -19,21 +19,25 @@ $(STAMP): requirements.txt
 # many document styles, no label; a few minutes on a CPU, once). Real
 # documents of the styles you expect make it travel: STARTER_DOCUMENTS names
 # documents JSONL files (by default the court opinions beside this
-# repository, where they are).
+# repository, where they are), less the opinions the real-documents
+# benchmark measures on (bench/README.md).
 STARTER := var/scorers/starter
 STARTER_DOCUMENTS ?= $(wildcard ../shared/data/caselaw/opinions.jsonl)
+BENCHMARK_ROWS := bench/data/caselaw_predictions.jsonl
 
 $(STARTER)/metadata.json: $(STAMP)
 	$(BIN)/python -m tools.starter_scorer --out $(STARTER) \
-		$(addprefix --documents ,$(STARTER_DOCUMENTS))
+		$(addprefix --documents ,$(STARTER_DOCUMENTS)) \
+		$(addprefix --exclude ,$(BENCHMARK_ROWS))
 
-# Local development settings (DEBUG on, a generated SECRET_KEY) so that
-# `manage.py` commands run as the README writes them; the environment wins,
-# and a deployment never reads this file.
+# Local development settings (a generated SECRET_KEY) so that `manage.py`
+# commands run as the README writes them; the environment wins, and a
+# deployment never reads this file. DEBUG is asked for on the command line
+# (as `make demo` does), never here.
 DEV_ENV := var/dev.env
 $(DEV_ENV):
 	mkdir -p var
-	printf '# Local development settings made by make setup; the environment wins.\nDEBUG=1\nSECRET_KEY=%s\n' \
+	printf '# Local development settings made by make setup; the environment wins.\nSECRET_KEY=%s\n' \
 		"$$($(PYTHON) -c 'import secrets; print(secrets.token_urlsafe(50))')" > $@
 
 setup: $(STAMP) $(DEV_ENV) $(STARTER)/metadata.json

@@ -19,6 +19,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, QuerySet
 
 from pipeline.evaluate import cohen_kappa, krippendorff_alpha
+from pipeline.jsonl import text_problem
 
 from .errors import ApplicationError
 from .labeling import LABEL_NOTE_MAX_CHARS
@@ -42,13 +43,22 @@ def disagreements(project: Project) -> QuerySet[Prediction]:
     )
 
 
-def adjudication_items(project: Project, *, open_only: bool = False) -> list[dict]:
+def _labelled_by(reviewer):
+    return Annotation.objects.filter(prediction=OuterRef("pk"), annotator=reviewer)
+
+
+def adjudication_items(
+    project: Project, *, open_only: bool = False, reviewer=None
+) -> list[dict]:
     """Each disagreement with every expert label on it (who, what, note,
     time spent, guideline version) and its adjudication, if any; the open
-    ones first, oldest prediction first."""
+    ones first, oldest prediction first. With ``reviewer``, only those they
+    may decide: none they labelled themselves."""
     predictions = disagreements(project).select_related("document", "adjudication")
     if open_only:
         predictions = predictions.filter(adjudication__isnull=True)
+    if reviewer is not None:
+        predictions = predictions.exclude(Exists(_labelled_by(reviewer)))
     rows = list(predictions.order_by("pk"))
     labels: dict[int, list[dict]] = defaultdict(list)
     for a in (
@@ -89,8 +99,8 @@ def adjudicate(
 
     Raises:
         ApplicationError: a label other than safe or unsafe, a note over the
-            limit, a reviewer without the role, or experts who do not
-            disagree on the prediction.
+            limit, a reviewer without the role, a reviewer who labelled the
+            prediction, or experts who do not disagree on it.
     """
     from .selectors import project_role
 
@@ -102,9 +112,18 @@ def adjudicate(
         raise ApplicationError(
             f"note: text of at most {LABEL_NOTE_MAX_CHARS} characters"
         )
+    problem = text_problem(note)
+    if problem:
+        raise ApplicationError(f"note: {problem}")
     if project_role(reviewer, prediction.project) not in REVIEW:
         raise ApplicationError(
             f"adjudicating needs the role {' or '.join(REVIEW)} on the project"
+        )
+    # A party to the disagreement would be judging their own label.
+    if Annotation.objects.filter(prediction=prediction, annotator=reviewer).exists():
+        raise ApplicationError(
+            f"you labelled prediction {prediction.pk}: a reviewer who did not "
+            "label it decides it"
         )
     with transaction.atomic():
         if not disagreements(prediction.project).filter(pk=prediction.pk).exists():

@@ -44,7 +44,7 @@ def adjudication_page(request, pk: int):
         "adjudicate.html",
         {
             "project": project,
-            "items": adjudication.adjudication_items(project),
+            "items": adjudication.adjudication_items(project, reviewer=request.user),
             "agreement": adjudication.agreement_breakdown(project),
             "decided": request.GET.get("decided", ""),
             "error": error,

@@ -1,5 +1,8 @@
 from django.contrib import admin, messages
+from django.contrib.admin.forms import AdminAuthenticationForm
+from django.core.exceptions import ValidationError
 
+from . import accounts
 from .models import (
     Adjudication,
     Annotation,
@@ -19,6 +22,22 @@ from .models import (
     Webhook,
     WebhookDelivery,
 )
+
+
+class ThrottledAdminLoginForm(AdminAuthenticationForm):
+    """The admin's login says why past the failed-login limit; the
+    authentication backend refuses the password either way."""
+
+    def clean(self):
+        username = self.cleaned_data.get("username") or ""
+        if accounts.login_blocked(request=self.request, username=username):
+            raise ValidationError(
+                "Too many failed logins; try again later.", code="throttled"
+            )
+        return super().clean()
+
+
+admin.site.login_form = ThrottledAdminLoginForm
 
 
 class MembershipInline(admin.TabularInline):

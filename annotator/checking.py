@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -20,7 +21,7 @@ from django.utils import timezone
 
 from . import allowlists
 from .dispatch import send_after_commit
-from .errors import ApplicationError, ConfigurationError, ItemInvalid
+from .errors import ApplicationError, ConfigurationError, ItemInvalid, TransientError
 from .models import (
     UNSCORED_UNCERTAINTY,
     Document,
@@ -313,6 +314,14 @@ def predictions_check(
     return summary
 
 
+#: The setting behind each field of the pipeline's CheckLimits.
+_CHECK_LIMIT_SETTINGS = {
+    "query_chars": "PROVENANCE_CHECK_MAX_QUERY_CHARS",
+    "claims": "PROVENANCE_CHECK_MAX_CLAIMS",
+    "sentences": "PROVENANCE_CHECK_MAX_SENTENCES",
+}
+
+
 def rag_item_check(*, project: Project, raw: Any) -> dict[str, Any]:
     """One RAG item (``{"id", "query", "answer", "contexts"}``) checked as the
     check run would check it in ``project``, a provenance project (its
@@ -320,11 +329,24 @@ def rag_item_check(*, project: Project, raw: Any) -> dict[str, Any]:
     item's output line, as ``python -m pipeline provenance`` writes it.
     Nothing is stored.
 
+    The work is bounded by the PROVENANCE_CHECK_* settings: an item over a
+    limit is refused before any model runs, and a check past
+    PROVENANCE_CHECK_SECONDS stops.
+
     Raises:
-        ItemInvalid: the item does not parse, naming the field.
+        ItemInvalid: the item does not parse, naming the field, or is over a
+            limit, naming the setting.
+        TransientError: the check ran out of time.
         ConfigurationError: as ``project_checker``.
     """
-    from pipeline.checkers.provenance import item_claim, item_document, item_from_json
+    from pipeline.checkers.provenance import (
+        CheckLimits,
+        DeadlineExceeded,
+        LimitExceeded,
+        item_claim,
+        item_document,
+        item_from_json,
+    )
     from pipeline.checkers.provenance.commands import result_to_json
 
     try:
@@ -333,7 +355,31 @@ def rag_item_check(*, project: Project, raw: Any) -> dict[str, Any]:
         raise ItemInvalid(str(e)) from e
     scorer, _ = project_scorer(project)
     checker = project_checker(project, {item.id: item_document(item)})
-    checked, errors = checker.results([item_claim(item)], scorer=scorer)
+    # Models load once per process, whatever is sent: the budget is the
+    # item's own work, so the clock starts once they are in memory.
+    checker.relevance  # noqa: B018
+    deadline = time.monotonic() + settings.PROVENANCE_CHECK_SECONDS
+    try:
+        checked, errors = checker.results(
+            [item_claim(item)],
+            scorer=scorer,
+            limits=CheckLimits(
+                query_chars=settings.PROVENANCE_CHECK_MAX_QUERY_CHARS,
+                claims=settings.PROVENANCE_CHECK_MAX_CLAIMS,
+                sentences=settings.PROVENANCE_CHECK_MAX_SENTENCES,
+            ),
+            deadline=deadline,
+        )
+    except LimitExceeded as e:
+        setting = _CHECK_LIMIT_SETTINGS[e.limit]
+        raise ItemInvalid(f"{e} ({setting})") from e
+    except DeadlineExceeded as e:
+        raise TransientError(
+            f"the check took longer than PROVENANCE_CHECK_SECONDS "
+            f"({settings.PROVENANCE_CHECK_SECONDS:g} s) and was stopped: send "
+            "fewer or shorter sentences, or import the item into the project "
+            "for the check run"
+        ) from e
     if errors:
         raise ItemInvalid(str(errors[0])) from errors[0]
     [(_, result)] = checked
@@ -372,7 +418,9 @@ def scorer_problem(scorer: ScorerModel) -> str | None:
     hub is reachable)."""
     from pipeline.score import model_folder_problem, resolve_model
 
-    problem = allowlists.scorer_source_problem(scorer.path)
+    problem = allowlists.scorer_source_problem(
+        scorer.path, project_id=scorer.project_id
+    )
     if problem:
         return problem
     local = Path(resolve_model(scorer.path))

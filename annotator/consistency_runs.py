@@ -38,7 +38,8 @@ from .llm_costs import (
     cost,
     llm_failure_kind,
     llm_model_check,
-    prices_from,
+    llm_params_check,
+    run_prices,
 )
 from .models import (
     ConsistencyRun,
@@ -155,23 +156,6 @@ def job_of(name: Any) -> Job:
 # --- params ------------------------------------------------------------------
 
 
-def integer_param(
-    params: dict[str, Any], key: str, default: int, *, low: int, high=None
-) -> int:
-    """``params[key]`` (``default`` when absent), an integer in [low, high].
-
-    Raises:
-        ApplicationError: naming the param and its bounds.
-    """
-    value = params.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ApplicationError(f"params.{key} must be an integer, got {value!r}")
-    if value < low or (high is not None and value > high):
-        top = f" and at most {high}" if high is not None else ""
-        raise ApplicationError(f"params.{key} must be at least {low}{top}")
-    return value
-
-
 def model_param(project: Project, params: dict[str, Any], key: str, default=None):
     """``params[key]``, a model the project allows (``default`` when absent).
 
@@ -187,39 +171,19 @@ def model_param(project: Project, params: dict[str, Any], key: str, default=None
 
 def run_params(project: Project, job: Job, params: Any) -> dict[str, Any]:
     """The run's params checked, as it stores them: the job's options with
-    their defaults, the prices and LLM settings.
+    their defaults, and LLM settings within the deployment's bounds.
 
     Raises:
         ApplicationError: a project of another kind, a model it does not
-            allow (named), or a malformed value (named).
+            allow (named), a price (the deployment sets them), or a malformed
+            or out-of-bounds value (named).
     """
     if project.kind != KIND:
         raise ApplicationError(
             f"project {project.name!r} is of kind {project.kind!r}; {job.noun} "
             f"runs are for {KIND} projects"
         )
-    if not isinstance(params, dict):
-        raise ApplicationError("params must be an object")
-    known = [*job.option_keys, *_SETTINGS, *PRICE_KEYS]
-    unknown = sorted(set(params) - set(known))
-    if unknown:
-        raise ApplicationError(f"unknown params {unknown}; known: {known}")
-    for key in ("max_tokens", "max_concurrency"):
-        if params.get(key) is not None:
-            integer_param(params, key, 1, low=1)
-    if params.get("max_retries") is not None:
-        integer_param(params, "max_retries", 0, low=0)
-    for key in ("temperature", "timeout"):
-        value = params.get(key)
-        if value is not None and (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not math.isfinite(value)
-            or value < 0
-            or (key == "timeout" and value == 0)
-        ):
-            raise ApplicationError(f"params.{key} must be a number, got {value!r}")
-    prices_from(params, required=False)
+    llm_params_check(params, settings_known=_SETTINGS, options=job.option_keys)
     return {**params, **job.options(project, params)}
 
 
@@ -242,15 +206,18 @@ def run_estimate(
     project: Project, job: Any, params: Any, *, budget: Any = None
 ) -> RunEstimate:
     """What a run of ``job`` with ``params`` would ask and roughly cost; it
-    calls nobody. The cost is ``None`` without prices in ``params``.
+    calls nobody. The cost, at the deployment's prices, is ``None`` when a
+    model has none.
 
     Raises:
         ApplicationError: params refused (:func:`run_params`), or a
-            ``budget`` given without prices.
+            ``budget`` given for a model without a price.
     """
     job = job_of(job)
     options = run_params(project, job, params)
-    prices = prices_from(options, required=budget is not None)
+    if budget is not None:
+        budget_from(budget)
+    prices = run_prices(job.models(options), required=budget is not None)
     return options_estimate(project, job, options, prices=prices)
 
 
@@ -296,15 +263,17 @@ def consistency_run_start(
     """Create a run and enqueue it on commit.
 
     Refused for a project of another kind, a model it does not allow,
-    without an LLM or prices (the budget is money), with a budget that is not
-    positive, or while the project has a consistency run pending or running:
-    a correction made while samples change would answer old judgements.
+    without an LLM, for a model the deployment has no price for (the budget
+    is money), with a price in ``params`` (the deployment sets them), a
+    setting or a budget outside the deployment's bounds, or while the
+    project has a consistency run pending or running: a correction made while
+    samples change would answer old judgements.
     """
     budget = budget_from(budget)
     job = job_of(job)
     options = run_params(project, job, params)
     estimate = options_estimate(
-        project, job, options, prices=prices_from(options, required=True)
+        project, job, options, prices=run_prices(job.models(options))
     )
     from . import tasks
 
@@ -362,7 +331,8 @@ def consistency_run_execute(*, run_id: int) -> ConsistencyRun:
 
 def _specs(run: ConsistencyRun, models: Sequence[str], options, prices: Prices):
     """The library's model configuration of each model the run calls: the
-    project's endpoint and key, the run's prices and LLM settings."""
+    project's endpoint and key, the run's prices (:func:`run_prices`) and
+    LLM settings."""
     from pipeline.checkers.consistency.models import (
         DEFAULT_TEMPERATURE,
         ModelSpec,
@@ -373,7 +343,8 @@ def _specs(run: ConsistencyRun, models: Sequence[str], options, prices: Prices):
     common = {
         "base_url": project.llm_base_url,
         "api_key_env": project.llm_api_key_env or None,
-        # One endpoint, one price: the project's LLM serves every model.
+        # The run's one price, the dearest of its models': the ledger
+        # keeps the budget the run books.
         "price_per_mtok_prompt": float(prices[0]),
         "price_per_mtok_completion": float(prices[1]),
         "temperature": options.get("temperature", DEFAULT_TEMPERATURE),
@@ -395,9 +366,11 @@ def _ledger(run: ConsistencyRun, job: Job):
     from pipeline.checkers.consistency.calls import CallLedger
     from pipeline.checkers.consistency.models import ModelSpecError
 
+    # Runs started before the deployment set prices stored their own: ignored.
+    params = {k: v for k, v in run.params.items() if k not in PRICE_KEYS}
     try:
-        options = run_params(run.project, job, run.params)
-        prices = prices_from(run.params, required=True)
+        options = run_params(run.project, job, params)
+        prices = run_prices(job.models(options))
         config = llm_config(run)
         specs = _specs(run, job.models(options), options, prices)
         run.refresh_from_db(fields=["cost", "budget"])

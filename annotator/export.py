@@ -4,11 +4,22 @@ JSONL, readable by ``python -m pipeline`` and importable again.
 
 from __future__ import annotations
 
+import unicodedata
 from pathlib import Path
 
 from .models import Project
 
 EXPORT_KINDS = ("documents", "predictions", "labels")
+
+
+def download_name(name: str) -> str:
+    """``name`` (a project's name in it) made safe as a download's file name:
+    control characters and line breaks (a CR or LF would end the
+    Content-Disposition header), quotes and path separators become "_"."""
+    return "".join(
+        "_" if c in '"\\/' or (unicodedata.category(c)[0] in "CZ" and c != " ") else c
+        for c in name
+    )
 
 
 def project_export(*, project: Project, out_dir: Path) -> dict[str, int]:

@@ -1,25 +1,39 @@
 """Extraction runs: an LLM extracts entities from a project's documents.
 
 Each document is its own transaction and the run resumes after a crash;
-the openai client is imported only where a run executes.
+the openai client is imported only where a run executes. A run has a budget
+(the deployment's default and cap) and stops before a document would pass
+it; a project has one extraction run at a time.
 """
 
 from __future__ import annotations
 
+import math
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from decimal import Decimal
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import F
+from django.db.models.functions import Length
 from django.utils import timezone
 
 from . import allowlists
 from .checking import check_enqueue, project_schema
-from .dispatch import send_after_commit
-from .errors import ConfigurationError, TransientError
+from .errors import ApplicationError, ConfigurationError, TransientError
 from .ingest import ImportReport, predictions_upsert
-from .llm_costs import cost, llm_model_check, prices_from
+from .llm_costs import (
+    CLIENT_SETTINGS,
+    Prices,
+    batch_estimate,
+    budget_from,
+    cost,
+    llm_model_check,
+    llm_params_check,
+    run_prices,
+)
 from .models import (
     ACTIVE_RUN_STATUSES,
     Document,
@@ -29,7 +43,30 @@ from .models import (
     RunStatus,
 )
 from .records import document_record
-from .runs import run_claim, run_end, run_ended
+from .runs import run_claim, run_create_alone, run_end, run_ended
+
+# Deliberate approximations, for the estimate and the budget check only (a
+# run books its real usage): ~4 characters per token; each chunk of a
+# document (the library's 12,000 characters) also carries the schema's
+# prompt, a few hundred tokens; the answer quotes each entity with its
+# context, about half the document's tokens. Once documents are done, the
+# check takes what they cost on average when that is more.
+CHARS_PER_TOKEN = 4
+CHUNK_CHARS = 12_000
+PROMPT_TOKENS_PER_CHUNK = 600
+COMPLETION_SHARE = 0.5
+
+
+def _tokens(lengths: Sequence[int]) -> tuple[int, int]:
+    """The (prompt, completion) tokens extracting documents of ``lengths``
+    characters would take."""
+    prompt = completion = 0
+    for chars in lengths:
+        text = math.ceil(chars / CHARS_PER_TOKEN)
+        chunks = max(1, math.ceil(chars / CHUNK_CHARS))
+        prompt += text + chunks * PROMPT_TOKENS_PER_CHUNK
+        completion += math.ceil(text * COMPLETION_SHARE)
+    return prompt, completion
 
 
 def extraction_run_start(
@@ -37,33 +74,52 @@ def extraction_run_start(
     project: Project,
     model: str,
     params: dict[str, Any] | None = None,
+    budget: Decimal | float | str | None = None,
     document_ids: Iterable[int] | None = None,
     created_by=None,
 ) -> ExtractionRun:
-    """Create a run over the given documents (all of the project's by default).
+    """Create a run over the given documents (all of the project's by
+    default), under ``budget`` (EXTRACTION_DEFAULT_BUDGET when None).
 
     Raises:
-        ApplicationError: the project cannot run ``model``, or a price in
-            ``params`` is not a number.
+        ApplicationError: the project cannot run ``model``, the deployment
+            has no price for it, a price in ``params`` (the deployment sets
+            them), a setting or the budget outside the deployment's bounds,
+            or the project has an extraction run pending or running.
     """
     llm_model_check(project, model)
-    prices_from(params or {}, required=False)
+    params = dict(params or {})
+    llm_params_check(params, settings_known=CLIENT_SETTINGS)
+    prices = run_prices(model)
+    budget = budget_from(
+        settings.EXTRACTION_DEFAULT_BUDGET if budget is None else budget
+    )
     documents = Document.objects.filter(project=project)
     if document_ids is not None:
         documents = documents.filter(pk__in=list(document_ids))
+    from . import tasks
+
     with transaction.atomic():
-        run = ExtractionRun.objects.create(
-            project=project, model=model, params=params or {}, created_by=created_by
+        # The task is sent when this outer transaction commits, items and all.
+        run = run_create_alone(
+            ExtractionRun,
+            project=project,
+            noun="extraction",
+            task=tasks.run_extraction,
+            model=model,
+            params=params,
+            budget=budget,
+            created_by=created_by,
+        )
+        lengths = dict(
+            documents.annotate(chars=Length("text")).values_list("pk", "chars")
         )
         ExtractionItem.objects.bulk_create(
-            ExtractionItem(run=run, document_id=pk)
-            for pk in documents.values_list("pk", flat=True)
+            ExtractionItem(run=run, document_id=pk) for pk in lengths
         )
-        run.progress_total = run.items.count()
-        run.save(update_fields=["progress_total"])
-        from . import tasks
-
-        send_after_commit(tasks.run_extraction, run.pk)
+        run.progress_total = len(lengths)
+        run.cost_estimate = cost(prices, *_tokens(list(lengths.values())))
+        run.save(update_fields=["progress_total", "cost_estimate"])
     return run
 
 
@@ -73,9 +129,9 @@ def llm_config(run: ExtractionRun):
     project = run.project
     # Rows written before the allow-lists, or the lists narrowed since: no
     # request leaves the server for an endpoint or key the deployment refuses.
-    problem = allowlists.llm_base_url_problem(
-        project.llm_base_url
-    ) or allowlists.llm_api_key_env_problem(project.llm_api_key_env)
+    problem = allowlists.llm_settings_problem(
+        project.llm_base_url, project.llm_api_key_env
+    )
     if problem:
         raise ConfigurationError(f"project {project.name!r}: {problem}")
     api_key = None
@@ -121,19 +177,22 @@ def extraction_run_execute(*, run_id: int) -> ExtractionRun:
     from pipeline.llm import make_client
 
     run = ExtractionRun.objects.select_related("project").get(pk=run_id)
-    if run.status in (RunStatus.SUCCEEDED, RunStatus.FAILED):
+    if run.status in (RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED):
         return run
     run_claim(ExtractionRun, run_id)
     try:
         config = llm_config(run)
+        prices = run_prices(run.model)
         schema = project_schema(run.project)
         if schema is None:
             raise ConfigurationError(
                 f"project {run.project.name!r} has no entity schema to extract"
             )
-    except ConfigurationError as e:
+    except (ConfigurationError, ApplicationError) as e:
         extraction_run_fail(run_id=run_id, error=str(e))
-        raise
+        raise ConfigurationError(str(e)) from e
+    # Runs started before extraction had budgets get the deployment's default.
+    budget = run.budget or Decimal(str(settings.EXTRACTION_DEFAULT_BUDGET))
     client = make_client(config)
     while True:
         # The row lock is held for the LLM call of one document: a second
@@ -150,6 +209,12 @@ def extraction_run_execute(*, run_id: int) -> ExtractionRun:
             if item is None:
                 break
             document = item.document
+            run.refresh_from_db(fields=["cost", "progress_done"])
+            projected = run.cost + batch_estimate(
+                run, [len(document.text)], prices, tokens=_tokens
+            )
+            if projected > budget:
+                return _run_stop(run_id, projected=projected, budget=budget)
             try:
                 result = extract_document(
                     client,
@@ -164,13 +229,36 @@ def extraction_run_execute(*, run_id: int) -> ExtractionRun:
                     raise TransientError(f"document {document.external_id}: {e}") from e
                 item.status, item.error = RunStatus.FAILED, str(e)
                 item.save(update_fields=["status", "error", "updated_at"])
-                _run_add_usage(run_id, getattr(e, "usage", None), done=1)
+                _run_add_usage(run_id, getattr(e, "usage", None), prices, done=1)
                 continue
-            _extraction_item_save(run=run, item=item, result=result)
+            _extraction_item_save(run=run, item=item, result=result, prices=prices)
     return _run_finish(run_id)
 
 
-def _extraction_item_save(*, run: ExtractionRun, item: ExtractionItem, result) -> None:
+def _run_stop(run_id: int, *, projected: Decimal, budget: Decimal) -> ExtractionRun:
+    """End the run before the next document would take it past its budget;
+    the documents left are cancelled on the run, for a later one."""
+    left = ExtractionItem.objects.filter(run_id=run_id, status=RunStatus.PENDING)
+    count = left.update(
+        status=RunStatus.CANCELLED,
+        error="not extracted: the run stopped before its budget",
+        updated_at=timezone.now(),
+    )
+    if run_end(
+        ExtractionRun,
+        run_id,
+        RunStatus.SUCCEEDED,
+        note=f"Stopped before the budget: the next document would bring the "
+        f"cost to about {projected} of {budget}; {count} documents left for a "
+        "later run.",
+    ):
+        check_enqueue(ExtractionRun.objects.get(pk=run_id).project_id)
+    return ExtractionRun.objects.get(pk=run_id)
+
+
+def _extraction_item_save(
+    *, run: ExtractionRun, item: ExtractionItem, result, prices: Prices
+) -> None:
     if result.error:
         item.status, item.error = RunStatus.FAILED, str(result.error)
     else:
@@ -194,7 +282,7 @@ def _extraction_item_save(*, run: ExtractionRun, item: ExtractionItem, result) -
             item.error = "; ".join(e.message for e in report.errors)
         item.prediction_count = len(rows)
     item.save(update_fields=["status", "error", "prediction_count", "updated_at"])
-    _run_add_usage(run.pk, result.usage, done=1)
+    _run_add_usage(run.pk, result.usage, prices, done=1)
 
 
 def _with_id(p, new_id: str):
@@ -203,14 +291,17 @@ def _with_id(p, new_id: str):
     return replace(p, id=new_id)
 
 
-def _run_add_usage(run_id: int, usage, *, done: int) -> None:
-
+def _run_add_usage(run_id: int, usage, prices: Prices, *, done: int) -> None:
+    prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
+    completion = int(getattr(usage, "completion_tokens", 0) or 0)
+    # Added, not recomputed from the totals: workers sharing a run each add
+    # theirs (one rounding to the micro-unit per document).
     ExtractionRun.objects.filter(pk=run_id).update(
         heartbeat_at=timezone.now(),
         progress_done=F("progress_done") + done,
-        prompt_tokens=F("prompt_tokens") + int(getattr(usage, "prompt_tokens", 0) or 0),
-        completion_tokens=F("completion_tokens")
-        + int(getattr(usage, "completion_tokens", 0) or 0),
+        prompt_tokens=F("prompt_tokens") + prompt,
+        completion_tokens=F("completion_tokens") + completion,
+        cost=F("cost") + cost(prices, prompt, completion),
     )
 
 
@@ -230,12 +321,8 @@ def _run_finish(run_id: int) -> ExtractionRun:
         )
         if failed:
             run.error = f"{failed} of {items.count()} documents failed"
-        prices = prices_from(run.params, required=False)
-        run.cost_estimate = (
-            cost(prices, run.prompt_tokens, run.completion_tokens) if prices else None
-        )
         run.finished_at = timezone.now()
-        run.save(update_fields=["status", "error", "cost_estimate", "finished_at"])
+        run.save(update_fields=["status", "error", "finished_at"])
         run_ended(ExtractionRun, run_id)
         check_enqueue(run.project_id)
     return run

@@ -36,6 +36,7 @@ from .extraction import llm_config
 from .ingest import batched
 from .llm_costs import (
     ANSWER,
+    CLIENT_SETTINGS,
     RUN,
     TRANSIENT,
     batch_estimate,
@@ -43,7 +44,8 @@ from .llm_costs import (
     cost,
     llm_failure_kind,
     llm_model_check,
-    prices_from,
+    llm_params_check,
+    run_prices,
 )
 from .models import (
     GRADER_SCORER_PREFIX,
@@ -189,10 +191,15 @@ def grading_estimate(
     """What a grading run with ``model`` would grade and roughly cost.
 
     Token counts come from the length of the prompts the run would send (see
-    CHARS_PER_TOKEN); the cost is ``None`` without prices in ``params``.
+    CHARS_PER_TOKEN); the cost, at the deployment's prices, is ``None`` for a
+    model it has none for.
+
+    Raises:
+        ApplicationError: the model or a param refused (named).
     """
     llm_model_check(project, model)
-    prices = prices_from(params or {}, required=False)
+    llm_params_check(params or {}, settings_known=CLIENT_SETTINGS)
+    prices = run_prices(model, required=False)
     version = _grader(project, model).version
     totals = gradable(project, model=model, version=version).aggregate(
         n=Count("pk"),
@@ -225,14 +232,16 @@ def grading_run_start(
 ) -> GradingRun:
     """Create a run and enqueue it on commit.
 
-    Refused without an LLM, without prices (the budget is money), with a
-    budget that is not positive, or while the project has a run pending or
-    running: two runs would grade the same predictions.
+    Refused without an LLM, for a model the deployment has no price for (the
+    budget is money), with a price in ``params`` (the deployment sets them),
+    a setting or a budget outside the deployment's bounds, or while the
+    project has a run pending or running: two runs would grade the same
+    predictions.
     """
     budget = budget_from(budget)
     params = dict(params or {})
-    prices_from(params, required=True)
     estimate = grading_estimate(project, model, params)
+    run_prices(model)
     from . import tasks
 
     return run_create_alone(
@@ -285,7 +294,7 @@ def grading_run_execute(*, run_id: int) -> GradingRun:
 def _execute(run: GradingRun) -> None:
     try:
         config = llm_config(run)
-        prices = prices_from(run.params, required=True)
+        prices = run_prices(run.model)
     except (ConfigurationError, ApplicationError) as e:
         grading_run_fail(run_id=run.pk, error=str(e))
         raise ConfigurationError(str(e)) from e

@@ -1,17 +1,22 @@
 """What every LLM run shares besides its lifecycle (:mod:`annotator.runs`):
-the check of the model it asks for, whose fault a failed call is, and its
-money: prices from the run's params and costs in the money fields'
-precision."""
+the check of the model and settings it asks for, whose fault a failed call
+is, and its money: prices and bounds from the deployment (issue 27), never
+from the run's starter, and costs in the money fields' precision."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import math
+from collections.abc import Callable, Collection, Iterable, Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any
+
+from django.conf import settings
 
 from .errors import ApplicationError
 from .models import Project
 
+#: Params runs once took prices from; refused now (the deployment's
+#: LLM_PRICES prices every call).
 PRICE_KEYS = ("price_per_mtok_prompt", "price_per_mtok_completion")
 #: The money fields' precision (decimal_places=6).
 MICRO = Decimal("0.000001")
@@ -58,55 +63,157 @@ def llm_failure_kind(error: BaseException | None) -> str:
     return ANSWER  # e.g. a 400 for a prompt too long: this item's
 
 
-def prices_from(params: Any, *, required: bool) -> Prices | None:
-    """The (prompt, completion) prices per million tokens in a run's params;
-    None when neither is given and they are not ``required``.
+def run_prices(models: str | Iterable[str], *, required: bool = True) -> Prices | None:
+    """The deployment's (prompt, completion) prices per million tokens for a
+    run calling ``models`` (settings.LLM_PRICES; ``*`` prices any model it
+    does not name); None when one has none and they are not ``required``
+    (an estimate without a cost). A run calling several books every call at
+    the dearest of their prices: a deliberate approximation, on the side of
+    the budget.
 
     Raises:
-        ApplicationError: a price is not a number >= 0, or missing when required.
+        ApplicationError: a model has no price and they are ``required``: a
+            budget in money cannot be kept without one.
+    """
+    table = settings.LLM_PRICES
+    found = []
+    for model in [models] if isinstance(models, str) else models:
+        prices = table.get(model, table.get("*"))
+        if prices is None:
+            if not required:
+                return None
+            raise ApplicationError(
+                f"model {model!r} has no price in the deployment's LLM_PRICES; "
+                "ask its administrator to set one"
+            )
+        found.append(prices)
+    return max(p[0] for p in found), max(p[1] for p in found)
+
+
+def integer_param(
+    params: dict[str, Any], key: str, default: int, *, low: int, high=None
+) -> int:
+    """``params[key]`` (``default`` when absent), an integer in [low, high].
+
+    Raises:
+        ApplicationError: naming the param and its bounds.
+    """
+    value = params.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ApplicationError(f"params.{key} must be an integer, got {value!r}")
+    if value < low or (high is not None and value > high):
+        top = f" and at most {high}" if high is not None else ""
+        raise ApplicationError(f"params.{key} must be at least {low}{top}")
+    return value
+
+
+def _number_param(params: dict[str, Any], key: str, *, low, high, above_low=False):
+    value = params[key]
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+    ):
+        raise ApplicationError(f"params.{key} must be a number, got {value!r}")
+    if value < low or (above_low and value == low) or value > high:
+        low_text = f"more than {low}" if above_low else f"at least {low}"
+        raise ApplicationError(f"params.{key} must be {low_text} and at most {high}")
+
+
+#: Every LLM setting a run may name, checked against the deployment's bounds
+#: when the run starts (a run's starter picks within them, never past them).
+LLM_SETTINGS = (
+    "temperature",
+    "top_p",
+    "timeout",
+    "max_retries",
+    "n",
+    "max_tokens",
+    "max_concurrency",
+    "seed",
+    "json_mode",
+)
+#: Those of a run whose calls go through one client (extraction, grading):
+#: all but the call ledger's concurrency.
+CLIENT_SETTINGS = tuple(key for key in LLM_SETTINGS if key != "max_concurrency")
+_JSON_MODES = ("json_schema", "json_object", "none")
+
+
+def llm_params_check(
+    params: Any, *, settings_known: Collection[str], options: Collection[str] = ()
+) -> None:
+    """Refuse a run's ``params`` naming a price (the deployment sets them), a
+    key outside ``settings_known`` (LLM settings) and ``options`` (the job's
+    own, checked by the job), or an LLM setting outside its bounds.
+
+    Raises:
+        ApplicationError: naming the param and the bound.
     """
     if not isinstance(params, dict):
         raise ApplicationError("params must be an object")
-    given = [key for key in PRICE_KEYS if params.get(key) is not None]
-    if not given:
-        if required:
-            raise ApplicationError(
-                "a budget needs prices: set params.price_per_mtok_prompt and "
-                "params.price_per_mtok_completion (0 for a free local model)"
+    priced = [key for key in PRICE_KEYS if key in params]
+    if priced:
+        raise ApplicationError(
+            f"params.{priced[0]}: prices are set by the deployment (LLM_PRICES), "
+            "not by a run; leave them out"
+        )
+    known = [*options, *settings_known]
+    unknown = sorted(set(params) - set(known))
+    if unknown:
+        raise ApplicationError(f"unknown params {unknown}; known: {known}")
+    bounds = {
+        "max_retries": (0, settings.LLM_RUN_MAX_RETRIES),
+        "n": (1, settings.LLM_RUN_MAX_N),
+        "max_tokens": (1, settings.LLM_RUN_MAX_TOKENS),
+        "max_concurrency": (1, settings.LLM_RUN_MAX_CONCURRENCY),
+        "seed": (0, 2**63 - 1),
+    }
+    for key, value in params.items():
+        # A null temperature leaves it to the server (reasoning models
+        # refuse one); no other setting has a null meaning.
+        if key in options or (key == "temperature" and value is None):
+            continue
+        if key in bounds:
+            integer_param(params, key, 0, low=bounds[key][0], high=bounds[key][1])
+        elif key == "timeout":
+            _number_param(
+                params,
+                key,
+                low=0,
+                high=settings.LLM_RUN_MAX_TIMEOUT,
+                above_low=True,
             )
-        return None
-    prices = []
-    for key in PRICE_KEYS:
-        value = params.get(key, 0)
-        try:
-            if isinstance(value, bool):
-                raise TypeError
-            price = Decimal(str(value))
-        except (InvalidOperation, TypeError, ValueError):
+        elif key == "temperature":
+            _number_param(params, key, low=0, high=2)
+        elif key == "top_p":
+            _number_param(params, key, low=0, high=1)
+        elif key == "json_mode" and value not in _JSON_MODES:
             raise ApplicationError(
-                f"params.{key} must be a number, got {value!r}"
-            ) from None
-        if not price.is_finite() or price < 0:
-            raise ApplicationError(f"params.{key} must be 0 or more, got {value!r}")
-        prices.append(price)
-    return prices[0], prices[1]
+                f"params.json_mode must be one of {list(_JSON_MODES)}, got {value!r}"
+            )
 
 
 def budget_from(value: Any) -> Decimal:
-    """A run's budget as the money fields store it.
+    """A run's budget as the money fields store it, within the deployment's
+    LLM_RUN_MAX_BUDGET.
 
     Raises:
         ApplicationError: not a number, not more than 0 at the stored
-            precision, or too large to store.
+            precision, or over the deployment's cap.
     """
     try:
+        if isinstance(value, bool):
+            raise TypeError
         budget = Decimal(str(value))
-    except (InvalidOperation, ValueError):
+    except (InvalidOperation, TypeError, ValueError):
         raise ApplicationError(f"budget must be a number, got {value!r}") from None
     if not budget.is_finite() or budget.quantize(MICRO) <= 0:
         raise ApplicationError(f"budget must be more than 0, got {budget}")
-    if budget >= _MAX_BUDGET:
-        raise ApplicationError(f"budget must be less than {_MAX_BUDGET}")
+    cap = min(Decimal(str(settings.LLM_RUN_MAX_BUDGET)), _MAX_BUDGET - MICRO)
+    if budget > cap:
+        raise ApplicationError(
+            f"budget must be at most {cap} (the deployment's LLM_RUN_MAX_BUDGET)"
+        )
     return budget.quantize(MICRO)
 
 

@@ -11,12 +11,15 @@ constraints, so re-running an import or a check updates instead of duplicating.
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Random
 
 from .allowlists import (
+    llm_key_binding_problem,
+    scorer_folder_owner,
     validate_llm_api_key_env,
     validate_llm_base_url,
     validate_scorer_source,
@@ -213,6 +216,13 @@ class Project(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def clean(self) -> None:
+        # Each field's validator sees one field: the key and the endpoint it
+        # would be sent to are checked together.
+        problem = llm_key_binding_problem(self.llm_api_key_env, self.llm_base_url)
+        if problem:
+            raise ValidationError({"llm_api_key_env": problem})
+
     def schema(self):
         """The entity schema as the pipeline reads it, None when there is none.
 
@@ -292,8 +302,8 @@ class LLMRun(models.Model):
     params = models.JSONField(
         default=dict,
         blank=True,
-        help_text="Sampling parameters and optional prices "
-        "(price_per_mtok_prompt, price_per_mtok_completion).",
+        help_text="LLM settings (and a job's options), within the deployment's "
+        "bounds; prices come from its LLM_PRICES.",
     )
     prompt_tokens = models.PositiveBigIntegerField(default=0)
     completion_tokens = models.PositiveBigIntegerField(default=0)
@@ -302,7 +312,7 @@ class LLMRun(models.Model):
         decimal_places=6,
         null=True,
         blank=True,
-        help_text="From the prices in params.",
+        help_text="At the deployment's prices, computed at the start.",
     )
     error = models.TextField(blank=True, help_text="Why the whole run failed.")
     created_by = models.ForeignKey(
@@ -331,6 +341,20 @@ class LLMRun(models.Model):
 class ExtractionRun(LLMRun):
     project = models.ForeignKey(
         Project, on_delete=models.CASCADE, related_name="extraction_runs"
+    )
+    budget = models.DecimalField(
+        max_digits=12,
+        decimal_places=6,
+        null=True,
+        blank=True,
+        help_text="The run stops before its cost would pass this; null on runs "
+        "started before extraction had budgets (EXTRACTION_DEFAULT_BUDGET then).",
+    )
+    cost = models.DecimalField(
+        max_digits=12,
+        decimal_places=6,
+        default=0,
+        help_text="From the token usage at the deployment's prices.",
     )
 
     class Meta(LLMRun.Meta):
@@ -795,6 +819,15 @@ class ScorerModel(models.Model):
 
     def __str__(self) -> str:
         return f"{self.project} scorer {self.version}"
+
+    def clean(self) -> None:
+        # The path's validator cannot see the row's project: a folder training
+        # wrote for another project is never this one's scorer.
+        owner = scorer_folder_owner(self.path)
+        if owner is not None and owner != self.project_id:
+            raise ValidationError(
+                {"path": "a folder of another project's scorer versions"}
+            )
 
 
 class GradingRun(LLMRun):

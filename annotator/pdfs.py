@@ -19,6 +19,12 @@ from django.conf import settings
 logger = logging.getLogger(__name__)
 
 MAGIC = b"%PDF-"
+# The setting behind each of pipeline.pdf's budgets, named in a refusal.
+_BUDGET_SETTINGS = {
+    "max_pages": "PDF_MAX_PAGES",
+    "max_text_chars": "PDF_MAX_TEXT_CHARS",
+    "read_seconds": "PDF_READ_SECONDS",
+}
 
 
 def is_pdf(name: str, head: bytes) -> bool:
@@ -35,11 +41,12 @@ def pdf_file_document(name: str, head: bytes, rest: IO[bytes]):
     name and the page table.
 
     Raises:
-        InputError: over MAX_UPLOAD_BYTES or PDF_MAX_PAGES, not a PDF,
-            damaged, encrypted or scanned (no text), in words for the report.
+        InputError: over MAX_UPLOAD_BYTES or a PDF_* budget (named), not a
+            PDF, damaged, encrypted or scanned (no text), in words for the
+            report.
     """
     from pipeline.errors import InputError
-    from pipeline.pdf import pdf_document
+    from pipeline.pdf import PdfBudgetError, pdf_document
 
     limit = settings.MAX_UPLOAD_BYTES
     data = head + rest.read(max(limit + 1 - len(head), 0))
@@ -48,12 +55,17 @@ def pdf_file_document(name: str, head: bytes, rest: IO[bytes]):
             f"PDF is over the limit of {limit} bytes (MAX_UPLOAD_BYTES); split it"
         )
     try:
+        # Read in the upload request: the budgets bound what one file costs it.
         return pdf_document(
             data,
             id=Path(name).stem or name,
             max_pages=settings.PDF_MAX_PAGES,
+            max_text_chars=settings.PDF_MAX_TEXT_CHARS,
+            read_seconds=settings.PDF_READ_SECONDS,
             metadata={"filename": name},
         )
+    except PdfBudgetError as e:
+        raise InputError(f"{e} ({_BUDGET_SETTINGS[e.budget]})") from e
     except InputError:
         raise
     except Exception as e:

@@ -4,8 +4,10 @@ role, and opening an account for an annotator who has none yet."""
 from __future__ import annotations
 
 import secrets
+import unicodedata
 
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from .models import Membership, Project, Role
@@ -22,6 +24,23 @@ def may_open_accounts(user) -> bool:
     # Opening an account is Django's user permission, not a project role: a
     # project admin may only add people an account holder already vouched for.
     return user.has_perm("auth.add_user")
+
+
+def project_name_validate(name: str) -> str:
+    """``name``, checked: a project's name is shown in pages and headers (an
+    export's file name), where a control character or a line break breaks
+    them.
+
+    Raises:
+        ValidationError: it holds one.
+    """
+    for c in name:
+        if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp"):
+            raise ValidationError(
+                f"a project name cannot hold control characters or line breaks "
+                f"(U+{ord(c):04X})"
+            )
+    return name
 
 
 def project_create(

@@ -16,9 +16,9 @@ from typing import Any
 
 from django.db.models import Q, QuerySet
 
-from .consistency_runs import Calls, integer_param, model_param, tokens
+from .consistency_runs import Calls, model_param, tokens
 from .errors import ApplicationError
-from .llm_costs import llm_model_check
+from .llm_costs import integer_param, llm_model_check
 from .models import Document, Project
 from .records import document_record
 
@@ -94,7 +94,7 @@ class SamplesJob:
             "samples": integer_param(
                 params, "samples", library.DEFAULT_SAMPLES, low=1, high=MAX_SAMPLES
             ),
-            "seed": integer_param(params, "seed", 0, low=0),
+            "seed": integer_param(params, "seed", 0, low=0, high=2**63 - 1),
             "variants": list(dict.fromkeys(variants)),
         }
 

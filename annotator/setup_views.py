@@ -28,6 +28,9 @@ class ProjectForm(forms.ModelForm):
         model = Project
         fields = ["name", "description", "kind"]
 
+    def clean_name(self):
+        return projects.project_name_validate(self.cleaned_data["name"])
+
 
 class MemberForm(forms.Form):
     username = forms.CharField(max_length=150)

@@ -213,7 +213,10 @@ def retrain_due() -> dict:
 # The delivery row's attempts decide when calls stop (WEBHOOK_MAX_ATTEMPTS),
 # so a retry the service asks for is always allowed; max_retries bounds only
 # the retries of a database outage. acks_late: a call lost with its worker is
-# made again, and the receiver tells the duplicate by its delivery id.
+# made again, and the receiver tells the duplicate by its delivery id. The
+# call ends at WEBHOOK_TIMEOUT_SECONDS; the time limits are the backstop for
+# what that deadline cannot cut (a name lookup that hangs), the hard one
+# killing the worker process, which ends the delivery's advisory lock with it.
 @shared_task(
     bind=True,
     acks_late=True,
@@ -221,6 +224,8 @@ def retrain_due() -> dict:
     autoretry_for=(OperationalError, InterfaceError),
     retry_backoff=5,
     max_retries=20,
+    soft_time_limit=settings.WEBHOOK_TIMEOUT_SECONDS + 30,
+    time_limit=settings.WEBHOOK_TIMEOUT_SECONDS + 60,
 )
 def deliver_webhook(self, delivery_id: int) -> dict:
     retry_in = webhooks.webhook_deliver(delivery_id=delivery_id)

@@ -35,7 +35,7 @@ from django.db.models.functions import Concat
 from django.utils import timezone
 
 from . import gold
-from .allowlists import scorer_source_problem, trained_scorers_root
+from .allowlists import project_scorers_dir, scorer_source_problem
 from .checking import project_checker, scorer_activate
 from .dispatch import send_after_commit
 from .errors import ApplicationError
@@ -235,8 +235,11 @@ def _graded_examples(project: Project, data: LabelledData, checker, log):
     return examples
 
 
-def train_config(params: dict[str, Any] | None = None):
-    """TrainConfig from its defaults, settings.TRAINING_CONFIG, then ``params``.
+def train_config(
+    params: dict[str, Any] | None = None, *, project: Project | None = None
+):
+    """TrainConfig from its defaults, settings.TRAINING_CONFIG, then ``params``
+    (a run of ``project``, whose own scorer versions it may start from).
 
     Raises:
         ApplicationError: an unknown field or a value of the wrong type.
@@ -245,6 +248,8 @@ def train_config(params: dict[str, Any] | None = None):
 
     known = {f.name: f for f in fields(TrainConfig)}
     merged = {**settings.TRAINING_CONFIG, **(params or {})}
+    if "base" in (params or {}):
+        merged["base"] = training_base(params["base"], project=project)
     starter = starter_scorer()
     if "base" not in merged and starter is not None:
         merged["base"] = starter
@@ -276,12 +281,40 @@ def train_config(params: dict[str, Any] | None = None):
             low, high = _LIMITS[name]
             raise ApplicationError(f"{name}: {value!r} is not in [{low}, {high}]")
         values[name] = value
-    # The base model is loaded from disk or a hub by name: a web user picks
-    # among the deployment's models only (settings.TRAINING_CONFIG is trusted).
-    problem = "base" in (params or {}) and scorer_source_problem(values["base"])
-    if problem:
-        raise ApplicationError(f"base: {problem}")
     return TrainConfig(**values)
+
+
+def training_base(value: Any, *, project: Project | None) -> str:
+    """The model a run's ``base`` names. The base is loaded from disk or a
+    hub, so a web user picks among the deployment's models and shared folders,
+    or names one of the project's own scorer versions by id: never by path,
+    as every project's folders are predictable (settings.TRAINING_CONFIG is
+    trusted and never comes here).
+
+    Raises:
+        ApplicationError: anything else, another project's version included.
+    """
+    if isinstance(value, str):
+        problem = scorer_source_problem(value)
+        if problem:
+            raise ApplicationError(f"base: {problem}")
+        return value
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ApplicationError(
+            f"base: {value!r} is neither a model name, a folder nor a scorer id "
+            "(an integer)"
+        )
+    # An id out of bigint's range would be a database error, not a miss.
+    scorer = None
+    if project is not None and 0 < value < 2**63:
+        scorer = ScorerModel.objects.filter(project=project, pk=value).first()
+    if scorer is None:
+        # The same answer for another project's id: ids are not disclosed.
+        raise ApplicationError(f"base: this project has no scorer version {value}")
+    problem = scorer_source_problem(scorer.path, project_id=scorer.project_id)
+    if problem:
+        raise ApplicationError(f"base: scorer {scorer.version}: {problem}")
+    return scorer.path
 
 
 def starter_scorer() -> str | None:
@@ -292,17 +325,19 @@ def starter_scorer() -> str | None:
     return None if model_folder_problem(folder) else str(folder)
 
 
-_NULLABLE = {"silver_limit", "device"}
+# No unlimited silver (a null silver_limit): one training worker serves every
+# project, so epochs, length and silver pairs are bounded by the deployment.
+_NULLABLE = {"device"}
 _LIMITS: dict[str, tuple[float, float]] = {
-    "silver_epochs": (0, 1000),
-    "human_epochs": (0, 1000),
-    "patience": (1, 1000),
-    "batch_size": (1, 4096),
+    "silver_epochs": (0, settings.TRAINING_MAX_EPOCHS),
+    "human_epochs": (0, settings.TRAINING_MAX_EPOCHS),
+    "patience": (1, settings.TRAINING_MAX_EPOCHS),
+    "batch_size": (1, 512),
     "learning_rate": (1e-8, 1.0),
-    "max_length": (8, 4096),
+    "max_length": (8, settings.TRAINING_MAX_LENGTH),
     "validation_share": (0.01, 0.9),
     "silver_flag_precision": (0.0, 1.0),
-    "silver_limit": (0, 10_000_000),
+    "silver_limit": (0, settings.TRAINING_MAX_SILVER_LIMIT),
     "replay": (0.0, 100.0),
 }
 
@@ -334,7 +369,7 @@ def training_run_start(
         ApplicationError: a run of the project is already pending or running,
             or ``params`` are not TrainConfig fields.
     """
-    config = train_config(params)
+    config = train_config(params, project=project)
     with transaction.atomic():
         # The project row lock serialises starts: two admins (or an admin and
         # beat) cannot both pass the check below.
@@ -583,7 +618,7 @@ def _log(run_id: int, message: str) -> None:
 
 
 def scorers_dir(project: Project) -> Path:
-    return trained_scorers_root() / f"project-{project.pk}"
+    return project_scorers_dir(project.pk)
 
 
 def _tmp_folder(run_id: int) -> Path | None:
@@ -754,7 +789,7 @@ def _execute(run_id: int, on_progress) -> None:
 
     run = TrainingRun.objects.select_related("project").get(pk=run_id)
     project = run.project
-    config = train_config(run.params)
+    config = train_config(run.params, project=project)
     log = lambda message: _log(run_id, message)  # noqa: E731
     data = labelled_data(project, gold_set=False)
     checker = project_checker(project, data.documents)
@@ -1122,7 +1157,7 @@ def scorer_archive(scorer: ScorerModel, out) -> None:
         ApplicationError: the folder is not on this machine (e.g. the packaged
             base model, or a worker-only volume).
     """
-    problem = scorer_source_problem(scorer.path)
+    problem = scorer_source_problem(scorer.path, project_id=scorer.project_id)
     if problem:
         raise ApplicationError(problem)
     folder = Path(scorer.path)

@@ -5,14 +5,19 @@ pipeline can wait on the app instead of polling it.
 Each call is a WebhookDelivery row, written with the run's end and sent by
 the ``deliver_webhook`` task once that commits. The task POSTs the payload as
 JSON, signed with the webhook's secret (HMAC-SHA256 over
-``"{timestamp}.{body}"``), and retries a non-2xx answer or a network error
-with Celery's retry and a doubling countdown, up to WEBHOOK_MAX_ATTEMPTS
-calls. Delivery is at least once: a worker dying mid-call sends it again, with
-the same X-SafePassage-Delivery id for the receiver to drop the duplicate.
+``"{timestamp}.{delivery id}.{body}"``), and retries a non-2xx answer or a
+network error with Celery's retry and a doubling countdown, up to
+WEBHOOK_MAX_ATTEMPTS calls. Delivery is at least once: a worker dying
+mid-call sends it again, with the same X-SafePassage-Delivery id (signed, so
+that it cannot be changed) for the receiver to drop the duplicate.
 
-The URL is where the server sends requests, so its host must be one the
-deployment lists in WEBHOOK_ALLOWED_HOSTS (checked at registration and again
-before every call), only http(s), and redirects are never followed.
+The URL is where the server sends requests, so its host and port must be
+ones the deployment lists in WEBHOOK_ALLOWED_HOSTS (checked at registration
+and again before every call), only http(s), and redirects are never
+followed. A call ends at one deadline (WEBHOOK_TIMEOUT_SECONDS) however the
+receiver drips its answer, holds no row lock meanwhile, and the log keeps
+the answer's status, never its body (an internal service's error page is
+not for the project's admins to read).
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ import http.client
 import json
 import logging
 import secrets
+import socket
+import threading
 import time
 import urllib.request
 from typing import Any
@@ -36,17 +43,19 @@ from django.utils import timezone
 from .dispatch import send_after_commit
 from .errors import ApplicationError
 from .models import Prediction, Project, Webhook, WebhookDelivery
+from .runs import run_lock
 from .selectors import MANAGE, projects_for
 
 logger = logging.getLogger(__name__)
 
 #: The kinds of run a webhook can be called for.
 EVENTS = ("check", "extraction", "grading", "training", "consistency")
-#: Seconds a receiver has to answer one call.
-TIMEOUT_SECONDS = 10
 #: Longest wait between two calls of one delivery.
 MAX_BACKOFF_SECONDS = 3600
 _ERROR_CHARS = 2000
+# High bits of the Postgres advisory lock key held while a delivery's call is
+# made (grading's runs are 0x5AFE, consistency's 0x5AFF).
+_LOCK_CLASS = 0x5B00
 
 _RUN_EVENTS = {
     "extractionrun": "extraction",
@@ -68,15 +77,19 @@ def _default_port(scheme: str) -> int:
     return 443 if scheme == "https" else 80
 
 
-def _host_allowed(hostname: str, port: int, allowed: list[str]) -> bool:
-    """``host`` in the list allows any port of it, ``host:port`` that port."""
+def _host_allowed(hostname: str, port: int, scheme: str, allowed: list[str]) -> bool:
+    """``host`` in the list allows the scheme's default port of it alone,
+    ``host:port`` that port, ``host:*`` any port: a bare host name never opens
+    every service listening on that machine."""
     for entry in allowed:
-        parts = urlsplit("//" + entry.strip())
+        entry = entry.strip()
+        any_port = entry.endswith(":*")
         try:
-            entry_port = parts.port
+            parts = urlsplit("//" + entry.removesuffix(":*"))
+            entry_port = parts.port or _default_port(scheme)
         except ValueError:
             continue  # a malformed entry allows nothing
-        if parts.hostname == hostname and entry_port in (None, port):
+        if parts.hostname == hostname and (any_port or entry_port == port):
             return True
     return False
 
@@ -95,7 +108,10 @@ def webhook_url_problem(url: str) -> str | None:
         return "the webhook URL is longer than 1000 characters"
     if any(c.isspace() or not c.isprintable() for c in url):
         return "the webhook URL contains spaces or control characters"
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError as e:  # a bracketed IPv6 host that is not one: http://[::1/
+        return f"the webhook URL is malformed ({e})"
     if parts.scheme not in ("http", "https"):
         return f"webhook URLs are http or https, not {parts.scheme or 'none'!r}"
     try:
@@ -104,10 +120,17 @@ def webhook_url_problem(url: str) -> str | None:
         return "the webhook URL has a bad port"
     if not parts.hostname:
         return "the webhook URL has no host"
-    if not _host_allowed(parts.hostname, port, allowed):
+    if not _host_allowed(parts.hostname, port, parts.scheme, allowed):
         return (
             f"webhook host {parts.netloc.rpartition('@')[2]!r} is not allowed here; "
             f"the deployment allows {', '.join(allowed)} (WEBHOOK_ALLOWED_HOSTS)"
+        )
+    if "@" in parts.netloc:
+        # Sent nowhere (urllib reads no credentials from a URL), and shown to
+        # every admin of the project in the webhook list.
+        return (
+            "the webhook URL holds a user name or password; the receiver checks "
+            "the signature instead"
         )
     return None
 
@@ -147,19 +170,31 @@ def webhook_create(
     caller shows once (``webhook.secret``); nothing lists it again.
 
     Raises:
-        ApplicationError: the URL is not one the deployment allows, or the
-            events are not run kinds.
+        ApplicationError: the URL is not one the deployment allows, the
+            events are not run kinds, or the project has WEBHOOK_MAX_PER_PROJECT
+            webhooks already.
     """
     problem = webhook_url_problem(url)
     if problem:
         raise ApplicationError(problem)
-    return Webhook.objects.create(
-        project=project,
-        url=url,
-        secret=secrets.token_hex(32),
-        events=events_clean(events),
-        created_by=created_by,
-    )
+    events = events_clean(events)
+    limit = settings.WEBHOOK_MAX_PER_PROJECT
+    with transaction.atomic():
+        # The project row's lock orders two registrations at once, so that
+        # both cannot pass the cap.
+        Project.objects.select_for_update().filter(pk=project.pk).first()
+        if Webhook.objects.filter(project=project).count() >= limit:
+            raise ApplicationError(
+                f"the project has {limit} webhooks, the most one may have "
+                "(WEBHOOK_MAX_PER_PROJECT); delete one before registering another"
+            )
+        return Webhook.objects.create(
+            project=project,
+            url=url,
+            secret=secrets.token_hex(32),
+            events=events,
+            created_by=created_by,
+        )
 
 
 def webhook_update(
@@ -286,42 +321,131 @@ def check_ended_notify(project_id: int, summary) -> list[int]:
 # --- delivery ------------------------------------------------------------------
 
 
-def signature(secret: str, timestamp: str, body: bytes) -> str:
+def signature(secret: str, timestamp: str, delivery_id: int, body: bytes) -> str:
     """The X-SafePassage-Signature of a call: ``sha256=`` and the hex
-    HMAC-SHA256 of ``"{timestamp}.{body}"`` with the webhook's secret."""
-    message = timestamp.encode() + b"." + body
+    HMAC-SHA256 of ``"{timestamp}.{delivery_id}.{body}"`` with the webhook's
+    secret. The delivery id is signed because receivers drop duplicates by it:
+    unsigned, a replayed body under a new id would pass for a new event."""
+    message = f"{timestamp}.{delivery_id}.".encode() + body
     digest = hmac.new(secret.encode(), message, hashlib.sha256).hexdigest()
     return f"sha256={digest}"
 
 
-# No redirect handler (a 3xx is an answer, never followed to a host the list
-# does not name) and no error processor (every status comes back as an
-# answer); http and https only.
-_opener = urllib.request.OpenerDirector()
-for _handler in (
-    urllib.request.ProxyHandler(),
-    urllib.request.HTTPHandler(),
-    urllib.request.HTTPSHandler(),
-):
-    _opener.add_handler(_handler)
+class _Deadline:
+    """One call's deadline. A socket timeout bounds each read, and a receiver
+    sending a byte just inside it would hold the call for ever; so every
+    socket the call opens (to the receiver, or to a proxy) is shut down when
+    the deadline passes, whatever it is waiting for: the connection, the TLS
+    handshake, the answer's headers."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self._at = time.monotonic() + seconds
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._cut)
+        self._timer.daemon = True
+
+    @property
+    def passed(self) -> bool:
+        return time.monotonic() >= self._at
+
+    def connect(self, address, timeout=None, *args, **kwargs) -> socket.socket:
+        """socket.create_connection, the socket cut off at the deadline."""
+        left = max(self._at - time.monotonic(), 0.001)
+        sock = socket.create_connection(
+            address, min(timeout or left, left), *args, **kwargs
+        )
+        with self._lock:
+            self._sockets.append(sock)
+        if self.passed:
+            self._cut()
+        return sock
+
+    def _cut(self) -> None:
+        with self._lock:
+            for sock in self._sockets:
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass  # closed already: the call has ended
+
+    def __enter__(self) -> _Deadline:
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._timer.cancel()
 
 
-def _post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int | None, str]:
-    """One call: the answer's status (None when there was none) and what went
-    wrong ("" for a 2xx)."""
+class _CutOffHandler:
+    """An http(s) handler whose connections open their sockets through a
+    :class:`_Deadline`."""
+
+    def __init__(self, deadline: _Deadline):
+        super().__init__()
+        self._deadline = deadline
+
+    def do_open(self, http_class, req, **kwargs):
+        def connection(*args, **kw):
+            conn = http_class(*args, **kw)
+            conn._create_connection = self._deadline.connect
+            return conn
+
+        return super().do_open(connection, req, **kwargs)
+
+
+class _HTTPHandler(_CutOffHandler, urllib.request.HTTPHandler):
+    pass
+
+
+class _HTTPSHandler(_CutOffHandler, urllib.request.HTTPSHandler):
+    pass
+
+
+def _opener(deadline: _Deadline) -> urllib.request.OpenerDirector:
+    # No redirect handler (a 3xx is an answer, never followed to a host the
+    # list does not name) and no error processor (every status comes back as
+    # an answer); http and https only.
+    opener = urllib.request.OpenerDirector()
+    for handler in (
+        urllib.request.ProxyHandler(),
+        _HTTPHandler(deadline),
+        _HTTPSHandler(deadline),
+    ):
+        opener.add_handler(handler)
+    return opener
+
+
+def _post(
+    url: str, body: bytes, headers: dict[str, str], *, timeout: float
+) -> tuple[int | None, str]:
+    """One call, over within ``timeout`` seconds in all: the answer's status
+    (None when there was none) and what went wrong ("" for a 2xx). What the
+    receiver sent back is never part of it: the status alone is logged, so
+    that a URL cannot read an internal service's answers into the log."""
     request = urllib.request.Request(url, data=body, headers=headers, method="POST")
-    try:
-        with _opener.open(request, timeout=TIMEOUT_SECONDS) as response:
-            status = response.status
-            if 200 <= status < 300:
-                return status, ""
-            if 300 <= status < 400:
-                where = response.headers.get("Location", "")
-                return status, f"HTTP {status}: redirects are not followed ({where})"
-            text = response.read(500).decode("utf-8", "replace").strip()
-            return status, f"HTTP {status}" + (f": {text}" if text else "")
-    except (OSError, http.client.HTTPException, ValueError) as e:
-        return None, f"{type(e).__name__}: {e}"
+    with _Deadline(timeout) as deadline:
+        try:
+            # The body of the answer is never read: its status is the answer.
+            with _opener(deadline).open(request, timeout=timeout) as response:
+                status = response.status
+        except (OSError, http.client.HTTPException, ValueError) as e:
+            if deadline.passed or isinstance(getattr(e, "reason", e), TimeoutError):
+                return None, (
+                    f"no answer within {timeout:g} s (WEBHOOK_TIMEOUT_SECONDS)"
+                )
+            if isinstance(e, http.client.HTTPException):
+                return None, f"{type(e).__name__}: the answer is not HTTP"
+            return None, f"{type(e).__name__}: {e}"
+    if 200 <= status < 300:
+        return status, ""
+    if 300 <= status < 400:
+        return status, f"HTTP {status}: redirects are not followed"
+    return (
+        status,
+        f"HTTP {status}: the receiver refused the call (its answer is not kept)",
+    )
 
 
 def retry_countdown(attempts: int) -> float:
@@ -356,28 +480,31 @@ def webhook_deliver(*, delivery_id: int) -> float | None:
     before the next call, or None when there is none to make (delivered,
     failed for good, or not pending).
 
-    Safe to run twice: a delivery no longer pending is left alone.
+    Safe to run twice: a delivery no longer pending, or being called by
+    another worker, is left alone.
     """
-    with transaction.atomic():
-        # The row stays locked through the call (at most TIMEOUT_SECONDS): a
-        # duplicate message skips it instead of calling the receiver again.
+    # No transaction and no row lock through the call (up to
+    # WEBHOOK_TIMEOUT_SECONDS): a session advisory lock keeps a duplicate
+    # message from calling the receiver at the same time, and ends with the
+    # worker's connection if the worker dies mid-call.
+    with run_lock(_LOCK_CLASS, delivery_id) as held:
+        if not held:
+            return None
         delivery = (
-            WebhookDelivery.objects.select_for_update(skip_locked=True, of=("self",))
-            .select_related("webhook")
+            WebhookDelivery.objects.select_related("webhook")
             .filter(pk=delivery_id, status=WebhookDelivery.Status.PENDING)
             .first()
         )
         if delivery is None:
             return None
         webhook = delivery.webhook
-        now = timezone.now()
         # Checked again: the list may have been narrowed since registration.
         problem = webhook_url_problem(webhook.url) or (
             "" if webhook.is_active else "the webhook was paused before the call"
         )
         if problem:
             delivery.status, delivery.error = WebhookDelivery.Status.FAILED, problem
-            delivery.last_attempt_at = now
+            delivery.last_attempt_at = timezone.now()
             delivery.save(update_fields=["status", "error", "last_attempt_at"])
             return None
         body = json.dumps(delivery.payload, separators=(",", ":")).encode()
@@ -391,8 +518,11 @@ def webhook_deliver(*, delivery_id: int) -> float | None:
                 "X-SafePassage-Event": delivery.event,
                 "X-SafePassage-Delivery": str(delivery.pk),
                 "X-SafePassage-Timestamp": timestamp,
-                "X-SafePassage-Signature": signature(webhook.secret, timestamp, body),
+                "X-SafePassage-Signature": signature(
+                    webhook.secret, timestamp, delivery.pk, body
+                ),
             },
+            timeout=settings.WEBHOOK_TIMEOUT_SECONDS,
         )
         delivery.attempts += 1
         delivery.response_status = status

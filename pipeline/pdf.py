@@ -12,13 +12,14 @@ from __future__ import annotations
 import bisect
 import io
 import re
+import time
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pypdf import PasswordType, PdfReader
-from pypdf.errors import DependencyError, PyPdfError
+from pypdf import PasswordType, PdfReader, apply_configuration
+from pypdf.errors import DependencyError, LimitReachedError, PyPdfError
 
 from .errors import InputError
 from .types import Document
@@ -33,6 +34,21 @@ PAGE_SEPARATOR = "\n\n"
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 _LINE_BREAKS = re.compile(r"\r\n?|[\f\v\x85\u2028\u2029]")
 _TRAILING_SPACE = re.compile(r"[ \t]+\n")
+
+# pypdf parses a whole content stream before the first operation reaches a
+# check below, so the tokens one stream may hold bound how far a read can run
+# past ``read_seconds``: 500,000 parse in about 1.5 s, and a dense text page
+# holds a few tens of thousands.
+_MAX_STREAM_TOKENS = 500_000
+
+
+class PdfBudgetError(InputError):
+    """A PDF over one of :func:`pdf_document`'s budgets; ``budget`` names the
+    keyword option (``max_pages``, ``max_text_chars`` or ``read_seconds``)."""
+
+    def __init__(self, message: str, *, budget: str):
+        self.budget = budget
+        super().__init__(message)
 
 
 @dataclass(frozen=True)
@@ -55,6 +71,8 @@ def pdf_document(
     id: str,
     password: str | None = None,
     max_pages: int | None = 500,
+    max_text_chars: int | None = None,
+    read_seconds: float | None = None,
     metadata: Mapping[str, Any] | None = None,
 ) -> Document:
     """Read a PDF into a Document whose metadata maps text offsets to pages.
@@ -66,6 +84,13 @@ def pdf_document(
             restrict printing or copying open without one.
         max_pages: refuse longer PDFs before extracting anything (``None``:
             no limit), so one upload cannot tie up a worker.
+        max_text_chars: stop reading, and refuse the PDF, once its pages'
+            text passes this many characters (``None``: no limit). Counted
+            as the text comes out of each page, so a few compressed bytes
+            that expand to megabytes of text cost no more than the limit.
+        read_seconds: stop reading, and refuse the PDF, once reading has
+            taken this long (``None``: no limit); checked before each page
+            and each operation of its content.
         metadata: copied into the Document's metadata beside ``"pages"``.
 
     Returns:
@@ -74,9 +99,11 @@ def pdf_document(
         ``text[s:e]`` exactly page ``n``'s normalised text.
 
     Raises:
+        PdfBudgetError: over ``max_pages``, ``max_text_chars`` or
+            ``read_seconds`` (an InputError).
         InputError: not a PDF, damaged, encrypted without the right password,
-            over ``max_pages`` pages, or no page has extractable text (a
-            scanned PDF, which needs OCR first).
+            or no page has extractable text (a scanned PDF, which needs OCR
+            first).
     """
     if b"%PDF-" not in data[:1024]:
         raise InputError("not a PDF: no %PDF- header in the first 1024 bytes")
@@ -92,8 +119,15 @@ def pdf_document(
                 )
         count = len(reader.pages)
         if max_pages is not None and count > max_pages:
-            raise InputError(f"PDF has {count} pages, over the limit of {max_pages}")
-        texts = [normalise_text(page.extract_text()) for page in reader.pages]
+            raise PdfBudgetError(
+                f"PDF has {count} pages, over the limit of {max_pages}",
+                budget="max_pages",
+            )
+        texts = _page_texts(
+            reader, max_text_chars=max_text_chars, read_seconds=read_seconds
+        )
+    except LimitReachedError as e:
+        raise InputError(f"PDF content is too large to read ({e})") from e
     except DependencyError as e:
         raise InputError(f"encrypted PDF: cannot decrypt it here ({e})") from e
     except (PyPdfError, ValueError, KeyError, IndexError, TypeError) as e:
@@ -114,6 +148,55 @@ def pdf_document(
         text=PAGE_SEPARATOR.join(texts),
         metadata={**(metadata or {}), "pages": pages},
     )
+
+
+class _ReadBudget:
+    """The time and text budgets of one read, checked from pypdf's visitor
+    callbacks: while a page is read, not after."""
+
+    def __init__(self, *, max_text_chars: int | None, read_seconds: float | None):
+        self.max_text_chars = max_text_chars
+        self.read_seconds = read_seconds
+        self.deadline = None
+        if read_seconds is not None:
+            self.deadline = time.monotonic() + read_seconds
+        self.chars = 0
+        self.page = 0
+
+    def in_time(self, *_) -> None:
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise PdfBudgetError(
+                f"PDF took over {self.read_seconds:g} s to read (stopped on page "
+                f"{self.page})",
+                budget="read_seconds",
+            )
+
+    def count(self, text: str, *_) -> None:
+        # The raw text as it comes out, before normalising: what reading costs.
+        self.chars += len(text)
+        if self.max_text_chars is not None and self.chars > self.max_text_chars:
+            raise PdfBudgetError(
+                f"PDF text is over the limit of {self.max_text_chars} characters "
+                f"(stopped on page {self.page})",
+                budget="max_text_chars",
+            )
+
+
+def _page_texts(
+    reader: PdfReader, *, max_text_chars: int | None, read_seconds: float | None
+) -> list[str]:
+    """Each page's normalised text, read under the budgets."""
+    budget = _ReadBudget(max_text_chars=max_text_chars, read_seconds=read_seconds)
+    texts = []
+    with apply_configuration(stream_parsing_work_maximum_count=_MAX_STREAM_TOKENS):
+        for number, page in enumerate(reader.pages, start=1):
+            budget.page = number
+            budget.in_time()
+            text = page.extract_text(
+                visitor_operand_before=budget.in_time, visitor_text=budget.count
+            )
+            texts.append(normalise_text(text))
+    return texts
 
 
 def normalise_text(text: str) -> str:

@@ -189,7 +189,10 @@ def api():
 def pytest_terminal_summary(terminalreporter):
     """The hardening figures: how many bad inputs and faults were tried, and
     how many were handled."""
-    for marker, what in (("bad_input", "bad inputs"), ("fault", "faults injected")):
+    for marker, what, outcome_word in (
+        ("bad_input", "bad inputs", "handled"),
+        ("fault", "faults injected", "survived"),
+    ):
         tried = handled = 0
         for outcome in ("passed", "failed", "error"):
             for report in terminalreporter.stats.get(outcome, []):
@@ -197,4 +200,6 @@ def pytest_terminal_summary(terminalreporter):
                     tried += 1
                     handled += outcome == "passed"
         if tried:
-            terminalreporter.write_line(f"{what}: {tried} tried, {handled} handled")
+            terminalreporter.write_line(
+                f"{what}: {tried} tried, {handled} {outcome_word}"
+            )

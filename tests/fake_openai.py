@@ -19,6 +19,7 @@ fixed), else answers 500 "no scripted answer left". A responder returning an
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -51,14 +52,14 @@ class RecordedRequest:
 class FakeOpenAI:
     """The server; ``base_url`` ends in ``/v1`` like OpenAI's."""
 
-    def __init__(self, *, model: str = "fake-model"):
+    def __init__(self, *, model: str = "fake-model", port: int = 0):
         self.model = model
         self.requests: list[RecordedRequest] = []
         self.responder: Callable[[Any], Any] | None = None
         self._script: deque[Answer] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self._server.daemon_threads = True
         # A short poll interval makes shutdown, hence every test's teardown, quick.
         self._thread = threading.Thread(
@@ -219,6 +220,8 @@ class FakeOpenAI:
 
 @pytest.fixture
 def fake_openai():
-    server = FakeOpenAI().start()
+    # On the port the test settings allow the LLM key to be sent to (an
+    # allow-listed endpoint names its port); any free one without them.
+    server = FakeOpenAI(port=int(os.environ.get("FAKE_OPENAI_PORT", 0))).start()
     yield server
     server.stop()

@@ -4,6 +4,7 @@ of text lines in Helvetica, scanned-looking pages, encrypted copies."""
 from __future__ import annotations
 
 import io
+import zlib
 
 from pypdf import PdfWriter
 
@@ -58,6 +59,46 @@ def make_pdf(
     out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
     out += b"trailer\n<< /Size %d /Root 1 0 R %s>>\n" % (len(objects) + 1, trailer)
     return bytes(out + b"startxref\n%d\n%%%%EOF\n" % xref)
+
+
+def make_shared_stream_pdf(ops: bytes, *, pages: int) -> bytes:
+    """A PDF of ``pages`` pages that all draw one Flate-compressed content
+    stream, ``ops``: megabytes of text operations compress to a few
+    kilobytes, and every page expands them again (the shape of issue 27's
+    4,993-byte upload that held a web worker 48.6 s)."""
+    packed = zlib.compress(ops, 9)
+    objects = {
+        1: b"<< /Type /Catalog /Pages 2 0 R >>",
+        3: FONT,
+        4: b"<< /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream"
+        % (len(packed), packed),
+    }
+    page = (
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R"
+        b" /Resources << /Font << /F1 3 0 R >> >> >>"
+    )
+    kids = [b"%d 0 R" % (5 + i) for i in range(pages)]
+    objects.update({5 + i: page for i in range(pages)})
+    objects[2] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(kids), pages)
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for number in range(1, len(objects) + 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, objects[number])
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\n" % (len(objects) + 1)
+    return bytes(out + b"startxref\n%d\n%%%%EOF\n" % xref)
+
+
+def text_ops(line: bytes, times: int) -> bytes:
+    """A content stream showing ``line`` ``times`` times, a line each."""
+    return b"BT /F1 12 Tf 72 720 Td 14 TL\n" + b"(%s) Tj T*\n" % line * times + b"ET"
+
+
+# Three pages sharing one 5 MB stream of text operations: 5 million
+# characters a page, from a file of a few kilobytes.
+TEXT_BOMB = make_shared_stream_pdf(text_ops(b"A" * 100, 50_000), pages=3)
 
 
 def escape(line: str) -> bytes:

@@ -17,6 +17,7 @@ from annotator.models import Adjudication, Prediction, Project
 
 from .parsers import BoundedJSONParser
 from .permissions import require_role
+from .serializers import TextField
 
 _ACTION = "adjudicating"
 
@@ -58,7 +59,7 @@ class AdjudicateInSerializer(serializers.Serializer):
     label = serializers.ChoiceField(
         choices=Adjudication.Label.choices, help_text="The decision."
     )
-    note = serializers.CharField(
+    note = TextField(
         required=False,
         allow_blank=True,
         max_length=LABEL_NOTE_MAX_CHARS,
@@ -107,10 +108,13 @@ class AdjudicationView(APIView):
         responses={200: AdjudicationItemSerializer(many=True)},
     )
     def get(self, request, pk: int):
-        """The items the project's experts disagree on, open ones first."""
+        """The items the project's experts disagree on that the caller may
+        decide (none they labelled), open ones first."""
         project = self._project(request, pk)
         open_only = request.query_params.get("open") in ("1", "true")
-        items = adjudication.adjudication_items(project, open_only=open_only)
+        items = adjudication.adjudication_items(
+            project, open_only=open_only, reviewer=request.user
+        )
         return Response(AdjudicationItemSerializer(map(_item, items), many=True).data)
 
     @extend_schema(

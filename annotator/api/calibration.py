@@ -27,6 +27,9 @@ class OperatingPointSerializer(serializers.Serializer):
     )
 
     def validate_target_recall(self, value: float) -> float:
+        # DRF's FloatField reads true as 1.0: a boolean is no share.
+        if isinstance(self.initial_data.get("target_recall"), bool):
+            raise serializers.ValidationError("must be a number, not true or false")
         if not 0 < value <= 1:
             raise serializers.ValidationError("must be in (0, 1]")
         return value

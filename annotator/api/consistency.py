@@ -19,11 +19,11 @@ _PARAMS_HELP = (
     "(0), variants (all of identity, cot, long_answer, rephrase, expand_before, "
     "expand_after, break_down). For job corrections: improver (a model of the "
     "project), and optionally summaries (true: summarize each block's errors "
-    "first) and summarizer (the improver by default). For both: "
-    "price_per_mtok_prompt and price_per_mtok_completion (price per million "
-    "tokens, in the budget's currency, the same for every model of the "
-    "project's endpoint; 0 for a free local model); LLM settings temperature, "
-    "max_tokens, max_concurrency, timeout, max_retries."
+    "first) and summarizer (the improver by default). For both: LLM settings "
+    "temperature, max_tokens, max_concurrency, timeout, max_retries, within the "
+    "deployment's bounds. No prices: the deployment sets them per model "
+    "(LLM_PRICES; a run books every call at the dearest of its models'), and "
+    "refuses a request naming one."
 )
 _JOB_HELP = (
     "samples: other models answer the prompts of answers imported without "
@@ -66,7 +66,7 @@ class ConsistencyRunSerializer(serializers.ModelSerializer):
                 "samples run; the improver of a corrections run."
             },
             "params": {
-                "help_text": "The job's options, prices and LLM settings it was "
+                "help_text": "The job's options and LLM settings it was "
                 "started with, defaults filled in."
             },
             "status": {
@@ -120,7 +120,8 @@ class ConsistencyEstimateRequestSerializer(serializers.Serializer):
         decimal_places=6,
         required=False,
         allow_null=True,
-        help_text="Optional: with a budget the prices are required.",
+        help_text="Optional: with a budget, every model needs a price in the "
+        "deployment's LLM_PRICES.",
     )
 
 
@@ -128,7 +129,8 @@ class ConsistencyRunStartSerializer(ConsistencyEstimateRequestSerializer):
     budget = serializers.DecimalField(
         max_digits=12,
         decimal_places=6,
-        help_text="Most the run may spend, more than 0, in the prices' currency.",
+        help_text="Most the run may spend, more than 0 and at most the "
+        "deployment's LLM_RUN_MAX_BUDGET, in its prices' currency.",
     )
 
 
@@ -159,7 +161,8 @@ class ConsistencyEstimateSerializer(serializers.Serializer):
         max_digits=12,
         decimal_places=6,
         allow_null=True,
-        help_text="Estimated cost (decimal string); null without prices in params.",
+        help_text="Estimated cost at the deployment's prices (decimal string); "
+        "null when a model has none.",
     )
 
 
@@ -174,8 +177,10 @@ class ConsistencyRunViewSet(LLMRunViewSet):
     project_action = "consistency runs"
     create_description = (
         "Start a run; refused for another kind of project, a model the\n"
-        "project does not allow, without an LLM, prices or a positive budget,\n"
-        "or while the project has a consistency run pending or running."
+        "project does not allow or the deployment has no price for, without an\n"
+        "LLM, with a price in params, a setting or budget outside the\n"
+        "deployment's bounds, or while the project has a consistency run\n"
+        "pending or running."
     )
     estimate_description = (
         "What a run would ask and roughly cost; starts nothing, calls nobody."

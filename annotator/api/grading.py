@@ -12,10 +12,9 @@ from .llm_runs import LLMRunViewSet
 from .serializers import storable_json
 
 _PARAMS_HELP = (
-    "price_per_mtok_prompt and price_per_mtok_completion (price per million "
-    "tokens, in the budget's currency; 0 for a free local model), and optional "
-    "LLM settings: temperature, json_mode, timeout, max_retries; anything else "
-    "(max_tokens, seed...) goes into the request body as it is."
+    "Optional LLM settings within the deployment's bounds: temperature, top_p, "
+    "json_mode, timeout, max_retries, max_tokens, n, seed. No prices: the "
+    "deployment sets them per model (LLM_PRICES), and refuses a request naming one."
 )
 
 
@@ -52,7 +51,7 @@ class GradingRunSerializer(serializers.ModelSerializer):
             "id": {"help_text": "Run id."},
             "project": {"help_text": "Project id."},
             "model": {"help_text": "LLM model grading."},
-            "params": {"help_text": "Prices and LLM settings it was started with."},
+            "params": {"help_text": "LLM settings it was started with."},
             "status": {
                 "help_text": "pending, running, succeeded (also when stopped "
                 "before the budget), failed or cancelled."
@@ -109,11 +108,8 @@ class GradingRunStartSerializer(GradingEstimateRequestSerializer):
     budget = serializers.DecimalField(
         max_digits=12,
         decimal_places=6,
-        help_text="Most the run may spend, more than 0, in the prices' currency.",
-    )
-    params = serializers.DictField(
-        validators=[storable_json],
-        help_text=f"Required, with both prices. {_PARAMS_HELP}",
+        help_text="Most the run may spend, more than 0 and at most the "
+        "deployment's LLM_RUN_MAX_BUDGET, in its prices' currency.",
     )
 
 
@@ -140,7 +136,8 @@ class GradingEstimateSerializer(serializers.Serializer):
         max_digits=12,
         decimal_places=6,
         allow_null=True,
-        help_text="Estimated cost (decimal string); null without prices in params.",
+        help_text="Estimated cost at the deployment's prices (decimal string); "
+        "null for a model it has no price for.",
     )
 
 
@@ -153,8 +150,9 @@ class GradingRunViewSet(LLMRunViewSet):
     estimate_serializer_class = GradingEstimateSerializer
     project_action = "LLM grading"
     create_description = (
-        "Start grading; refused without an LLM, prices or a positive budget,\n"
-        "or while the project has a run pending or running."
+        "Start grading; refused without an LLM, for a model the deployment has\n"
+        "no price for, with a price in params, a setting or budget outside the\n"
+        "deployment's bounds, or while the project has a run pending or running."
     )
     estimate_description = "What a run would grade and roughly cost; starts nothing."
 

@@ -20,6 +20,7 @@ from annotator import guidelines, selectors
 from .params import id_param
 from .parsers import BoundedJSONParser
 from .permissions import require_role
+from .serializers import TextField
 
 
 class GuidelineSectionSerializer(serializers.Serializer):
@@ -57,7 +58,7 @@ class GuidelineSerializer(serializers.Serializer):
 
 
 class GuidelineInSerializer(serializers.Serializer):
-    text = serializers.CharField(
+    text = TextField(
         trim_whitespace=False,
         help_text="The guideline in Markdown, at most "
         f"{guidelines.GUIDELINE_MAX_CHARS:,} characters, no NUL. A heading "

@@ -1,13 +1,17 @@
 """The online provenance check: a RAG service sends one answer with its
 question and contexts and gets the check's output in the same response, from
-the project's scorer. Nothing is stored."""
+the project's scorer. Nothing is stored. The check runs in the request, so
+what one may ask is bounded (the PROVENANCE_CHECK_* settings: body, sentences,
+claims, query, seconds, and a rate per user)."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.response import Response
+from rest_framework.throttling import SimpleRateThrottle
 from rest_framework.views import APIView
 
 from annotator import checking, selectors
@@ -19,6 +23,24 @@ from .parsers import LimitedJSONParser
 class ItemParser(LimitedJSONParser):
     limit_setting = "PROVENANCE_CHECK_MAX_BYTES"
     what = "send one item per request"
+
+
+class CheckRateThrottle(SimpleRateThrottle):
+    """PROVENANCE_CHECK_RATE checks per user: each may hold a web worker for
+    PROVENANCE_CHECK_SECONDS. Counted before the body is read."""
+
+    scope = "provenance_check"
+
+    def get_rate(self):
+        # Read per request from settings (a parsed (count, seconds) pair),
+        # not from DRF's DEFAULT_THROTTLE_RATES, fixed when DRF is imported.
+        return settings.PROVENANCE_CHECK_RATE
+
+    def parse_rate(self, rate):
+        return rate
+
+    def get_cache_key(self, request, view):
+        return self.cache_format % {"scope": self.scope, "ident": request.user.pk}
 
 
 class ContextSerializer(serializers.Serializer):
@@ -107,15 +129,23 @@ def _project(user, raw) -> Project:
 
 class ProvenanceCheckView(APIView):
     parser_classes = [ItemParser]
+    throttle_classes = [CheckRateThrottle]
 
     @extend_schema(
         request=ItemCheckSerializer,
         responses={
             200: CheckedItemSerializer,
-            400: OpenApiResponse(description="A malformed item, the field named."),
+            400: OpenApiResponse(
+                description="A malformed item, the field named, or one over "
+                "PROVENANCE_CHECK_MAX_SENTENCES, _MAX_CLAIMS or _MAX_QUERY_CHARS."
+            ),
             403: OpenApiResponse(description="Scores of this project are hidden."),
             404: OpenApiResponse(description="No such project visible."),
             413: OpenApiResponse(description="Over PROVENANCE_CHECK_MAX_BYTES."),
+            429: OpenApiResponse(description="Over PROVENANCE_CHECK_RATE."),
+            503: OpenApiResponse(
+                description="The check ran past PROVENANCE_CHECK_SECONDS."
+            ),
         },
     )
     def post(self, request):

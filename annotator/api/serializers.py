@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from annotator import labeling, pdfs, selectors
+from annotator import allowlists, labeling, pdfs, projects, selectors
 from annotator.models import (
     Annotation,
     Document,
@@ -26,6 +26,23 @@ def storable_json(value) -> None:
     problem = value_problem(value)
     if problem:
         raise serializers.ValidationError(f"the value {problem}")
+
+
+class TextField(serializers.CharField):
+    """A CharField that takes JSON strings only (5 is not the text "5") and
+    refuses what Postgres cannot store (NUL, lone surrogates)."""
+
+    default_error_messages = {"not_text": "Must be text (a JSON string)."}
+
+    def to_internal_value(self, data):
+        from pipeline.jsonl import text_problem
+
+        if not isinstance(data, str):
+            self.fail("not_text")
+        problem = text_problem(data)
+        if problem:
+            raise serializers.ValidationError(f"the text {problem}")
+        return super().to_internal_value(data)
 
 
 class MembershipSerializer(serializers.ModelSerializer):
@@ -98,11 +115,26 @@ class ProjectSerializer(serializers.ModelSerializer):
             },
             "llm_api_key_env": {
                 "help_text": "Environment variable on the workers holding the API "
-                "key: one of the deployment's LLM_API_KEY_ENVS."
+                "key: one of the deployment's LLM_API_KEY_ENVS, each sent only to "
+                "the endpoints the deployment bound it to."
             },
             "created_at": {"help_text": "When the project was created."},
             "updated_at": {"help_text": "Last change."},
         }
+
+    def validate(self, attrs):
+        # The key and the endpoint it would be sent to, as they will be stored.
+        url, name = (
+            attrs.get(field, getattr(self.instance, field, ""))
+            for field in ("llm_base_url", "llm_api_key_env")
+        )
+        problem = allowlists.llm_key_binding_problem(name, url)
+        if problem:
+            raise serializers.ValidationError({"llm_api_key_env": problem})
+        return attrs
+
+    def validate_name(self, value):
+        return projects.project_name_validate(value)
 
     def validate_kind(self, value):
         if self.instance is not None and value != self.instance.kind:
@@ -414,7 +446,9 @@ class ExtractionRunSerializer(serializers.ModelSerializer):
             "progress_total",
             "prompt_tokens",
             "completion_tokens",
+            "budget",
             "cost_estimate",
+            "cost",
             "error",
             "failed_documents",
             "created_by",
@@ -431,7 +465,17 @@ class ExtractionRunSerializer(serializers.ModelSerializer):
             "progress_total": {"help_text": "Documents in the run."},
             "prompt_tokens": {"help_text": "Prompt tokens used so far."},
             "completion_tokens": {"help_text": "Completion tokens used so far."},
-            "cost_estimate": {"help_text": "From the prices in params, if given."},
+            "budget": {
+                "help_text": "Cap (decimal string); the run stops before the "
+                "next document would take its cost past it."
+            },
+            "cost_estimate": {
+                "help_text": "Estimated cost of the whole run at the deployment's "
+                "prices, computed at the start (decimal string)."
+            },
+            "cost": {
+                "help_text": "Cost so far from the real token usage (decimal string)."
+            },
             "created_by": {"help_text": "User id who started it."},
             "created_at": {"help_text": "When it was requested."},
             "started_at": {"help_text": "When a worker picked it up."},
@@ -454,8 +498,19 @@ class ExtractionRunStartSerializer(serializers.Serializer):
         required=False,
         default=dict,
         validators=[storable_json],
-        help_text="temperature, json_mode, max_tokens..., and optional "
-        "price_per_mtok_prompt / price_per_mtok_completion for the cost estimate.",
+        help_text="Optional LLM settings within the deployment's bounds: "
+        "temperature, top_p, json_mode, timeout, max_retries, max_tokens, n, seed. "
+        "No prices: the deployment sets them (LLM_PRICES).",
+    )
+    budget = serializers.DecimalField(
+        max_digits=12,
+        decimal_places=6,
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="Most the run may spend, more than 0 and at most the "
+        "deployment's LLM_RUN_MAX_BUDGET; its EXTRACTION_DEFAULT_BUDGET when "
+        "omitted.",
     )
     documents = serializers.ListField(
         child=serializers.IntegerField(),
@@ -615,7 +670,9 @@ class TrainingRunStartSerializer(serializers.Serializer):
         default=dict,
         validators=[storable_json],
         help_text="TrainConfig fields overriding the deployment's defaults, e.g. "
-        '{"human_epochs": 4, "base": "cross-encoder/nli-deberta-v3-base"}.',
+        '{"human_epochs": 4, "base": "cross-encoder/nli-deberta-v3-base"}. '
+        "base: a model in SCORER_MODELS, a folder in SCORER_ROOTS, or one of the "
+        "project's own scorer versions by its id (an integer).",
     )
 
 

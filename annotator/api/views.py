@@ -9,6 +9,7 @@ from django.conf import settings
 from django.db.models import Count, Exists, OuterRef
 from django.http import FileResponse, StreamingHttpResponse
 from django.utils import timezone
+from django.utils.http import content_disposition_header
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -148,8 +149,9 @@ class ProjectViewSet(viewsets.ModelViewSet):
             (json.dumps(row, ensure_ascii=False) + "\n" for row in rows),
             content_type="application/x-ndjson",
         )
-        filename = f"{project.name}-{kind}.jsonl".replace('"', "")
-        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        response["Content-Disposition"] = content_disposition_header(
+            True, export.download_name(f"{project.name}-{kind}.jsonl")
+        )
         return response
 
     @extend_schema(
@@ -434,6 +436,7 @@ class ExtractionRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSe
             project=project,
             model=data["model"],
             params=data["params"],
+            budget=data["budget"],
             document_ids=data["documents"],
             created_by=request.user,
         )
@@ -501,7 +504,7 @@ class ScorerModelViewSet(
             out.close()
             raise
         out.seek(0)
-        name = f"{scorer.project.name}-{scorer.version}.zip".replace('"', "")
+        name = export.download_name(f"{scorer.project.name}-{scorer.version}.zip")
         return FileResponse(
             out, as_attachment=True, filename=name, content_type="application/zip"
         )

@@ -5,24 +5,40 @@ the settings read has to be set here. Everything else is annotator.settings.
 """
 
 import os
+import socket
 
 os.environ.setdefault(
     "SECRET_KEY", "tests-only-secret-key-not-for-deployment-0123456789"
 )
-# Production-like whatever the development settings `make setup` wrote
-# (var/dev.env turns DEBUG on); workers the tests start inherit it.
+# Production-like even where the shell says DEBUG=1; workers the tests start
+# inherit it.
 os.environ["DEBUG"] = "0"
 # Test runs side by side on one Redis (and their workers, which inherit the
 # environment) keep their queues and cache keys apart.
 os.environ["CELERY_BROKER_KEY_PREFIX"] = f"tests-{os.getpid()}:"
 os.environ["CACHE_KEY_PREFIX"] = f"tests-{os.getpid()}"
-# The scripted LLM server (tests/fake_openai.py) listens on a port of its own
-# choosing; the key variable is one the tests set.
-os.environ.setdefault("LLM_BASE_URLS", "http://127.0.0.1:*/v1")
-os.environ.setdefault("LLM_API_KEY_ENVS", "SAFEPASSAGE_TEST_KEY")
-# Webhook receivers the tests start listen on 127.0.0.1 (tests/annotator/
-# test_webhooks.py), and retry within seconds, not minutes.
-os.environ.setdefault("WEBHOOK_ALLOWED_HOSTS", "127.0.0.1")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# The scripted LLM server (tests/fake_openai.py) listens on a port picked
+# here: an allowed endpoint names its port, and the key variable the tests
+# set is bound to that endpoint alone. Workers inherit the same port.
+os.environ.setdefault("FAKE_OPENAI_PORT", str(_free_port()))
+FAKE_OPENAI_URL = f"http://127.0.0.1:{os.environ['FAKE_OPENAI_PORT']}/v1"
+os.environ.setdefault("LLM_BASE_URLS", FAKE_OPENAI_URL)
+os.environ.setdefault("LLM_API_KEY_ENVS", f"SAFEPASSAGE_TEST_KEY={FAKE_OPENAI_URL}")
+# Every model the tests' LLM serves costs 1 per million prompt tokens and 2
+# per million completion tokens (runs take prices from the deployment alone).
+os.environ.setdefault("LLM_PRICES", "*=1/2")
+# Webhook receivers the tests start listen on 127.0.0.1 on ports of their own
+# choosing (tests/annotator/test_webhooks.py; the worker's environment is
+# this one, so any port), and retry within seconds, not minutes.
+os.environ.setdefault("WEBHOOK_ALLOWED_HOSTS", "127.0.0.1:*")
 os.environ.setdefault("WEBHOOK_RETRY_BACKOFF", "0.5")
 
 from annotator.settings import *  # noqa: E402,F403

@@ -161,3 +161,38 @@ def test_the_page_shows_the_labels_and_takes_a_decision(split, client):
         f"/projects/{project.pk}/adjudicate/", {"prediction": "x", "label": "safe"}
     )
     assert bad.status_code == 400 and "no such prediction" in bad.content.decode()
+
+
+def test_a_reviewer_never_decides_an_item_they_labelled(split, api, client):
+    project, rows, reviewer = split
+    a = rows["a"]
+    # ann1 labelled a (safe) and is made a reviewer afterwards.
+    party = a.annotations.get(label="safe").annotator
+    projects.membership_set(project=project, user=party, role=Role.REVIEWER)
+    with pytest.raises(ApplicationError, match="you labelled prediction"):
+        adjudication.adjudicate(prediction=a, reviewer=party, label="safe")
+
+    url = f"/api/projects/{project.pk}/adjudications/"
+    assert api(party).get(url).json() == []  # not offered
+    response = api(party).post(
+        url, {"prediction": a.pk, "label": "safe"}, format="json"
+    )
+    assert response.status_code == 400
+    assert "you labelled prediction" in response.json()["detail"]
+
+    client.force_login(party)
+    page = f"/projects/{project.pk}/adjudicate/"
+    assert f'data-prediction="{a.pk}"' not in client.get(page).content.decode()
+    response = client.post(page, {"prediction": str(a.pk), "label": "safe"})
+    assert response.status_code == 400
+    assert "you labelled prediction" in response.content.decode()
+    assert not Adjudication.objects.exists()
+
+    # A reviewer who did not label it sees it and decides it.
+    [item] = api(reviewer).get(url).json()
+    assert item["prediction"] == a.pk
+    response = api(reviewer).post(
+        url, {"prediction": a.pk, "label": "unsafe"}, format="json"
+    )
+    assert response.status_code == 201, response.content
+    assert Adjudication.objects.get(prediction=a).reviewer == reviewer

@@ -343,7 +343,7 @@ def test_an_extraction_run_with_a_price_that_is_not_a_number_never_starts(
         format="json",
     )
     assert response.status_code == 400, response.content
-    assert "params.price_per_mtok_prompt must be a number" in str(response.json())
+    assert "prices are set by the deployment" in str(response.json())
     assert not project.extraction_runs.exists()
 
 

@@ -18,7 +18,6 @@ from tests.fake_openai import Answer
 
 pytestmark = pytest.mark.django_db
 
-PRICES = {"price_per_mtok_prompt": 1.0, "price_per_mtok_completion": 2.0}
 PHD = "Lamport received his PhD from Berkeley in 1972."
 FIXED = "Lamport received his PhD from Brandeis in 1972."
 SUMMARY = "The PhD was from Brandeis, not Berkeley."
@@ -63,7 +62,7 @@ def checked(personas, fake_openai, monkeypatch):
 
 
 def _params(**changes):
-    return {"improver": "improver", **PRICES, **changes}
+    return {"improver": "improver", **changes}
 
 
 def test_an_estimate_counts_a_summary_and_a_correction_per_flagged_block(

@@ -19,7 +19,6 @@ from tests.fake_openai import Answer
 pytestmark = pytest.mark.django_db
 
 MODELS = ["sampler-a", "sampler-b"]
-PRICES = {"price_per_mtok_prompt": 1.0, "price_per_mtok_completion": 2.0}
 REPHRASED = "Who is Leslie Lamport, and what did he do?"
 BRANDEIS, PAXOS = (s["text"] for s in LAMPORT["samples"])
 
@@ -53,7 +52,6 @@ def _params(**changes):
         "samples": 4,
         "variants": ["identity", "rephrase"],
         "seed": 7,
-        **PRICES,
     }
     params.update(changes)
     return params
@@ -80,7 +78,7 @@ def _samples(project) -> dict[str, list]:
 
 
 def test_an_estimate_names_calls_and_cost_and_calls_nobody(
-    personas, api, fake_openai, unread_broker
+    personas, api, fake_openai, unread_broker, settings
 ):
     project = _consistency(fake_openai, personas)
     _import(project, _unsampled("one"), _unsampled("two"), LAMPORT)
@@ -105,17 +103,19 @@ def test_an_estimate_names_calls_and_cost_and_calls_nobody(
         Decimal(estimate["prompt_tokens"]) + 2 * Decimal(estimate["completion_tokens"])
     ) / 1_000_000
     assert Decimal(estimate["cost"]) == expected.quantize(Decimal("0.000001"))
-    without_prices = {"project": project.pk, "params": _params(**dict.fromkeys(PRICES))}
+    # A model the deployment has no price for: no cost, and no budget.
+    settings.LLM_PRICES = {"sampler-a": (Decimal(1), Decimal(2))}
     response = api(personas.admin).post(
-        "/api/consistency-runs/estimate/", without_prices, format="json"
+        "/api/consistency-runs/estimate/", body, format="json"
     )
     assert response.json()["cost"] is None
-    with_budget = {**without_prices, "budget": "1"}
+    with_budget = {**body, "budget": "1"}
     response = api(personas.admin).post(
         "/api/consistency-runs/estimate/", with_budget, format="json"
     )
     assert response.status_code == 400
-    assert "a budget needs prices" in response.json()["detail"]
+    assert "'sampler-b' has no price" in response.json()["detail"]
+    settings.LLM_PRICES = {"*": (Decimal(1), Decimal(2))}
     assert fake_openai.requests == []
 
     # Experts follow runs; only admins estimate and start them.

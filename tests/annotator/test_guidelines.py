@@ -332,7 +332,7 @@ def test_api_reads_the_latest_or_an_older_version_and_admins_save(personas, api)
     assert "needs the role admin" in response.json()["detail"]
     response = admin.post(url, {"text": "bad\x00"}, format="json")
     assert response.status_code == 400
-    assert response.json() == {"text": ["Null characters are not allowed."]}
+    assert response.json() == {"text": ["the text contains a NUL character"]}
     response = admin.post(url, {}, format="json")
     assert response.status_code == 400 and "text" in response.json()
     assert api(personas.outsider).get(url).status_code == 404

@@ -175,15 +175,23 @@ def test_llm_settings_outside_the_allow_lists_are_refused(
 
 
 def test_llm_settings_inside_the_allow_lists_are_accepted(personas, api):
+    from tests.annotator.settings import FAKE_OPENAI_URL
+
     response = api(personas.admin).patch(
         f"/api/projects/{personas.project.pk}/",
         {
+            # The endpoint the test settings bind the key to (issue 27).
             "llm_api_key_env": "SAFEPASSAGE_TEST_KEY",
-            "llm_base_url": "http://127.0.0.1:5001/v1",
+            "llm_base_url": FAKE_OPENAI_URL,
         },
         format="json",
     )
     assert response.status_code == 200, response.content
+    personas.project.refresh_from_db()
+    assert (personas.project.llm_api_key_env, personas.project.llm_base_url) == (
+        "SAFEPASSAGE_TEST_KEY",
+        FAKE_OPENAI_URL,
+    )
 
 
 def test_a_stored_key_name_outside_the_list_never_reaches_the_endpoint(

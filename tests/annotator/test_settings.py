@@ -72,25 +72,37 @@ def test_debug_off_without_secret_key_refuses_to_start(tmp_path):
     assert "SECRET_KEY" in out.stderr
 
 
-def test_local_commands_read_the_development_settings_and_the_environment_wins(
-    tmp_path,
-):
+def _settings_with_dev_env(tmp_path, **env) -> list[str]:
+    # An older dev.env, from before DEBUG was left out of it.
     (tmp_path / "dev.env").write_text(
         "# made by make setup\nDEBUG=1\nSECRET_KEY=dev-only\nALLOWED_HOSTS=dev.local\n"
     )
     script = (
         "from django.conf import settings as s; "
-        "print(s.DEBUG, s.SECRET_KEY, s.ALLOWED_HOSTS)"
+        "print(s.DEBUG, s.SESSION_COOKIE_SECURE, s.SECRET_KEY, s.ALLOWED_HOSTS)"
     )
     out = subprocess.run(
         [sys.executable, "-c", script],
         cwd=ROOT,
-        env=_env(VAR_DIR=str(tmp_path), ALLOWED_HOSTS="env.local"),
+        env=_env(VAR_DIR=str(tmp_path), **env),
         capture_output=True,
         text=True,
     )
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["True", "dev-only", "['env.local']"]
+    return out.stdout.split()
+
+
+def test_local_commands_read_the_development_settings_and_the_environment_wins(
+    tmp_path,
+):
+    values = _settings_with_dev_env(tmp_path, ALLOWED_HOSTS="env.local")
+    assert values[2:] == ["dev-only", "['env.local']"]
+
+
+def test_a_dev_env_never_turns_debug_on(tmp_path):
+    assert _settings_with_dev_env(tmp_path)[:2] == ["False", "True"]
+    # Asked for on the command line, as `make demo` does.
+    assert _settings_with_dev_env(tmp_path, DEBUG="1")[:2] == ["True", "False"]
 
 
 def test_check_deploy_is_clean_with_the_production_example_values():

@@ -144,7 +144,7 @@ def test_document_the_llm_fails_on_is_recorded_and_the_run_goes_on(
     run = extraction.extraction_run_start(
         project=project,
         model="fake-model",
-        params={"max_retries": 0, "price_per_mtok_prompt": 1.0},
+        params={"max_retries": 0},
     )
     tasks.run_extraction(run.pk)
     run.refresh_from_db()

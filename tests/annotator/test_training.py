@@ -43,9 +43,9 @@ TINY = {
 # Long enough to be caught mid-training (killed, cancelled).
 SLOW = {
     **TINY,
-    "silver_limit": None,
-    "silver_epochs": 50,
-    "patience": 50,
+    "silver_limit": 50_000,
+    "silver_epochs": 20,
+    "patience": 20,
     "batch_size": 2,
 }
 

@@ -7,14 +7,18 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
+import socket
 import threading
 import time
 from collections import defaultdict, deque
 from dataclasses import dataclass
 from datetime import timedelta
+from email.message import Message
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from django.db import OperationalError, connection, transaction
 from django.utils import timezone
 
 from annotator import (
@@ -26,15 +30,14 @@ from annotator import (
     training,
     webhooks,
 )
-from annotator.models import RunStatus, Webhook, WebhookDelivery
+from annotator.models import Membership, Role, RunStatus, Webhook, WebhookDelivery
 from tests.annotator.factories import make_document, make_prediction, make_project
-from tests.conftest import wait_for
+from tests.conftest import ROOT, wait_for
 from tests.consistency_data import LAMPORT
 
 pytestmark = pytest.mark.django_db
 
 MODEL = "fake-model"
-PRICES = {"price_per_mtok_prompt": 1.0, "price_per_mtok_completion": 2.0}
 
 
 # --- a webhook receiver ------------------------------------------------------
@@ -46,6 +49,7 @@ class Call:
     headers: dict[str, str]
     body: bytes
     at: float
+    message: Message  # the headers as sent, looked up in any case
 
     @property
     def json(self) -> dict:
@@ -71,8 +75,10 @@ class Receiver:
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}{path}"
 
-    def answer(self, path: str, *statuses: int, location: str = "") -> None:
-        self._script[path].extend((s, location) for s in statuses)
+    def answer(
+        self, path: str, *statuses: int, location: str = "", body: bytes = b"ok"
+    ) -> None:
+        self._script[path].extend((s, location, body) for s in statuses)
 
     def to(self, path: str) -> list[Call]:
         with self._lock:
@@ -93,16 +99,19 @@ class Receiver:
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 headers = {k.lower(): v for k, v in self.headers.items()}
+                call = Call(self.path, headers, body, time.time(), self.headers)
                 with receiver._lock:
-                    receiver.calls.append(Call(self.path, headers, body, time.time()))
+                    receiver.calls.append(call)
                     script = receiver._script[self.path]
-                    status, location = script.popleft() if script else (200, "")
+                    status, location, answer = (
+                        script.popleft() if script else (200, "", b"ok")
+                    )
                 self.send_response(status)
                 if location:
                     self.send_header("Location", location)
-                self.send_header("Content-Length", "2")
+                self.send_header("Content-Length", str(len(answer)))
                 self.end_headers()
-                self.wfile.write(b"ok")
+                self.wfile.write(answer)
 
         return Handler
 
@@ -114,15 +123,20 @@ def receiver():
     server.stop()
 
 
+def readme_verify():
+    """The README's ``verify`` for receivers, as written there."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    [block] = [
+        b for b in re.findall(r"```python\n(.*?)```", text, re.S) if "def verify(" in b
+    ]
+    namespace: dict = {}
+    exec(block, namespace)
+    return namespace["verify"]
+
+
 def verified(call: Call, secret: str) -> dict:
-    """The README's recipe: the call's JSON body, once its signature checks."""
-    timestamp = call.headers["x-safepassage-timestamp"]
-    expected = hmac.new(
-        secret.encode(), f"{timestamp}.".encode() + call.body, hashlib.sha256
-    ).hexdigest()
-    signature = call.headers["x-safepassage-signature"]
-    assert hmac.compare_digest(signature, f"sha256={expected}"), "bad signature"
-    assert abs(time.time() - int(timestamp)) < 300
+    """The call's JSON body, once the README's recipe accepts its signature."""
+    assert readme_verify()(secret, call.message, call.body), "bad signature"
     return call.json
 
 
@@ -208,9 +222,7 @@ def test_a_grading_run_end_is_one_signed_call(personas, api, receiver, fake_open
         premise="took place in Toronto",
         evidence_score=1.0,
     )
-    run = grading.grading_run_start(
-        project=project, model=MODEL, budget="1", params=dict(PRICES)
-    )
+    run = grading.grading_run_start(project=project, model=MODEL, budget="1")
     assert tasks.run_grading(run.pk)["status"] == RunStatus.SUCCEEDED
 
     deliver_pending()
@@ -234,7 +246,7 @@ def test_a_consistency_run_end_is_one_signed_call(personas, api, receiver, fake_
         files=[("a.jsonl", ingest.stream_of(json.dumps({**item, "id": "a"}) + "\n"))],
     )
     run = consistency_runs.consistency_run_start(
-        project=project, budget="1", params={"samplers": ["sampler-a"], **PRICES}
+        project=project, budget="1", params={"samplers": ["sampler-a"]}
     )
     consistency_runs.consistency_run_cancel(run=run)
 
@@ -432,7 +444,7 @@ def test_a_url_the_deployment_does_not_allow_is_refused_by_name(
 
 def test_a_host_with_a_port_in_the_list_allows_that_port(personas, api, settings):
     settings.WEBHOOK_ALLOWED_HOSTS = ["hooks.example.org:8443", "ci"]
-    for url in ("https://hooks.example.org:8443/x", "http://CI:8080/done"):
+    for url in ("https://hooks.example.org:8443/x", "http://CI/done"):
         register(api, personas.admin, personas.project, url)
     assert Webhook.objects.count() == 2
 
@@ -532,3 +544,194 @@ def test_a_delivery_whose_message_was_lost_is_sent_again_by_the_sweep(
     assert webhooks.deliveries_lost() == []
     deliver_pending()
     assert verified(receiver.to("/hook")[0], hook["secret"])["checked"] == 1
+
+
+# --- hardening (issue 27) --------------------------------------------------------
+
+
+class DrippingReceiver:
+    """Reads a call, then answers one byte a second: each read of the answer
+    waits well under any per-read timeout, so only a deadline on the whole
+    call ends it. While the call is open it tries to lock the delivery and
+    the webhook rows from a connection of its own (``locks``)."""
+
+    def __init__(self, *, delivery_id: int, webhook_id: int):
+        self.delivery_id, self.webhook_id = delivery_id, webhook_id
+        self.locks: list[str] = []
+        self.bytes_sent = 0
+        self.closed_at: float | None = None
+        self._server = socket.create_server(("127.0.0.1", 0))
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.getsockname()[1]}/hook"
+
+    def _lock_rows(self) -> None:
+        try:
+            with transaction.atomic():
+                WebhookDelivery.objects.select_for_update(nowait=True).get(
+                    pk=self.delivery_id
+                )
+                Webhook.objects.select_for_update(nowait=True).get(pk=self.webhook_id)
+                Webhook.objects.filter(pk=self.webhook_id).update(events=[])
+            self.locks.append("free")
+        except OperationalError as e:
+            self.locks.append(f"locked: {e}")
+        finally:
+            connection.close()
+
+    def _serve(self) -> None:
+        conn, _ = self._server.accept()
+        with conn:
+            conn.recv(65536)  # the call's headers and body
+            self._lock_rows()
+            try:
+                for byte in b"HTTP/1.1 200 OK\r\nX-Slow: " + b"x" * 60:
+                    conn.sendall(bytes([byte]))
+                    self.bytes_sent += 1
+                    time.sleep(1)
+            except OSError:
+                self.closed_at = time.monotonic()  # the caller hung up
+
+    def stop(self) -> None:
+        self._server.close()
+
+
+@pytest.mark.fault
+@pytest.mark.django_db(transaction=True)
+def test_a_dripping_receiver_is_cut_off_at_one_deadline_with_no_row_locked(
+    personas, api, settings, unread_broker
+):
+    settings.WEBHOOK_TIMEOUT_SECONDS = 2
+    settings.WEBHOOK_MAX_ATTEMPTS = 1
+    # Registered on a placeholder URL, then pointed at the receiver, which
+    # needs the ids of the rows it tries to lock.
+    hook = register(api, personas.admin, personas.project, "http://127.0.0.1:9/x")
+    [delivery_id] = webhooks.webhooks_notify(personas.project, "check", {})
+    receiver = DrippingReceiver(delivery_id=delivery_id, webhook_id=hook["id"])
+    Webhook.objects.filter(pk=hook["id"]).update(url=receiver.url())
+    try:
+        started = time.monotonic()
+        tasks.deliver_webhook.apply(args=[delivery_id])
+        elapsed = time.monotonic() - started
+    finally:
+        receiver.stop()
+    # One deadline for the whole call: a per-read timeout would have waited
+    # out the 77 bytes (a minute and more).
+    assert elapsed < 4, elapsed
+    assert receiver.bytes_sent <= 4
+    delivery = WebhookDelivery.objects.get(pk=delivery_id)
+    assert (delivery.status, delivery.attempts) == ("failed", 1)
+    assert delivery.response_status is None
+    assert "no answer within 2 s (WEBHOOK_TIMEOUT_SECONDS)" in delivery.error
+    # During the call, another connection locked and changed both rows.
+    assert receiver.locks == ["free"]
+    # The task itself has a time limit past the call's deadline.
+    task = tasks.deliver_webhook
+    assert settings.WEBHOOK_TIMEOUT_SECONDS < task.soft_time_limit < task.time_limit
+
+
+def test_an_entry_with_a_port_allows_that_port_alone(personas, api, settings):
+    first, second = Receiver(), Receiver()
+    try:
+        port = first.url().split(":")[2].split("/")[0]
+        settings.WEBHOOK_ALLOWED_HOSTS = [f"127.0.0.1:{port}"]
+        hook = register(api, personas.admin, personas.project, first.url())
+        admin = api(personas.admin)
+        body = {"project": personas.project.pk, "url": second.url()}
+        refused = admin.post("/api/webhooks/", body, format="json")
+        assert refused.status_code == 400
+        assert "is not allowed here" in refused.json()["detail"]
+        # A bare host allows its scheme's default port alone, not every port.
+        settings.WEBHOOK_ALLOWED_HOSTS = ["127.0.0.1"]
+        refused = admin.post("/api/webhooks/", body, format="json")
+        assert refused.status_code == 400
+        register(api, personas.admin, personas.project, "http://127.0.0.1/hook")
+        register(api, personas.admin, personas.project, "https://127.0.0.1/hook")
+        assert Webhook.objects.count() == 3
+
+        # The list is checked again before each call: the first receiver's
+        # port is no longer listed, so nothing is sent to it.
+        Webhook.objects.exclude(pk=hook["id"]).delete()
+        webhooks.webhooks_notify(personas.project, "check", {})
+        deliver_pending()
+        delivery = WebhookDelivery.objects.get()
+        assert delivery.status == "failed" and "not allowed" in delivery.error
+        assert first.calls == [] and second.calls == []
+    finally:
+        first.stop()
+        second.stop()
+
+
+def test_a_receivers_answer_never_reaches_the_log(personas, api, receiver, settings):
+    settings.WEBHOOK_MAX_ATTEMPTS = 1
+    secret_page = b"<h1>500</h1> db password=hunter2 at 10.0.0.7"
+    hook = register(api, personas.admin, personas.project, receiver.url())
+    redirect = register(api, personas.admin, personas.project, receiver.url("/r"))
+    receiver.answer("/hook", 500, body=secret_page)
+    receiver.answer("/r", 302, location="http://10.0.0.7/?password=hunter2")
+    webhooks.webhooks_notify(personas.project, "check", {})
+    deliver_pending()
+    refused = WebhookDelivery.objects.get(webhook_id=hook["id"])
+    assert refused.response_status == 500
+    assert refused.error == (
+        "gave up after 1 calls: HTTP 500: the receiver refused the call "
+        "(its answer is not kept)"
+    )
+    redirected = WebhookDelivery.objects.get(webhook_id=redirect["id"])
+    assert redirected.error.endswith("HTTP 302: redirects are not followed")
+    for h in (hook, redirect):
+        log = api(personas.admin).get(f"/api/webhooks/{h['id']}/deliveries/")
+        assert "password" not in log.content.decode()
+        assert "hunter2" not in log.content.decode()
+
+
+def test_a_project_has_at_most_the_deployments_number_of_webhooks(
+    personas, api, receiver, settings
+):
+    assert settings.WEBHOOK_MAX_PER_PROJECT == 20  # the default
+    hooks = [
+        register(api, personas.admin, personas.project, receiver.url(f"/{i}"))
+        for i in range(20)
+    ]
+    admin = api(personas.admin)
+    body = {"project": personas.project.pk, "url": receiver.url("/21")}
+    refused = admin.post("/api/webhooks/", body, format="json")
+    assert refused.status_code == 400
+    detail = refused.json()["detail"]
+    assert "the project has 20 webhooks" in detail
+    assert "WEBHOOK_MAX_PER_PROJECT" in detail
+    assert Webhook.objects.count() == 20
+    # So one run's end queues at most 20 calls.
+    assert len(webhooks.webhooks_notify(personas.project, "check", {})) == 20
+    # Another project has a cap of its own, and deleting one makes room.
+    other = make_project()
+    Membership.objects.create(project=other, user=personas.admin, role=Role.ADMIN)
+    register(api, personas.admin, other, receiver.url())
+    assert admin.delete(f"/api/webhooks/{hooks[0]['id']}/").status_code == 204
+    assert admin.post("/api/webhooks/", body, format="json").status_code == 201
+
+
+def test_the_signature_covers_the_delivery_id(personas, api, receiver):
+    hook = register(api, personas.admin, personas.project, receiver.url())
+    webhooks.webhooks_notify(personas.project, "check", {"checked": 1})
+    deliver_pending()
+    [call] = receiver.calls
+    verify = readme_verify()
+    assert verify(hook["secret"], call.message, call.body)
+    # The same body and timestamp under another delivery id fail the check: a
+    # receiver dropping duplicates by id cannot be fed a replay as new.
+    replayed = Message()
+    for name in ("X-SafePassage-Timestamp", "X-SafePassage-Signature"):
+        replayed[name] = call.message[name]
+    replayed["X-SafePassage-Delivery"] = str(
+        int(call.message["X-SafePassage-Delivery"]) + 1
+    )
+    assert not verify(hook["secret"], replayed, call.body)
+    # ...and the signature is not the one over timestamp and body alone.
+    timestamp = call.headers["x-safepassage-timestamp"]
+    unsigned_id = hmac.new(
+        hook["secret"].encode(), f"{timestamp}.".encode() + call.body, hashlib.sha256
+    ).hexdigest()
+    assert call.headers["x-safepassage-signature"] != f"sha256={unsigned_id}"

@@ -57,8 +57,6 @@ def test_a_correction_run_is_started_and_its_corrections_accepted_or_rejected(
     page.select_option("#sample-job", "corrections")
     assert page.is_hidden("#sample-models") and page.is_visible("#correct-improver")
     assert page.input_value("#correct-improver") == "improver"
-    page.fill("#sample-price-prompt", "2")
-    page.fill("#sample-price-completion", "8")
     panel.get_by_role("button", name="Estimate").click()
     page.wait_for_function(
         "() => document.querySelector('#sample-estimate').textContent.startsWith("

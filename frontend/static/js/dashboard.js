@@ -177,8 +177,6 @@ async function cancel() {
 const grade = {
   form: $("grade-form"),
   model: $("grade-model"),
-  pricePrompt: $("grade-price-prompt"),
-  priceCompletion: $("grade-price-completion"),
   budget: $("grade-budget"),
   estimate: $("grade-estimate"),
   start: $("grade-start"),
@@ -196,23 +194,15 @@ const grade = {
 let gradingId = data.live_grading;
 let gradingTimer = 0;
 
-function gradingParams() {
-  const params = {};
-  if (grade.pricePrompt.value !== "") params.price_per_mtok_prompt = Number(grade.pricePrompt.value);
-  if (grade.priceCompletion.value !== "") {
-    params.price_per_mtok_completion = Number(grade.priceCompletion.value);
-  }
-  return params;
-}
-
 async function gradingEstimate() {
   grade.estimate.textContent = "Estimating…";
   try {
     const e = await api(data.urls.grading_estimate, {
       method: "POST",
-      body: { project: data.project.id, model: grade.model.value.trim(), params: gradingParams() },
+      // No params: prices are the deployment's (LLM_PRICES), never a run's.
+      body: { project: data.project.id, model: grade.model.value.trim() },
     });
-    const cost = e.cost === null ? "set both prices for a cost" : `about ${Number(e.cost).toFixed(2)}`;
+    const cost = e.cost === null ? "no price set for this model" : `about ${Number(e.cost).toFixed(2)}`;
     grade.estimate.textContent =
       `${e.predictions} predictions to grade with ${e.model}: ` +
       `~${e.prompt_tokens.toLocaleString()} prompt and ${e.completion_tokens.toLocaleString()} ` +
@@ -238,7 +228,6 @@ async function gradingStart(event) {
         project: data.project.id,
         model: grade.model.value.trim(),
         budget: grade.budget.value,
-        params: gradingParams(),
       },
     });
     gradingId = run.id;
@@ -304,8 +293,6 @@ const sample = {
   count: $("sample-count"),
   improver: $("correct-improver"),
   summaries: $("correct-summaries"),
-  pricePrompt: $("sample-price-prompt"),
-  priceCompletion: $("sample-price-completion"),
   budget: $("sample-budget"),
   estimate: $("sample-estimate"),
   start: $("sample-start"),
@@ -339,15 +326,11 @@ function consistencyParams() {
           samplers: sample.models.value.split(",").map((m) => m.trim()).filter(Boolean),
           samples: Number(sample.count.value),
         };
-  if (sample.pricePrompt.value !== "") params.price_per_mtok_prompt = Number(sample.pricePrompt.value);
-  if (sample.priceCompletion.value !== "") {
-    params.price_per_mtok_completion = Number(sample.priceCompletion.value);
-  }
   return params;
 }
 
 function estimateText(e) {
-  const cost = e.cost === null ? "set both prices for a cost" : `about ${Number(e.cost).toFixed(2)}`;
+  const cost = e.cost === null ? "no price set for these models" : `about ${Number(e.cost).toFixed(2)}`;
   const tokens =
     `~${e.prompt_tokens.toLocaleString()} prompt and ${e.completion_tokens.toLocaleString()} ` +
     `completion tokens, ${cost}.`;

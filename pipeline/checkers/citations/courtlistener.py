@@ -18,8 +18,8 @@ from datetime import UTC, datetime
 from http.client import HTTPException
 from typing import Any
 from urllib.error import HTTPError, URLError
-from urllib.parse import urlencode
-from urllib.request import Request, urlopen
+from urllib.parse import urlencode, urljoin, urlsplit
+from urllib.request import HTTPRedirectHandler, Request, build_opener
 
 from ...errors import PipelineError
 from .sources import CaseRecord, Opinion
@@ -39,6 +39,30 @@ _BLOCK_END = re.compile(r"</(?:p|div|h[1-6]|blockquote|li|tr)\s*>", re.I)
 _TAG = re.compile(r"<[^>]*>")
 _BLANK_LINES = re.compile(r"\n\s*\n\s*")
 _CLUSTER_ID = re.compile(r"(?:/opinion/|/clusters/)(\d+)(?:/|$)|^(\d+)$")
+
+
+def _origin(url: str) -> tuple[str, str | None, int | None]:
+    parts = urlsplit(url)
+    return parts.scheme, parts.hostname, parts.port
+
+
+class _SameOriginRedirects(HTTPRedirectHandler):
+    """Follows a redirect within the server the token is for, with the token;
+    one to another scheme, host or port is answered as the 3xx it is, so the
+    token never goes anywhere but ``base_url``'s server. (urllib's own handler
+    copies every header, Authorization included, to wherever it points.)"""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        if _origin(newurl) != _origin(req.full_url):
+            return None
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        if new is not None:
+            for name, value in req.unredirected_hdrs.items():
+                new.add_unredirected_header(name, value)
+        return new
+
+
+_opener = build_opener(_SameOriginRedirects)
 
 
 class CourtListenerError(PipelineError):
@@ -256,20 +280,19 @@ class CourtListener:
         """One API call's JSON, waiting out 429s; None for a 404 if missing_ok."""
         url = self.base_url + path
         data = urlencode(form).encode() if form is not None else None
-        headers = {
-            "Authorization": f"Token {self._token}",
-            "Accept": "application/json",
-        }
-        request = Request(url, data, headers, method=method)
+        request = Request(url, data, {"Accept": "application/json"}, method=method)
+        # Unredirected: only _SameOriginRedirects carries it on.
+        request.add_unredirected_header("Authorization", f"Token {self._token}")
         for _ in range(_MAX_THROTTLED):
             try:
                 try:
-                    with urlopen(request, timeout=self.timeout) as r:
+                    with _opener.open(request, timeout=self.timeout) as r:
                         return json.loads(r.read())
                 except HTTPError as e:
                     with e:
                         status, body = e.code, e.read()
                         retry_after = e.headers.get("Retry-After")
+                        location = e.headers.get("Location")
             except (URLError, OSError, HTTPException, ValueError) as e:
                 reason = getattr(e, "reason", None) or e
                 raise CourtListenerError(
@@ -277,6 +300,14 @@ class CourtListener:
                 ) from e
             if status == 404 and missing_ok:
                 return None
+            if location and _origin(urljoin(url, location)) != _origin(url):
+                raise CourtListenerError(
+                    f"CourtListener {method} {url}: HTTP {status} redirects to "
+                    "another server, not followed: the token is for "
+                    f"{self.base_url} alone",
+                    url=url,
+                    status=status,
+                )
             detail = _detail(body)
             if status != 429:
                 message = f"CourtListener {method} {url}: HTTP {status}"

@@ -17,6 +17,7 @@ from .check import (
 )
 from .checker import CLAIM_TYPE, ProvenanceChecker, item_claim
 from .items import Context, RagItem, item_document, item_from_json, item_to_json
+from .limits import CheckLimits, DeadlineExceeded, LimitExceeded
 from .relevance import BiEncoderRelevance, CrossEncoderRelevance, LexicalRelevance
 from .select import Selection
 
@@ -25,11 +26,14 @@ __all__ = [
     "CLAIM_PROMPT",
     "CLAIM_TYPE",
     "BiEncoderRelevance",
+    "CheckLimits",
     "ClaimResult",
     "Context",
     "CrossEncoderRelevance",
+    "DeadlineExceeded",
     "ItemResult",
     "LexicalRelevance",
+    "LimitExceeded",
     "ProvenanceChecker",
     "ProvenanceConfig",
     "RagItem",

@@ -7,17 +7,22 @@ pair and the sources joined in document order with the NLI scorer, and
 aggregate. An answer of several sentences is checked sentence by sentence
 as well; its weakest sentence decides. Work is batched over all items:
 one embedding pass and one scoring pass, pairs deduplicated.
+
+A caller waiting on the answer (the online check) bounds the work with
+:class:`CheckLimits` and a deadline.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Literal
 
 from ...score import Scorer
-from ..sentences import sentence_spans
+from ..sentences import iter_sentence_spans
 from .items import RagItem
+from .limits import DEADLINE_SLICE, CheckLimits, LimitExceeded, in_time
 from .relevance import Relevance
 from .select import Selection, select_sources, softmax
 
@@ -113,20 +118,56 @@ def render_claim(prompt: str, query: str, answer: str) -> str:
     return prompt.format(query=query.strip(), answer=answer.rstrip(". "))
 
 
-def context_units(item: RagItem, *, split: bool) -> list[Unit]:
+def context_units(
+    item: RagItem, *, split: bool, limit: int | None = None
+) -> list[Unit]:
     """The context items the relevance scorer ranks: each context's
-    sentences (or each context whole)."""
-    units = []
+    sentences (or each context whole).
+
+    Raises:
+        LimitExceeded: more than ``limit`` contexts or units (splitting
+            stops at the first one over).
+    """
+    if limit is not None and len(item.contexts) > limit:
+        raise LimitExceeded(
+            f"{item.id}: {len(item.contexts)} contexts, over the limit of "
+            f"{limit} context sentences (each context is at least one)",
+            limit="sentences",
+        )
+    units: list[Unit] = []
     for c in item.contexts:
-        spans = sentence_spans(c.text) if split else [(0, len(c.text))]
-        units.extend(Unit(c.id, a, b, c.text[a:b]) for a, b in spans)
-    return [u for u in units if u.text.strip()]
+        spans = iter_sentence_spans(c.text) if split else [(0, len(c.text))]
+        if limit is not None:
+            spans = islice(spans, limit - len(units) + 1)
+        units.extend(
+            u
+            for u in (Unit(c.id, a, b, c.text[a:b]) for a, b in spans)
+            if u.text.strip()
+        )
+        if limit is not None and len(units) > limit:
+            raise LimitExceeded(
+                f"{item.id}: the contexts have more than {limit} sentences",
+                limit="sentences",
+            )
+    return units
 
 
-def answer_parts(answer: str, *, split: bool) -> list[tuple[int, int]]:
-    """The whole answer, or its sentences when it has several."""
-    spans = sentence_spans(answer) if split else []
-    return spans if len(spans) > 1 else [(0, len(answer))]
+def answer_parts(
+    answer: str, *, split: bool, limit: int | None = None
+) -> list[tuple[int, int]]:
+    """The whole answer, or its sentences when it has several.
+
+    Raises:
+        LimitExceeded: more than ``limit`` sentences.
+    """
+    spans = iter_sentence_spans(answer) if split else iter(())
+    parts = list(spans if limit is None else islice(spans, limit + 1))
+    if limit is not None and len(parts) > limit:
+        raise LimitExceeded(
+            f"the answer has more than {limit} sentences (one claim each)",
+            limit="claims",
+        )
+    return parts if len(parts) > 1 else [(0, len(answer))]
 
 
 def joined_premise(units: Sequence[Unit], kept, *, limit: int) -> str:
@@ -145,6 +186,8 @@ def check_items(
     scorer: Scorer | None = None,
     config: ProvenanceConfig | None = None,
     progress: bool = False,
+    limits: CheckLimits | None = None,
+    deadline: float | None = None,
 ) -> list[ItemResult]:
     """Check every item; without ``scorer`` sources are selected but nothing
     is scored and every verdict is ``unscored``.
@@ -154,21 +197,41 @@ def check_items(
         relevance: ranks context sentences against each claim.
         scorer: p(supported) of (premise, claim) pairs: the NLI cross-encoder.
         config: selection, aggregation, claim prompt, splitting.
+        limits: what one item may ask; none by default.
+        deadline: a ``time.monotonic()`` past which the check stops, looked
+            at between stages and every DEADLINE_SLICE texts embedded or
+            pairs scored.
+
+    Raises:
+        LimitExceeded: an item over ``limits``, before any model runs.
+        DeadlineExceeded: ``deadline`` passed.
     """
     config = config or ProvenanceConfig()
+    limits = limits or CheckLimits()
     plans = []
     for item in items:
-        units = context_units(item, split=config.split_contexts)
-        parts = answer_parts(item.answer, split=config.split_answer)
+        if limits.query_chars is not None and len(item.query) > limits.query_chars:
+            raise LimitExceeded(
+                f"{item.id}: the query has {len(item.query)} characters, over "
+                f"the limit of {limits.query_chars}",
+                limit="query_chars",
+            )
+        parts = answer_parts(
+            item.answer, split=config.split_answer, limit=limits.claims
+        )
+        units = context_units(item, split=config.split_contexts, limit=limits.sentences)
         claims = [
             render_claim(config.claim_prompt, item.query, item.answer[a:b])
             for a, b in parts
         ]
         plans.append((item, units, parts, claims))
+        in_time(deadline, "splitting")
     logits = relevance.logits(
         [c for _, _, _, claims in plans for c in claims],
         [[u.text for u in units] for _, units, _, claims in plans for _ in claims],
+        deadline=deadline,
     )
+    in_time(deadline, "ranking")
     selected = []
     # Every distinct (premise, claim) pair, scored in one pass.
     pairs: dict[tuple[str, str], None] = {}
@@ -186,7 +249,12 @@ def check_items(
     nli = {}
     if scorer is not None:
         keys = list(pairs)
-        nli = dict(zip(keys, scorer.score_pairs(keys, progress=progress), strict=True))
+        step = len(keys) if deadline is None else DEADLINE_SLICE
+        for at in range(0, len(keys), step or 1):
+            batch = keys[at : at + step]
+            scores = scorer.score_pairs(batch, progress=progress)
+            nli.update(zip(batch, scores, strict=True))
+            in_time(deadline, "scoring")
     results, at = [], 0
     for item, units, parts, claims in plans:
         claim_results = []

@@ -23,6 +23,7 @@ from .. import register
 from ..base import CheckResult, Evidence, Example, Finding, ItemFormat, Pair
 from .check import ItemResult, ProvenanceConfig, check_items
 from .items import RagItem, item_document, item_from_document, item_from_json
+from .limits import CheckLimits
 from .relevance import BiEncoderRelevance, LexicalRelevance, Relevance
 from .silver import item_group, silver_examples
 
@@ -140,7 +141,12 @@ class ProvenanceChecker:
         *,
         scorer: Scorer | None = None,
         progress: bool = False,
+        limits: CheckLimits | None = None,
+        deadline: float | None = None,
     ) -> tuple[list[tuple[Prediction, ItemResult]], list[InputError]]:
+        """Each claim's item checked (``limits`` and ``deadline`` as
+        :func:`~.check.check_items` takes them), and the claims that could
+        not be read."""
         pairs, errors = self.items(claims)
         results = check_items(
             [item for _, item in pairs],
@@ -148,6 +154,8 @@ class ProvenanceChecker:
             scorer=scorer,
             config=self.config,
             progress=progress,
+            limits=limits,
+            deadline=deadline,
         )
         return [(p, r) for (p, _), r in zip(pairs, results, strict=True)], errors
 
@@ -242,7 +250,12 @@ def finding_of(claim_id: str, r: ItemResult, document: Document) -> Finding:
 
 def result_extra(r: ItemResult) -> dict[str, Any]:
     """Everything a result says beyond the item, as JSON: the weakest claim's
-    sources and every claim made from the answer."""
+    sources and every claim made from the answer. Each sentence's claim, and
+    its sources' text, are left out (the sources keep their offsets into the
+    contexts): every claim repeats the query and a source may be a long
+    sentence, so a long query times many sentences made answers of
+    megabytes. The size is the item's, plus the weakest claim and its
+    sources, plus a few hundred bytes a sentence."""
     c = r.claim
     return {
         "query": r.item.query,
@@ -258,11 +271,10 @@ def result_extra(r: ItemResult) -> dict[str, Any]:
                 "text": x.text,
                 "start": x.start,
                 "end": x.end,
-                "claim": x.claim,
                 "score": x.score,
                 "joined": x.joined,
                 "deciding": x.deciding,
-                "sources": [_source_json(s) for s in x.sources],
+                "sources": [_source_json(s, text=False) for s in x.sources],
             }
             for x in r.claims
         ]
@@ -272,13 +284,8 @@ def result_extra(r: ItemResult) -> dict[str, Any]:
     }
 
 
-def _source_json(s) -> dict[str, Any]:
-    return {
-        "context": s.context,
-        "start": s.start,
-        "end": s.end,
-        "text": s.text,
-        "relevance": s.relevance,
-        "weight": s.weight,
-        "nli": s.nli,
-    }
+def _source_json(s, *, text: bool = True) -> dict[str, Any]:
+    out = {"context": s.context, "start": s.start, "end": s.end}
+    if text:
+        out["text"] = s.text
+    return {**out, "relevance": s.relevance, "weight": s.weight, "nli": s.nli}

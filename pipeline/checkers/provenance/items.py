@@ -9,6 +9,7 @@ web app, as a document holding the contexts (joined, with their offsets in
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -20,6 +21,10 @@ LABELS: tuple[str, ...] = ("supported", "hallucinated")
 #: sentence runs from one context into the next.
 CONTEXT_SEPARATOR = "\n\n"
 _ITEM_KEYS = {"id", "query", "answer", "contexts", "label"}
+# Half of a UTF-16 pair alone (JSON's "\ud800" escape reads as one) is not a
+# character: tokenizers refuse it (a TypeError) and UTF-8 cannot hold it. NUL
+# is no text either, and Postgres refuses it in a stored item.
+_NOT_TEXT = re.compile("[\x00\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -85,6 +90,7 @@ def item_from_json(raw: Any) -> RagItem:
     """
     if not isinstance(raw, dict):
         raise ValueError("each line must be a JSON object")
+    _refuse_non_text(raw)
     item_id = raw.get("id")
     if isinstance(item_id, int) and not isinstance(item_id, bool):
         item_id = str(item_id)
@@ -101,6 +107,29 @@ def item_from_json(raw: Any) -> RagItem:
         label=label,
         extra={k: v for k, v in raw.items() if k not in _ITEM_KEYS},
     )
+
+
+def _refuse_non_text(raw: dict[str, Any]) -> None:
+    """ValueError naming the field where a NUL or a lone surrogate is, in any
+    string of the line, extra fields included (they are written back out)."""
+    for key, value in raw.items():
+        # A stack, not recursion: the line may nest as deep as the JSON
+        # parser allowed.
+        stack = [key, value]
+        while stack:
+            x = stack.pop()
+            found = _NOT_TEXT.search(x) if isinstance(x, str) else None
+            if found:
+                what = "a NUL" if found.group() == "\x00" else "a lone surrogate"
+                raise ValueError(
+                    f"field {key!r} holds {what} ({ascii(found.group())}), "
+                    "which is not text"
+                )
+            if isinstance(x, dict):
+                stack.extend(x)
+                stack.extend(x.values())
+            elif isinstance(x, list):
+                stack.extend(x)
 
 
 def item_to_json(item: RagItem) -> dict[str, Any]:

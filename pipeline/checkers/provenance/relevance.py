@@ -17,6 +17,7 @@ from typing import Protocol
 
 from ...errors import ScorerError
 from ...score import DEFAULT_BASE_MODEL, load_cross_encoder, resolve_model
+from .limits import DEADLINE_SLICE, in_time
 
 #: all-MiniLM-L6-v2 was trained contrastively with similarities scaled by 20,
 #: so softmax(20 * cosine) is the distribution it learned; unscaled cosines
@@ -28,9 +29,18 @@ class Relevance(Protocol):
     name: str
 
     def logits(
-        self, claims: Sequence[str], candidates: Sequence[Sequence[str]]
+        self,
+        claims: Sequence[str],
+        candidates: Sequence[Sequence[str]],
+        *,
+        deadline: float | None = None,
     ) -> list[list[float]]:
-        """For each claim, a relevance logit for each of its candidates."""
+        """For each claim, a relevance logit for each of its candidates.
+
+        Raises:
+            DeadlineExceeded: ``deadline`` (a ``time.monotonic()``) passed,
+                looked at every DEADLINE_SLICE texts a model reads.
+        """
         ...
 
 
@@ -70,18 +80,28 @@ class BiEncoderRelevance:
         self.name = f"cosine:{model}"
 
     def logits(
-        self, claims: Sequence[str], candidates: Sequence[Sequence[str]]
+        self,
+        claims: Sequence[str],
+        candidates: Sequence[Sequence[str]],
+        *,
+        deadline: float | None = None,
     ) -> list[list[float]]:
         texts = list(dict.fromkeys([*claims, *(t for ts in candidates for t in ts)]))
         if not texts:
             return [[] for _ in claims]
-        vectors = self._model.encode(
-            texts,
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
+        if deadline is None:
+            vectors = self._encode(texts)
+        else:
+            import numpy as np
+
+            # Shortest first, as encode() orders a batch itself: each slice
+            # pads to its own longest text.
+            texts.sort(key=len)
+            slices = []
+            for at in range(0, len(texts), DEADLINE_SLICE):
+                slices.append(self._encode(texts[at : at + DEADLINE_SLICE]))
+                in_time(deadline, "ranking")
+            vectors = np.concatenate(slices)
         row = {t: i for i, t in enumerate(texts)}
         return [
             (vectors[[row[t] for t in ts]] @ vectors[row[c]] * self.scale).tolist()
@@ -89,6 +109,15 @@ class BiEncoderRelevance:
             else []
             for c, ts in zip(claims, candidates, strict=True)
         ]
+
+    def _encode(self, texts: list[str]):
+        return self._model.encode(
+            texts,
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
 
 
 class CrossEncoderRelevance:
@@ -103,17 +132,27 @@ class CrossEncoderRelevance:
         self.name = f"rerank:{model}"
 
     def logits(
-        self, claims: Sequence[str], candidates: Sequence[Sequence[str]]
+        self,
+        claims: Sequence[str],
+        candidates: Sequence[Sequence[str]],
+        *,
+        deadline: float | None = None,
     ) -> list[list[float]]:
         pairs = [(c, t) for c, ts in zip(claims, candidates, strict=True) for t in ts]
         if not pairs:
             return [[] for _ in claims]
-        flat = self._encoder.predict(
-            pairs,
-            batch_size=self.batch_size,
-            activation_fn=_identity,
-            convert_to_numpy=True,
-        ).tolist()
+        step = len(pairs) if deadline is None else DEADLINE_SLICE
+        flat = []
+        for at in range(0, len(pairs), step):
+            flat.extend(
+                self._encoder.predict(
+                    pairs[at : at + step],
+                    batch_size=self.batch_size,
+                    activation_fn=_identity,
+                    convert_to_numpy=True,
+                ).tolist()
+            )
+            in_time(deadline, "ranking")
         out, at = [], 0
         for ts in candidates:
             out.append(flat[at : at + len(ts)])
@@ -138,7 +177,11 @@ class LexicalRelevance:
         self.k1, self.b = k1, b
 
     def logits(
-        self, claims: Sequence[str], candidates: Sequence[Sequence[str]]
+        self,
+        claims: Sequence[str],
+        candidates: Sequence[Sequence[str]],
+        *,
+        deadline: float | None = None,
     ) -> list[list[float]]:
         docs = [[_terms(t) for t in ts] for ts in candidates]
         flat = [d for ds in docs for d in ds]
@@ -162,6 +205,7 @@ class LexicalRelevance:
                     )
                 )
             out.append(scores)
+            in_time(deadline, "ranking")
         return out
 
 
