@@ -33,6 +33,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -53,11 +54,15 @@ from pipeline.score import NLIScorer  # noqa: E402
 SPEED_ITEMS, CONTEXTS_PER_ITEM = 200, 10
 
 
-def train(work: Path) -> tuple[Path, float]:
-    """Train as a user would, from the command line; minutes of wall time."""
+def train(
+    work: Path, *, out_name: str = "scorer", options: Sequence[str] = ()
+) -> tuple[Path, float]:
+    """Train as a user would, from the command line (``options`` added to
+    provenance-train's); minutes of wall time."""
     items = work / "halueval_qa_train.jsonl"
-    write_jsonl(items, sets.halueval_qa(*sets.QA_TRAIN, name="halueval_qa_train"))
-    out = work / "scorer"
+    if not items.is_file():
+        write_jsonl(items, sets.halueval_qa(*sets.QA_TRAIN, name="halueval_qa_train"))
+    out = work / out_name
     started = time.monotonic()
     subprocess.run(
         [
@@ -69,6 +74,7 @@ def train(work: Path) -> tuple[Path, float]:
             str(items),
             "--out",
             str(out),
+            *options,
         ],
         check=True,
         cwd=ROOT,
@@ -148,6 +154,7 @@ def print_auc_table(rows: list[dict]) -> None:
         for k in ("paper", "ours", "fast", "accuracy", "length", "overlap")
     ]
     print(f"{'zero-shot mean (5 sets)':<32}" + "".join(_cell(m) for m in means))
+    print(f"paper: {sets.PAPER_SOURCE}")
 
 
 def _precision(int8: bool) -> str:
