@@ -25,7 +25,7 @@ STARTER := var/scorers/starter
 STARTER_DOCUMENTS ?= $(wildcard ../shared/data/caselaw/opinions.jsonl)
 BENCHMARK_ROWS := bench/data/caselaw_predictions.jsonl
 
-$(STARTER)/metadata.json: $(STAMP)
+$(STARTER)/metadata.json: $(STAMP) $(BENCHMARK_ROWS)
 	$(BIN)/python -m tools.starter_scorer --out $(STARTER) \
 		$(addprefix --documents ,$(STARTER_DOCUMENTS)) \
 		$(addprefix --exclude ,$(BENCHMARK_ROWS))
