@@ -13,9 +13,17 @@ injected hallucination kinds:
 - ``pincite_out_of_range``: a pincite outside the opinion's pages, or a page
   inside the range that the quotation is not on,
 - ``quote_not_found``: one or two words of a real quotation replaced by
-  near-synonyms (meaning kept), or a quotation found in no opinion,
+  near-synonyms (meaning kept, :data:`MISQUOTE_SYNONYMS`), or a quotation found
+  in no opinion,
 - ``proposition_not_supported``: the stated holding altered so that it is wrong
-  (negation or key legal term flipped) or taken from another opinion.
+  (one phrase of :data:`FLIPS` replaced: a change of party, quantity, time,
+  scope, condition, degree, standard or source of law) or taken from another
+  opinion.
+
+The two tables are this benchmark's own, written apart from the checker: no
+pair is an opposite, prefix opposite or negation that the checker's
+proposition rule (``citations/restatement.py``, reused by
+``citations/silver.py``) knows, and no flip adds or drops a negation.
 
 Writes ``briefs_{dev,test}.jsonl``, ``truth_{dev,test}.jsonl`` and ``README.md``
 under ``--out``; deterministic for a ``--seed``.  Split by cited opinion
@@ -67,153 +75,244 @@ DEV_SHARE = 0.40
 # small tables
 
 
-SYNONYMS = {
-    "show": "demonstrate",
-    "shows": "demonstrates",
-    "showed": "demonstrated",
-    "because": "since",
-    "important": "significant",
-    "also": "likewise",
-    "use": "employ",
-    "used": "employed",
-    "begin": "commence",
-    "help": "assist",
-    "enough": "sufficient",
-    "decide": "determine",
-    "decided": "determined",
-    "give": "provide",
-    "gives": "provides",
-    "clear": "plain",
-    "clearly": "plainly",
-    "rule": "principle",
-    "rules": "principles",
-    "said": "stated",
-    "many": "numerous",
-    "often": "frequently",
-    "whole": "entire",
-    "reason": "rationale",
-    "seek": "pursue",
-    "seeks": "pursues",
-    "purpose": "aim",
-    "limit": "restrict",
-    "limits": "restricts",
-    "limited": "restricted",
-    "allow": "permit",
-    "allows": "permits",
-    "allowed": "permitted",
-    "obtain": "secure",
-    "consider": "examine",
-    "considered": "examined",
-    "requires": "demands",
-    "broad": "wide",
-    "particular": "specific",
-    "specific": "particular",
-    "significant": "substantial",
-    "substantial": "considerable",
-    "fundamental": "basic",
-    "authority": "power",
-    "intended": "meant",
-    "evidence": "proof",
-    "relevant": "pertinent",
-    "ordinary": "usual",
-    "ordinarily": "usually",
-    "usually": "typically",
-    "prior": "earlier",
-    "previous": "earlier",
-    "especially": "particularly",
-    "merely": "simply",
-    "simply": "merely",
-    "only": "solely",
-    "recognize": "acknowledge",
-    "recognized": "acknowledged",
-    "suggest": "indicate",
-    "suggests": "indicates",
-    "provide": "supply",
-    "provides": "supplies",
-    "argument": "contention",
-    "arguments": "contentions",
-    "conclusion": "determination",
-    "question": "issue",
-    "questions": "issues",
-    "problem": "difficulty",
-    "goal": "objective",
-    "text": "language",
-    "protect": "safeguard",
-    "prevent": "avert",
-    "determine": "ascertain",
-    "establish": "demonstrate",
-    "result": "outcome",
-    "results": "outcomes",
-    "approach": "method",
-    "standard": "test",
-    "factors": "considerations",
-    "example": "instance",
-    "therefore": "thus",
-    "thus": "therefore",
-    "large": "substantial",
-    "similar": "comparable",
-    "different": "distinct",
-    "difficult": "hard",
-    "necessary": "required",
-    "essential": "vital",
-    "appropriate": "proper",
-    "proper": "appropriate",
-    "indeed": "in fact",
+# Near-synonyms for misquotations (meaning kept, wording not the opinion's).
+# Written for this benchmark apart from the checker: no word here is in a
+# word list of ``pipeline/checkers/citations`` (its opposites, negations,
+# restatement framing words) or an auxiliary that ``perturb.negate`` flips
+# (the README's "What this benchmark can and cannot show" gives the
+# measured overlap).
+MISQUOTE_SYNONYMS = {
+    "statute": "enactment",
+    "statutes": "enactments",
+    "purpose": "object",
+    "decision": "ruling",
+    "decisions": "rulings",
+    "argument": "position",
+    "arguments": "positions",
+    "claim": "assertion",
+    "claims": "assertions",
+    "meaning": "import",
+    "language": "wording",
+    "words": "terms",
+    "important": "weighty",
+    "consider": "weigh",
+    "considered": "weighed",
+    "considering": "weighing",
+    "determine": "resolve",
+    "determined": "resolved",
+    "however": "nonetheless",
+    "conduct": "behavior",
+    "power": "authority",
+    "clearly": "manifestly",
+    "circumstances": "conditions",
+    "context": "setting",
+    "approach": "framework",
+    "interest": "stake",
+    "interests": "stakes",
+    "establish": "prove",
+    "provision": "clause",
+    "provisions": "clauses",
+    "protect": "shield",
+    "protection": "safeguard",
+    "problem": "trouble",
+    "analysis": "assessment",
+    "inquiry": "examination",
+    "obtain": "acquire",
+    "effect": "impact",
+    "effects": "impacts",
+    "reason": "ground",
+    "reasons": "grounds",
+    "moreover": "besides",
+    "therefore": "hence",
+    "thus": "hence",
+    "difficult": "arduous",
+    "ensure": "guarantee",
+    "ensures": "guarantees",
+    "merely": "just",
+    "simply": "just",
+    "basis": "foundation",
+    "intent": "aim",
+    "requirement": "prerequisite",
+    "requirements": "prerequisites",
+    "relevant": "germane",
+    "principle": "tenet",
+    "principles": "tenets",
+    "question": "matter",
+    "questions": "matters",
+    "suggest": "imply",
+    "suggests": "implies",
+    "individual": "person",
+    "individuals": "persons",
+    "significant": "notable",
+    "serious": "grave",
+    "fundamental": "central",
+    "goal": "aim",
+    "entire": "complete",
+    "prevent": "stop",
+    "prevents": "stops",
+    "assess": "evaluate",
+    "necessary": "needed",
+    "essential": "crucial",
+    "appropriate": "suitable",
+    "similar": "akin",
+    "different": "divergent",
+    "example": "illustration",
+    "result": "consequence",
+    "results": "consequences",
+    "precisely": "exactly",
+    "exactly": "precisely",
+    "plainly": "obviously",
+    "properly": "correctly",
+    "rely": "depend",
+    "relies": "depends",
+    "relied": "depended",
+    "violation": "breach",
+    "emphasized": "stressed",
+    "indicate": "signal",
+    "indicates": "signals",
+    "acknowledge": "concede",
+    "acknowledged": "conceded",
+    "burden": "onus",
+    "remedy": "redress",
+    "primary": "principal",
+    "primarily": "principally",
+    "obvious": "evident",
+    "ordinary": "common",
+    "begin": "start",
     "begins": "starts",
-    "explained": "clarified",
-    "concern": "worry",
-    "concerns": "worries",
-    "ability": "capacity",
-    "meaning": "sense",
-    "plainly": "clearly",
-    "nearly": "almost",
-    "whenever": "any time",
-    "permits": "allows",
-    "instead": "rather",
 }
 
-# antonym pairs for proposition flips (both directions)
-_ANTONYM_PAIRS = [
-    ("constitutional", "unconstitutional"),
-    ("valid", "invalid"),
-    ("lawful", "unlawful"),
-    ("permissible", "impermissible"),
-    ("sufficient", "insufficient"),
-    ("adequate", "inadequate"),
-    ("timely", "untimely"),
-    ("affirmed", "reversed"),
-    ("permits", "prohibits"),
-    ("permit", "prohibit"),
-    ("permitted", "prohibited"),
-    ("may", "must"),
-    ("cannot", "can"),
-    ("eligible", "ineligible"),
-    ("admissible", "inadmissible"),
-    ("reasonable", "unreasonable"),
-    ("relevant", "irrelevant"),
-    ("federal", "state"),
-    ("plaintiff", "defendant"),
-    ("plaintiffs", "defendants"),
-    ("petitioner", "respondent"),
-    ("petitioners", "respondents"),
-    ("before", "after"),
-    ("broad", "narrow"),
-    ("includes", "excludes"),
-    ("include", "exclude"),
-    ("more", "less"),
-    ("requires", "forbids"),
-    ("required", "forbidden"),
-    ("mandatory", "discretionary"),
-    ("protected", "unprotected"),
-    ("overbroad", "narrowly drawn"),
-    ("retroactively", "prospectively"),
-    ("always", "never"),
-]
-ANTONYMS: dict[str, str] = {}
-for _a, _b in _ANTONYM_PAIRS:
-    ANTONYMS.setdefault(_a, _b)
-    if " " not in _b:
-        ANTONYMS.setdefault(_b, _a)
+# Proposition flips: a phrase -> a replacement that makes the holding wrong
+# by a change of party, decision-maker, quantity, time, place or scope,
+# condition, degree, standard (of review, of proof, of intent), outcome or
+# source of law. Written for this benchmark apart from the checker: no pair
+# is an opposite, a prefix opposite ("un-", "in-", ...) or a negation that
+# ``citations/restatement.py`` or ``citations/silver.py`` knows, and no word
+# is in a checker word list; no flip adds or drops a negation. Lower-case
+# keys also match capitalised at the start of the proposition; the longest
+# phrase at a position wins.
+FLIPS = {
+    # party and decision-maker
+    "petitioner": "respondent",
+    "respondent": "petitioner",
+    "petitioners": "respondents",
+    "respondents": "petitioners",
+    "employer": "employee",
+    "employee": "employer",
+    "employers": "employees",
+    "employees": "employers",
+    "debtor": "creditor",
+    "creditor": "debtor",
+    "debtors": "creditors",
+    "creditors": "debtors",
+    "the prosecution": "the defense",
+    "the defense": "the prosecution",
+    "the jury": "the judge",
+    "a jury": "a judge",
+    "the judge": "the jury",
+    "the trial judge": "the jury",
+    "juvenile": "adult",
+    "juveniles": "adults",
+    "adult": "juvenile",
+    "adults": "juveniles",
+    # quantity
+    "at least": "at most",
+    "at most": "at least",
+    "all": "some",
+    "all the": "some of the",
+    "some": "all",
+    "many": "few",
+    "few": "many",
+    "a few": "many",
+    "two": "three",
+    "three": "two",
+    "four": "five",
+    "five": "four",
+    "minimum": "maximum",
+    "maximum": "minimum",
+    "higher": "lower",
+    "lower": "higher",
+    "greater": "lesser",
+    "lesser": "greater",
+    "increase": "decrease",
+    "increased": "decreased",
+    # time
+    "prior": "subsequent",
+    "subsequent": "prior",
+    "earlier": "later",
+    "later": "earlier",
+    # place and scope
+    "public": "private",
+    "private": "public",
+    "within": "outside",
+    "outside": "within",
+    "domestic": "foreign",
+    "foreign": "domestic",
+    "facial": "as-applied",
+    "as-applied": "facial",
+    "felony": "misdemeanor",
+    "misdemeanor": "felony",
+    # condition
+    "only if": "even if",
+    "even if": "only if",
+    "if": "unless",
+    "unless": "if",
+    # degree
+    "often": "rarely",
+    "rarely": "often",
+    "generally": "rarely",
+    "substantial": "minimal",
+    "substantially": "minimally",
+    "significant": "negligible",
+    # standard of review, of proof, of intent
+    "de novo": "for abuse of discretion",
+    "for abuse of discretion": "de novo",
+    "for an abuse of discretion": "de novo",
+    "strict scrutiny": "rational-basis review",
+    "rational-basis review": "strict scrutiny",
+    "plain error": "harmless error",
+    "harmless error": "plain error",
+    "a preponderance of the evidence": "clear and convincing evidence",
+    "clear and convincing evidence": "a preponderance of the evidence",
+    "knowingly": "negligently",
+    "intentionally": "negligently",
+    "objective": "subjective",
+    "subjective": "objective",
+    # outcome
+    "rejected": "accepted",
+    "accepted": "rejected",
+    "rejects": "accepts",
+    "accepts": "rejects",
+    "reject": "accept",
+    "accept": "reject",
+    # source of law
+    "First Amendment": "Fourth Amendment",
+    "Second Amendment": "First Amendment",
+    "Fourth Amendment": "Fifth Amendment",
+    "Fifth Amendment": "Fourth Amendment",
+    "Sixth Amendment": "Fifth Amendment",
+    "Eighth Amendment": "Sixth Amendment",
+    "Tenth Amendment": "Eleventh Amendment",
+    "Eleventh Amendment": "Tenth Amendment",
+    "Fourteenth Amendment": "Fifth Amendment",
+    "Due Process Clause": "Equal Protection Clause",
+    "Equal Protection Clause": "Due Process Clause",
+    "Establishment Clause": "Free Exercise Clause",
+    "Free Exercise Clause": "Establishment Clause",
+    "Confrontation Clause": "Compulsory Process Clause",
+    "Commerce Clause": "Spending Clause",
+}
+
+# Longest phrase first, so "only if" wins over "if" and "at least" over
+# nothing shorter; a phrase is not matched inside a word or a hyphenated one.
+_FLIP_RE = re.compile(
+    r"(?<![\w'’-])(?:"
+    + "|".join(
+        re.escape(k) if k[0].isupper() else f"[{k[0]}{k[0].upper()}]{re.escape(k[1:])}"
+        for k in sorted(FLIPS, key=len, reverse=True)
+    )
+    + r")(?![\w-])"
+)
 
 # Quotations that appear in no opinion (written for this benchmark; checked
 # against the whole store at build time).
@@ -439,20 +538,6 @@ _LOWERABLE_START = {
     "To", "On", "Given", "Nothing", "All", "Some", "Federal", "State",
     "Courts", "Section", "A court", "Claims", "Statutes", "Congress's",
     "As", "At", "By", "From", "Whatever", "Until",
-}  # fmt: skip
-# third-person verbs common in holdings -> base form, for "does not X" flips
-_VERBS_3S = {
-    "applies": "apply", "requires": "require", "extends": "extend",
-    "bars": "bar", "precludes": "preclude", "violates": "violate",
-    "governs": "govern", "authorizes": "authorize", "supports": "support",
-    "allows": "allow", "provides": "provide", "confers": "confer",
-    "constitutes": "constitute", "satisfies": "satisfy", "renders": "render",
-    "qualifies": "qualify", "preempts": "preempt", "encompasses": "encompass",
-    "covers": "cover", "entitles": "entitle", "forecloses": "foreclose",
-    "reaches": "reach", "permits": "permit", "establishes": "establish",
-    "prohibits": "prohibit", "depends": "depend", "turns": "turn",
-    "infringes": "infringe", "exceeds": "exceed", "deprives": "deprive",
-    "creates": "create", "means": "mean", "affords": "afford",
 }  # fmt: skip
 _IMPERATIVE_START = {
     "Consider", "See", "Compare", "Imagine", "Suppose", "Take", "Recall",
@@ -1553,7 +1638,9 @@ class Generator:
         rng.shuffle(free)
 
         def has_syn(s: Slot) -> bool:
-            return any(w.lower() in SYNONYMS for w in WORD_RE.findall(s.quote.text))
+            return any(
+                w.lower() in MISQUOTE_SYNONYMS for w in WORD_RE.findall(s.quote.text)
+            )
 
         plan_steps = [
             ("quote_not_found", "synonyms", 0.85, lambda s: s.support == "quote"
@@ -1627,7 +1714,7 @@ class Generator:
     def _misquote(self, text: str, c: StoreCase) -> str | None:
         rng = self.rng
         toks = list(re.finditer(r"(?<!\[)\b[A-Za-z]+\b(?!\])", text))
-        cands = [m for m in toks if m.group(0).lower() in SYNONYMS]
+        cands = [m for m in toks if m.group(0).lower() in MISQUOTE_SYNONYMS]
         if not cands:
             return None
         k = 2 if len(cands) >= 2 and rng.random() < 0.4 else 1
@@ -1635,7 +1722,7 @@ class Generator:
         out = text
         for m in chosen:
             w = m.group(0)
-            rep = SYNONYMS[w.lower()]
+            rep = MISQUOTE_SYNONYMS[w.lower()]
             if w[0].isupper():
                 rep = rep[0].upper() + rep[1:]
             out = out[: m.start()] + rep + out[m.end() :]
@@ -1663,36 +1750,26 @@ class Generator:
         raise RuntimeError("no fabricated quote absent from the store")
 
     def _flip(self, prop: str) -> str | None:
-        rng = self.rng
-        matches = [
-            m
-            for m in re.finditer(r"\b[A-Za-z]+\b", prop)
-            if m.group(0).lower() in ANTONYMS
-        ]
-        if matches:
-            m = rng.choice(matches)
-            w = m.group(0)
-            rep = ANTONYMS[w.lower()]
-            if w[0].isupper():
-                rep = rep[0].upper() + rep[1:]
-            return prop[: m.start()] + rep + prop[m.end() :]
-        m = re.search(
-            r"\b(is|are|was|were|has|have|had|may|can|could|would|should|must|"
-            r"will|did|does|do) not\b",
-            prop,
-        )
-        if m:
-            return prop[: m.start()] + m.group(1) + prop[m.end() :]
-        m = re.search(
-            r"\b(is|are|was|were|may|must|can|could|would|should|will)\b", prop
-        )
-        if m:
-            return prop[: m.end()] + " not" + prop[m.end() :]
-        m = re.search(r"\b(" + "|".join(_VERBS_3S) + r")\b", prop)
-        if m:
-            base = _VERBS_3S[m.group(1)]
-            return prop[: m.start()] + "does not " + base + prop[m.end() :]
-        return None
+        """``prop`` with one phrase of :data:`FLIPS` replaced (None if it has
+        none); a lower-case key matches capitalised only at the start."""
+        found = []
+        for m in _FLIP_RE.finditer(prop):
+            got = m.group(0)
+            key = got if got in FLIPS else got[0].lower() + got[1:]
+            if key not in FLIPS or (key != got and m.start() > 0):
+                continue
+            if key == "all" and prop[: m.start()].endswith("at "):
+                continue  # "at all"
+            if key == "if" and re.search(r"\bas $", prop[: m.start()]):
+                continue  # "as if"
+            found.append((m, key))
+        if not found:
+            return None
+        m, key = self.rng.choice(found)
+        rep = FLIPS[key]
+        if m.group(0)[0].isupper() and rep[0].islower():
+            rep = rep[0].upper() + rep[1:]
+        return prop[: m.start()] + rep + prop[m.end() :]
 
     def _other_prop(self, c: StoreCase) -> str:
         pool = [
@@ -2411,13 +2488,22 @@ def write_readme(args, summary, store, index_abs, brief_abs, notes) -> None:
         "in the index for U.S., last page + 3 otherwise, slip pages past the lead "
         "opinion's last) or, for quotations, another page of the opinion that the "
         "quotation is not on. quote_not_found: one or two words of the rendered "
-        "quotation replaced from a synonym table (checked not to occur in the "
-        "opinion), or (~15%) a quotation written for this benchmark that occurs "
-        "in no stored opinion. proposition_not_supported: one key term flipped "
-        "(antonym table: constitutional/unconstitutional, may/must, permits/"
-        "prohibits, affirmed/reversed, federal/state, petitioner/respondent, ...; "
-        "else a negation removed or inserted) or (~30%) a holding from another "
-        "opinion's syllabus.\n"
+        "quotation replaced from the generator's own near-synonym table "
+        "(`MISQUOTE_SYNONYMS`: statute/enactment, decision/ruling, "
+        "consider/weigh, ...; checked not to occur in the opinion), or (~15%) a "
+        "quotation written for this benchmark that occurs in no stored opinion. "
+        "proposition_not_supported: one phrase replaced from the generator's own "
+        "flip table (`FLIPS`: a change of party or decision-maker "
+        "petitioner/respondent, the jury/the judge, employer/employee; of "
+        "quantity all/some, at least/at most, two/three; of time prior/"
+        "subsequent; of place or scope public/private, within/outside, facial/"
+        "as-applied; of condition if/unless, only if/even if; of degree "
+        "often/rarely, substantial/minimal; of standard de novo/for abuse of "
+        "discretion, strict scrutiny/rational-basis review, knowingly/"
+        "negligently; of outcome rejected/accepted; of source of law Fourth/"
+        "Fifth Amendment, Due Process/Equal Protection Clause; never a negation "
+        "added or dropped) or (~30%, more where a holding has no phrase of the "
+        "table) a holding from another opinion's syllabus.\n"
         "- **Split rule**: an opinion goes to dev when the first 48 bits of "
         f"sha1(opinion id) / 2^48 < {DEV_SHARE}, else test; absent pool entries "
         "by the same hash of their citation. Excerpts of a split cite only that "
@@ -2438,7 +2524,7 @@ def write_readme(args, summary, store, index_abs, brief_abs, notes) -> None:
         "- Quotations with ellipses, brackets or case changes are correct; "
         "misquotes differ by one or two near-synonyms only.\n"
         "- Propositions are syllabus text lightly rewritten; an unsupported one "
-        "differs by one flipped word (or comes from another case of the same "
+        "differs by one replaced phrase (or comes from another case of the same "
         "split).\n"
         "- `Id.`/`supra` forms of a fabricated or mismatched case carry the same "
         "label though their own text has no wrong element.\n"
@@ -2455,6 +2541,46 @@ def write_readme(args, summary, store, index_abs, brief_abs, notes) -> None:
         "consecutive SCDB case starts; material SCDB does not list (orders, "
         "in-chambers opinions) is printed after the cases of a volume, so these "
         "pages start no case.\n"
+    )
+    lines.append("## What this benchmark can and cannot show\n")
+    lines.append(
+        "- **It is synthetic, built from the checker's own sources.** The "
+        "excerpts cite the same `opinions.jsonl` and `us_citation_index.jsonl` "
+        "the checker reads. Every cited case that should exist is in that store "
+        "or index, so the existence, case-name and pincite checks are measured "
+        "against a store that holds every cited case (and its pages); real "
+        "briefs give no such store, so those checks score higher here than "
+        "they can be expected to on real briefs.\n"
+        "- **Its prose is template text.** The sentences around each citation "
+        "come from a few templates, quotations are whole opinion sentences and "
+        "propositions are syllabus sentences with one phrase replaced; real "
+        "briefs paraphrase, combine holdings and cite for reasons a template "
+        "does not reproduce.\n"
+        "- **Its figures cannot be set beside the LePhantomCite paper's** (F1 "
+        "0.605 there): the paper measures real briefs with citations checked "
+        "against CourtListener; here the data, the way the hallucinations were "
+        "made and the case store all differ.\n"
+        "- **Its vocabulary is written apart from the checker's.** The flip and "
+        "misquote tables share no pair with the checker's proposition rule "
+        "(`citations/restatement.py`, reused by `citations/silver.py`) or its "
+        "word lists, and no flip adds or drops a negation (which that rule "
+        "reads as a contrary). Measured when the tables were written (issue 26): "
+        "0 of 100 flip pairs and 0 of 98 misquote pairs are an opposite, a "
+        "prefix opposite or a negation the checker knows or a word of its lists, "
+        "and the checker's rules decide (or make as silver negatives) 0 of the "
+        "1,413 dev propositions the flips change. In the tables they replace, "
+        "27 of 34 antonym pairs were such (22 read as a contrary by the "
+        "proposition rule) and 10 of 102 synonym pairs, and the rules decided "
+        "or made 2,128 of 2,748 flipped dev propositions. A verbatim "
+        "quotation check can still find every misquote by construction (a "
+        "misquotation has a word that is not the opinion's).\n"
+        "- **What the scorer saw.** `bench_citations.py` trains its proposition "
+        "scorer on silver pairs of the opinions the dev excerpts cite only; it "
+        "starts from the starter scorer, which `make setup` builds from "
+        "`opinions.jsonl`, the opinions the test excerpts cite included "
+        "(extraction silver pairs of their text, not propositions). A scored "
+        "figure is therefore transductive in that sense; the rules-only figure "
+        "(`no_scorer`) trains on nothing.\n"
     )
     lines.append("## Scoring\n")
     lines.append(
