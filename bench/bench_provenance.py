@@ -24,6 +24,7 @@ against PROVENANCE_CHECK_SECONDS; it needs no data and, without
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -198,14 +199,13 @@ def throughput(
     return len(parsed) / (time.perf_counter() - started)
 
 
-def endpoint_latency(
-    scorer_dir: Path, items: list[dict], *, relevance: str, int8: bool
-) -> tuple[float, float]:
-    """Median and 90th percentile milliseconds of POST /api/provenance/check/
-    on a local gunicorn, one item at a time, after a warm-up call."""
+@contextlib.contextmanager
+def provenance_site(scorer: str, *, relevance: str, int8: bool):
+    """A local gunicorn whose one project checks RAG answers with ``scorer``:
+    yields the project's id, the online check's URL and an API token."""
     from _labeling_site import PASSWORD, labeling_site
 
-    os.environ["DEFAULT_SCORER"] = str(scorer_dir.resolve())
+    os.environ["DEFAULT_SCORER"] = scorer
     os.environ["PROVENANCE_RELEVANCE"] = relevance
     os.environ["SCORER_INT8"] = str(int8).lower()
     with labeling_site(annotators=1, documents=0, per_document=0, workers=1) as site:
@@ -218,10 +218,19 @@ def endpoint_latency(
             site.url + "/api/auth/token/",
             {"username": site.usernames[0], "password": PASSWORD},
         )["token"]
-        url = site.url + "/api/provenance/check/"
+        yield site.project_id, site.url + "/api/provenance/check/", token
+
+
+def endpoint_latency(
+    scorer_dir: Path, items: list[dict], *, relevance: str, int8: bool
+) -> tuple[float, float]:
+    """Median and 90th percentile milliseconds of POST /api/provenance/check/
+    on a local gunicorn, one item at a time, after a warm-up call."""
+    site = provenance_site(str(scorer_dir.resolve()), relevance=relevance, int8=int8)
+    with site as (project_id, url, token):
         times = []
         for i, item in enumerate([items[0], *items]):
-            body = {**item, "project": site.project_id}
+            body = {**item, "project": project_id}
             started = time.perf_counter()
             _post(url, body, token=token)
             if i:
@@ -304,26 +313,15 @@ def worst_case(scorer: str, *, relevance: str, int8: bool) -> None:
     """Send each of ``worst_bodies`` to POST /api/provenance/check/ on a local
     gunicorn (after a warm-up call) and print status, seconds, sizes and the
     seconds as a share of PROVENANCE_CHECK_SECONDS."""
-    from _labeling_site import PASSWORD, labeling_site
-
-    os.environ["DEFAULT_SCORER"] = scorer
-    os.environ["PROVENANCE_RELEVANCE"] = relevance
-    os.environ["SCORER_INT8"] = str(int8).lower()
-    with labeling_site(annotators=1, documents=0, per_document=0, workers=1) as site:
+    with provenance_site(scorer, relevance=relevance, int8=int8) as (
+        project_id,
+        url,
+        token,
+    ):
         from django.conf import settings
 
-        from annotator.models import Project
-
-        Project.objects.filter(pk=site.project_id).update(
-            kind="provenance", show_machine_scores=True
-        )
-        token = _post(
-            site.url + "/api/auth/token/",
-            {"username": site.usernames[0], "password": PASSWORD},
-        )["token"]
-        url = site.url + "/api/provenance/check/"
         warm = {
-            "project": site.project_id,
+            "project": project_id,
             "id": "warm",
             "answer": "Paris.",
             "contexts": ["It is in Paris."],
@@ -343,7 +341,7 @@ def worst_case(scorer: str, *, relevance: str, int8: bool) -> None:
             f"{'body':<38}{'want':>5}{'got':>5}{'sent KB':>9}{'answer KB':>10}"
             f"{'seconds':>9}{'/budget':>8}"
         )
-        for name, (body, want) in worst_bodies(site.project_id).items():
+        for name, (body, want) in worst_bodies(project_id).items():
             sent = len(json.dumps(body).encode())
             started = time.perf_counter()
             status, answer = _send(url, body, token)
