@@ -27,6 +27,7 @@ from pipeline.checkers.provenance.check import render_claim
 from pipeline.checkers.provenance.select import select_sources, softmax
 from pipeline.checkers.provenance.silver import silver_examples
 from pipeline.cli import main
+from pipeline.evaluate import roc_auc
 from tests.scorers import WordOverlapScorer
 from tools.provenance_example import items as example_items
 
@@ -294,6 +295,70 @@ def test_cli_trains_checks_and_evaluates_items(tmp_path, capsys):
     figures = json.loads(capsys.readouterr().out)
     assert figures["scored"] == 48 and figures["hallucinated"] == 24
     assert 0 <= figures["auc"] <= 1
+
+    # Quality on items the scorer never saw, where token overlap and length
+    # tell nothing: each answer names a city its contexts give, right or
+    # wrong, and both answers of a question are equally long.
+    fixed = _same_length_items()
+    fresh = tmp_path / "fresh.jsonl"
+    _write(fresh, fixed)
+    checked_out = tmp_path / "fresh-checked.jsonl"
+    main(
+        ["provenance", "--items", str(fresh), "--out", str(checked_out)]
+        + ["--scorer", str(scorer)]
+    )
+    rows = [json.loads(line) for line in checked_out.open()]
+    supported = [r["label"] == "supported" for r in rows]
+    checker = roc_auc([r["score"] for r in rows], supported)
+    overlap = roc_auc([_overlap(r) for r in fixed], supported)
+    length = roc_auc([-len(r["answer"]) for r in fixed], supported)
+    assert overlap == length == 0.5
+    # 0.83 when written; the floor leaves room for another CPU's arithmetic.
+    assert checker >= 0.75, checker
+
+
+#: City pairs of one length, so neither length nor overlap separates answers.
+_SAME_LENGTH = [
+    ("Delhi", "Paris"),
+    ("Paris", "Cairo"),
+    ("Cairo", "Delhi"),
+    ("Lyon", "Oslo"),
+    ("Oslo", "Giza"),
+    ("Giza", "Lyon"),
+    ("Mumbai", "Bergen"),
+    ("Bergen", "Mumbai"),
+]
+
+
+def _same_length_items() -> list[dict]:
+    out = []
+    for i, (city, other) in enumerate(_SAME_LENGTH * 2):
+        n = 100 + i
+        contexts = [
+            f"Company {n} was founded in {1900 + i} by Anna Berg.",
+            f"Its head office is in {city}.",
+            f"It opened a shop in {other} in {1960 + i}.",
+        ]
+        query = f"Where is the head office of Company {n}?"
+        answers = (("r", city, "supported"), ("h", other, "hallucinated"))
+        for kind, place, label in answers:
+            out.append(
+                {
+                    "id": f"{kind}{n}",
+                    "query": query,
+                    "answer": f"Its head office is in {place}.",
+                    "contexts": contexts,
+                    "label": label,
+                }
+            )
+    return out
+
+
+def _overlap(item: dict) -> float:
+    """Share of the answer's words found in its contexts."""
+    words = re.findall(r"\w+", item["answer"].lower())
+    context = {w for c in item["contexts"] for w in re.findall(r"\w+", c.lower())}
+    return sum(w in context for w in words) / len(words)
 
 
 def test_cli_refuses_a_bad_selection(tmp_path, capsys):
