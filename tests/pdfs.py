@@ -50,15 +50,7 @@ def make_pdf(
         b" ".join(kids),
         len(kids),
     )
-    out, offsets = bytearray(b"%PDF-1.4\n"), []
-    for number in range(1, len(objects) + 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, objects[number])
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R %s>>\n" % (len(objects) + 1, trailer)
-    return bytes(out + b"startxref\n%d\n%%%%EOF\n" % xref)
+    return _serialize(objects, trailer)
 
 
 def make_shared_stream_pdf(ops: bytes, *, pages: int) -> bytes:
@@ -80,6 +72,11 @@ def make_shared_stream_pdf(ops: bytes, *, pages: int) -> bytes:
     kids = [b"%d 0 R" % (5 + i) for i in range(pages)]
     objects.update({5 + i: page for i in range(pages)})
     objects[2] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(kids), pages)
+    return _serialize(objects)
+
+
+def _serialize(objects: dict[int, bytes], trailer: bytes = b"") -> bytes:
+    """Numbered objects as a PDF file, with its cross-reference table."""
     out, offsets = bytearray(b"%PDF-1.4\n"), []
     for number in range(1, len(objects) + 1):
         offsets.append(len(out))
@@ -87,7 +84,7 @@ def make_shared_stream_pdf(ops: bytes, *, pages: int) -> bytes:
     xref = len(out)
     out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
     out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\n" % (len(objects) + 1)
+    out += b"trailer\n<< /Size %d /Root 1 0 R %s>>\n" % (len(objects) + 1, trailer)
     return bytes(out + b"startxref\n%d\n%%%%EOF\n" % xref)
 
 
