@@ -66,3 +66,26 @@ def test_no_test_split_text_appears_in_code_or_docs():
         for gram in _grams(path.read_text(errors="replace")) & specific.keys()
     ]
     assert found == []
+
+
+BRIEFS = ROOT.parent / "shared" / "data" / "caselaw" / "briefs.jsonl"
+
+
+@pytest.mark.skipif(not BRIEFS.is_file(), reason="needs ../shared/data/caselaw")
+def test_no_real_brief_of_the_test_split_is_named_in_code_or_docs():
+    """Rules about real briefs cite dev briefs (``bench_real_briefs.py``):
+    a test brief's id, or the part after its prefix, is nowhere in the code."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from bench_real_briefs import split_of
+
+    ids = {json.loads(line)["id"] for line in BRIEFS.open(encoding="utf-8")}
+    names = {i.split(":", 1)[1] for i in ids if split_of(i) == "test"}
+    pattern = re.compile(r"[A-Za-z0-9_.]+")
+    found = [
+        (path.relative_to(ROOT), word)
+        for path in _tracked_sources()
+        for word in set(pattern.findall(path.read_text(errors="replace"))) & names
+    ]
+    assert found == []

@@ -80,6 +80,78 @@ def test_unknown_reporter_is_still_a_citation(cites):
     assert boone.year == "2019"
 
 
+@pytest.mark.parametrize(
+    ("text", "known"),
+    [
+        # A known reporter with a stray period, a database number: real.
+        ("See Crawford v. Bd. of Educ., 17 Cal. 3d. 280, 295 (Cal. 1976).", True),
+        ("See Phillips v. Ford Motor Co., 2003 Ill. Cir. LEXIS 20 (2003).", True),
+        ("See Boone v. Vinson, 446 Cal. Rptr. 4th 183 (2019).", False),
+    ],
+)
+def test_a_citation_eyecite_cannot_read_names_a_reporter_only_if_none_exists(
+    text, known
+):
+    [c] = find_citations(text)
+    assert c.reporter_known is known
+
+
+def test_an_article_whose_title_holds_a_v_is_no_case_citation():
+    text = "See Fiore, Domingues v. State of Nevada, 21 Whittier L. Rev. 215 (1999)."
+    assert find_citations(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        (
+            "That was the goal.\n\nCertainly, Brown v. Bd. of Educ., 347 U.S. 483"
+            " (1954), said so.",
+            ["Brown v. Bd. of Educ."],
+        ),
+        (
+            "It defies Green v. County [*22] School Board, 391 U.S. 430 (1968).",
+            ["Green v. County School Board"],
+        ),
+        (
+            "Bakke, 438 U.S. 265, 313 (1978) (opinion of Powell, J.)(quoting"
+            " Keyishian v. Board of Regents, 385 U.S. 589, 603 (1967)).",
+            ["Bakke", "Keyishian v. Board of Regents"],
+        ),
+        (
+            "U.S. Br. 13 (citing Wygant, 476 U.S. at 277, and Palmore v. Sidoti,"
+            " 466 U.S. 429, 432 (1984)).",
+            ["Wygant", "Palmore v. Sidoti"],
+        ),
+        (
+            "Krupski v. Costa Crociere S. p. A., 560 U. S. ___ (2010).",
+            ["Krupski v. Costa Crociere S. p. A."],
+        ),
+        (
+            "See Regents v. Bakke, 438 U.S. 265 (1978). Diversity is a goal the"
+            " Constitution protects. 438 U.S. at 311-12.",
+            ["Regents v. Bakke", "Regents v. Bakke"],
+        ),
+    ],
+)
+def test_a_case_name_holds_the_case_name_and_nothing_around_it(text, names):
+    assert [c.case_name for c in find_citations(text)] == names
+
+
+def test_short_forms_of_statutes_studies_and_articles_are_no_case_citations():
+    text = (
+        "See Grutter v. Bollinger, 539 U.S. 306, 325 (2003). The statute is"
+        " 42 U.S.C. § 2000d. Id. Most alumni agreed. Chambers, supra, at 418."
+        " Id. at 401. As held in Grutter, supra, at 330, diversity counts."
+    )
+    cites = find_citations(text)
+    assert [(c.form, c.case_name) for c in cites] == [
+        ("full", "Grutter v. Bollinger"),
+        ("supra", "Grutter"),
+    ]
+    assert cites[1].refers_to == 0
+
+
 def test_slip_citation_has_no_first_page_and_a_slip_pincite(cites):
     fisher = cites[6]
     assert fisher.key is None and fisher.volume == "570"
@@ -107,6 +179,12 @@ def test_citations_quoted_from_another_text_are_not_the_briefs():
         ("United States v. Lopez", "UNITED STATES v. MORRISON", False),
         ("Grutter v. Bollinger", "Gratz v. Bollinger", False),
         ("Boone v. Vinson", "Cinel v. Connick", False),
+        # An agency by its initials.
+        ("Metro Broad., Inc. v. F.C.C.", "METRO BROADCASTING, INC. v. FEDERAL"
+         " COMMUNICATIONS COMMISSION et al.", True),
+        ("NAACP v. Button", "NATIONAL ASSOCIATION FOR THE ADVANCEMENT OF COLORED"
+         " PEOPLE v. BUTTON", True),
+        ("SEC v. Jones", "FEDERAL COMMUNICATIONS COMMISSION v. JONES", False),
     ],
 )  # fmt: skip
 def test_case_names_match_by_party(cited, actual, same):

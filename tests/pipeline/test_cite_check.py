@@ -103,6 +103,17 @@ def test_absent_but_real_citations_are_unverifiable_never_hallucinated(caselaw):
     assert results[0].matched.case_name == "ZED v. ZOE"
 
 
+def test_a_page_past_the_volumes_last_case_is_unverifiable_not_fabricated(caselaw):
+    """Orders (cert. denied) and in-chambers opinions are printed after a
+    volume's decided cases and no index lists them; a page among the
+    decided cases that starts none does not exist."""
+    [order] = check("See Lee v. Johnson, 5 U.S. 1215 (1990).", caselaw)
+    [inside] = check("See Lee v. Johnson, 5 U.S. 25 (1990).", caselaw)
+    assert order.status == "unverifiable" and order.problems == ()
+    assert "past the last decided case of 5 U.S." in order.checks[0].detail
+    assert inside.problems == ("no_such_case",)
+
+
 def test_a_volume_published_after_its_year_cannot_exist(caselaw):
     # Volume 5 is from 1990: volume 712 cannot be from 1985.
     [r] = check("See Foo v. Bar, 712 U.S. 1 (1985).", caselaw)

@@ -287,6 +287,19 @@ def _exists_without_match(c: Citation, caselaw: CaseLaw) -> Check:
         and c.volume
         and caselaw.coverage.covers(c.reporter, c.volume)
     ):
+        if caselaw.next_case_page(c.key) is None:
+            # Past the volume's last decided case come the orders (cert.
+            # denied), in-chambers opinions and summary dispositions, which
+            # no index lists: every "no such case" of that kind among the
+            # real-briefs dev flags was one (amicus_corpus:sAP03, 404 U.S.
+            # 1215 in chambers; cert. denials at 529 U.S. 1019, 532 U.S. 1051).
+            return Check(
+                "exists",
+                None,
+                detail=f"{c.key} is past the last decided case of {c.volume}"
+                f" {c.reporter}, where orders and in-chambers opinions are"
+                " printed, which the sources do not list",
+            )
         return Check(
             "exists",
             False,

@@ -110,7 +110,22 @@ def _government(words: frozenset[str]) -> str | None:
     return None
 
 
+def _initials(words: frozenset[str]) -> str:
+    return "".join(sorted(w[0] for w in words))
+
+
 def _party_matches(cited: frozenset[str], actual: frozenset[str]) -> bool:
+    # An agency by its initials: "FCC" / "F.C.C." names the Federal
+    # Communications Commission, "EEOC" and "NAACP" likewise (real-briefs dev
+    # flags, amicus_corpus:sAR02 and others: 31 of the 72 false alarms).
+    if len(cited) == 1 and len(actual) >= 2:
+        [word] = cited
+        if (
+            word.isalpha()
+            and len(word) == len(actual)
+            and "".join(sorted(word)) == (_initials(actual))
+        ):
+            return True
     gov = _government(cited)
     if gov is not None:
         return _government(actual) == gov or cited <= actual
