@@ -209,6 +209,40 @@ def cmd_train(args, run: Run) -> None:
     )
 
 
+def cmd_train_nli(args, run: Run) -> None:
+    from dataclasses import replace
+
+    from .nli import NLI_CONFIG, read_nli_pairs, train_nli
+    from .train import ProgressBars
+
+    pairs, errors = read_nli_pairs(args.pairs)
+    run.report(errors)
+    config = replace(
+        NLI_CONFIG,
+        base=args.base,
+        silver_epochs=args.epochs,
+        batch_size=args.batch_size,
+        device=args.device,
+        seed=args.seed,
+    )
+    bars = ProgressBars()
+    metadata = train_nli(
+        pairs,
+        args.out,
+        config=config,
+        held_out_sources=args.hold_out,
+        limit=args.limit,
+        on_progress=bars,
+    )
+    bars.close()
+    print(
+        json.dumps(
+            {k: metadata[k] for k in ("pairs", "held_out", "train_seconds", "device")},
+            indent=2,
+        )
+    )
+
+
 def cmd_evaluate(args, run: Run) -> None:
     from .evaluate import evaluate_checked
 
@@ -309,6 +343,35 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--grader", help="add this LLM's grades as silver labels")
     add_llm_options(p)
     p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser(
+        "train-nli",
+        help="fine-tune an entailment base on NLI pairs (the base scorers start from)",
+        description="Two-way head, p(entailment); a share of each source's "
+        "premises is held out and measured before and after training.",
+    )
+    p.add_argument(
+        "--pairs",
+        required=True,
+        nargs="+",
+        help='NLI pairs JSONL: {"premise", "hypothesis", "label", "source"} or '
+        'SNLI/MultiNLI {"sentence1", "sentence2", "gold_label"}',
+    )
+    p.add_argument("--out", required=True, help="folder for the entailment base")
+    p.add_argument("--base", default=TrainConfig.base, help="base model name or path")
+    p.add_argument(
+        "--hold-out",
+        action="append",
+        default=[],
+        metavar="SOURCE",
+        help="hold out every pair of this source (repeat)",
+    )
+    p.add_argument("--limit", type=int, help="train on at most this many pairs")
+    p.add_argument("--epochs", type=int, default=1)
+    p.add_argument("--batch-size", type=int, default=TrainConfig.batch_size)
+    p.add_argument("--device")
+    p.add_argument("--seed", type=int, default=TrainConfig.seed)
+    p.set_defaults(func=cmd_train_nli)
 
     p = sub.add_parser("evaluate", help="precision/recall/F1 of flagging unsafe")
     p.add_argument("--checked", required=True, help="output of check")

@@ -15,6 +15,7 @@ import copy
 import json
 import math
 import random
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -91,9 +92,11 @@ class ProgressBars:
         if progress.loss is not None:
             bar.set_postfix(loss=f"{progress.loss:.3f}", refresh=False)
         if progress.val_f1 is not None:
+            # Beside the bars on stderr: stdout carries the command's result.
             bar.write(
                 f"{progress.stage} epoch {progress.epoch}: "
-                f"validation F1 {progress.val_f1:.3f}"
+                f"validation F1 {progress.val_f1:.3f}",
+                file=sys.stderr,
             )
         bar.refresh()
 
@@ -224,7 +227,7 @@ def _graded_examples(pairs: Sequence[Pair], grader: Scorer) -> list[Example]:
     ]
 
 
-class _Trainer:
+class Trainer:
     """A plain PyTorch loop over a sentence-transformers CrossEncoder.
 
     Batches group pairs of similar length (padding is most of the cost on
@@ -453,7 +456,7 @@ def train_scorer(
     data = build_dataset(pairs, labels, config=config, silver=silver, grader=grader)
     if not data.validation:
         raise TrainingError("the validation split holds no aligned labelled prediction")
-    trainer = _Trainer(config, on_progress)
+    trainer = Trainer(config, on_progress)
     stages: dict[str, Any] = {}
     if "silver" in config.stages:
         stages["silver"] = trainer.fit(
