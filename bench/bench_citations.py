@@ -24,15 +24,14 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 import torch  # noqa: E402
+from citation_caselaw import load_caselaw, read_jsonl  # noqa: E402
 
 from pipeline.checkers.citations import (  # noqa: E402
     CaseLaw,
     CitationChecker,
-    CitationIndex,
-    Coverage,
-    LocalStore,
     check_citations,
     citation_claims,
     find_citations,
@@ -45,14 +44,7 @@ from pipeline.train import TrainConfig, train_scorer  # noqa: E402
 from pipeline.types import Document  # noqa: E402
 
 DATA = ROOT / "bench" / "data" / "citations"
-CASELAW = ROOT.parent / "shared" / "data" / "caselaw"
 STARTER = ROOT / "var" / "scorers" / "starter"
-#: The U.S. Reports volumes the index lists completely.
-COVERAGE = "U.S.:329-579"
-
-
-def read_jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.open(encoding="utf-8")]
 
 
 def briefs(split: str) -> dict[str, Document]:
@@ -131,13 +123,7 @@ def main() -> None:
     parser.add_argument("--work", default=str(ROOT / "var" / "bench-citations"))
     args = parser.parse_args()
     torch.set_num_threads(2)  # the figure promised is for 2 CPU cores
-    caselaw = CaseLaw(
-        [
-            LocalStore.read(CASELAW / "opinions.jsonl"),
-            CitationIndex.read(CASELAW / "us_citation_index.jsonl"),
-        ],
-        coverage=Coverage.parse(COVERAGE),
-    )
+    caselaw = load_caselaw()
     folder = Path(args.scorer) if args.scorer else None
     if folder is None:
         folder = train_proposition_scorer(caselaw, Path(args.work) / "scorer")

@@ -38,22 +38,18 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from citation_caselaw import CASELAW, load_caselaw, read_jsonl  # noqa: E402
 
 from pipeline.checkers.citations import (  # noqa: E402
-    CaseLaw,
     CitationChecker,
-    CitationIndex,
-    Coverage,
-    LocalStore,
     citation_claims,
     find_citations,
 )
 from pipeline.types import Document  # noqa: E402
 
 DATA = ROOT / "bench" / "data" / "real_briefs"
-CASELAW = ROOT.parent / "shared" / "data" / "caselaw"
-#: The U.S. Reports volumes the index lists completely.
-COVERAGE = "U.S.:329-579"
 DEV_SHARE = 0.4
 
 
@@ -61,11 +57,6 @@ def split_of(brief_id: str) -> str:
     """``dev`` or ``test``, from the brief's id alone (stable across runs)."""
     digest = hashlib.sha256(brief_id.encode("utf-8")).hexdigest()
     return "dev" if int(digest[:12], 16) / 16**12 < DEV_SHARE else "test"
-
-
-def read_jsonl(path: Path) -> list[dict]:
-    with path.open(encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
 
 
 def briefs(split: str) -> dict[str, str]:
@@ -114,15 +105,8 @@ def citations_found(split: str, texts: dict[str, str]) -> dict:
 
 def flags(texts: dict[str, str]) -> list:
     """Every citation's result, as ``cite-check`` gives it."""
-    caselaw = CaseLaw(
-        [
-            LocalStore.read(CASELAW / "opinions.jsonl"),
-            CitationIndex.read(CASELAW / "us_citation_index.jsonl"),
-        ],
-        coverage=Coverage.parse(COVERAGE),
-    )
     documents = {i: Document(i, t) for i, t in texts.items()}
-    results, _ = CitationChecker(documents, caselaw=caselaw).results(
+    results, _ = CitationChecker(documents, caselaw=load_caselaw()).results(
         citation_claims(documents)
     )
     return results
