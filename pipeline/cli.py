@@ -181,8 +181,14 @@ def cmd_train(args, run: Run) -> None:
         for path in args.labels
         for lab in run.read(path, label_from_json).records
     }
+    base = args.base
+    if base is None:
+        from .bases import best_base
+
+        base, what = best_base()
+        print(f"base: {what} ({base})", file=sys.stderr)
     config = TrainConfig(
-        base=args.base,
+        base=base,
         stages=tuple(args.stages.split(",")),
         silver_epochs=args.silver_epochs,
         human_epochs=args.human_epochs,
@@ -328,7 +334,11 @@ def build_parser() -> argparse.ArgumentParser:
         "on silver pairs of held-out documents)",
     )
     p.add_argument("--out", required=True, help="folder for the trained scorer")
-    p.add_argument("--base", default=TrainConfig.base, help="base model name or path")
+    p.add_argument(
+        "--base",
+        help="base model name or path (default: the best this machine has: the "
+        "starter scorer, the entailment base, $NLI_MODEL, the packaged MiniLM)",
+    )
     p.add_argument("--schema", help="entity schema JSON")
     p.add_argument(
         "--stages",
