@@ -9,7 +9,10 @@ QA's hallucinated answers run long, so a mix that only beats it by length
 says little, which is why the zero-shot sets are measured once, after.
 
     python bench/bench_provenance_mix.py [--mixes 2000/6000,3000/4000]
-        [--lines 500] [--work DIR]
+        [--lines 500] [--work DIR] [--base MODEL_OR_DIR]
+
+``--base`` trains from another base (an entailment base from ``train-nli``,
+say) to compare bases on the same dev lines.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mixes", default="2000/6000,3000/4000")
     parser.add_argument("--lines", type=int, default=500)
+    parser.add_argument("--base", help="provenance-train's --base (default its own)")
     parser.add_argument(
         "--work", type=Path, default=ROOT / "var" / "bench-provenance-mix"
     )
@@ -61,8 +65,15 @@ def main() -> None:
         labelled, silver = mix.split("/")
         scorer, minutes = train(
             args.work,
-            out_name=f"scorer-{labelled}-{silver}",
-            options=("--labelled-limit", labelled, "--silver-limit", silver),
+            out_name=f"scorer-{labelled}-{silver}"
+            + (f"-{Path(args.base).name}" if args.base else ""),
+            options=(
+                "--labelled-limit",
+                labelled,
+                "--silver-limit",
+                silver,
+                *(("--base", args.base) if args.base else ()),
+            ),
         )
         rows.append(
             {
