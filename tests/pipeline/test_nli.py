@@ -76,7 +76,9 @@ def test_a_premise_is_held_out_whole_and_alike_in_every_run():
 def test_cli_trains_a_base_that_reads_a_held_out_source_better(tmp_path, capsys):
     pairs = tmp_path / "pairs.jsonl"
     rows = toy_pairs("toy_a", THINGS) + toy_pairs("toy_b", ["cup", "hat", "kettle"])
-    lines = [json.dumps(r) for r in rows] + ['{"premise": "x", "hypothesis": "y", "label": "maybe"}']
+    lines = [json.dumps(r) for r in rows] + [
+        '{"premise": "x", "hypothesis": "y", "label": "maybe"}'
+    ]
     pairs.write_text("\n".join(lines) + "\n")
     out = tmp_path / "nli"
     status = main(
