@@ -22,19 +22,25 @@ STARTER = Path("var") / "scorers" / "starter"
 NLI_BASE = Path("var") / "scorers" / "nli-base"
 
 
+def starter_scorer(env: Mapping[str, str] = os.environ) -> str | None:
+    """The starter scorer's folder when it is built: the one scorer here
+    trained for the task before any project exists (``check``'s default)."""
+    folder = Path(env.get("STARTER_SCORER") or STARTER)
+    return str(folder.resolve()) if model_folder_problem(folder) is None else None
+
+
 def best_base(env: Mapping[str, str] = os.environ) -> tuple[str, str]:
     """(model name or folder, what it is) of the best base available.
 
     A folder counts only when it holds a loadable model (config, weights,
     tokenizer), so a half-written build is passed over, not loaded.
     """
-    for what, variable, default in (
-        ("the starter scorer", "STARTER_SCORER", STARTER),
-        ("the entailment base", "NLI_BASE", NLI_BASE),
-    ):
-        folder = Path(env.get(variable) or default)
-        if model_folder_problem(folder) is None:
-            return str(folder.resolve()), what
+    starter = starter_scorer(env)
+    if starter is not None:
+        return starter, "the starter scorer"
+    folder = Path(env.get("NLI_BASE") or NLI_BASE)
+    if model_folder_problem(folder) is None:
+        return str(folder.resolve()), "the entailment base"
     if env.get("NLI_MODEL"):
         return env["NLI_MODEL"], "the NLI model NLI_MODEL names"
     return (

@@ -146,6 +146,18 @@ def load_scorer(args):
 def cmd_check(args, run: Run) -> None:
     from .checkers.extraction.check import check_predictions
 
+    if args.scorer == "none":
+        args.scorer = None
+    elif args.scorer is None and not args.grader:
+        from .bases import starter_scorer
+
+        args.scorer = starter_scorer()
+        print(
+            f"scorer: the starter scorer ({args.scorer}); --scorer none aligns only"
+            if args.scorer
+            else "scorer: none built (make setup builds the starter): alignment only",
+            file=sys.stderr,
+        )
     documents = _documents(run, args.documents)
     predictions = run.read(args.predictions, prediction_from_json)
     known = run.known_documents(args.predictions, predictions, documents)
@@ -300,7 +312,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--predictions", required=True)
     p.add_argument("--out", required=True, help="checked predictions JSONL to write")
     p.add_argument(
-        "--scorer", help="trained scorer folder or model name (none: align only)"
+        "--scorer",
+        help="trained scorer folder or model name (default: the starter scorer "
+        "where make setup built it; none: align only)",
     )
     p.add_argument("--schema", help="entity schema JSON (display names, renderers)")
     p.add_argument("--align-threshold", type=float, default=DEFAULT_THRESHOLD)

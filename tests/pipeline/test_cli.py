@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 import pytest
 
@@ -26,6 +27,7 @@ def test_demo_corpus_check_and_evaluate_chain_through_files(corpus, tmp_path, ca
             "--documents", str(corpus / "documents.jsonl"),
             "--predictions", str(corpus / "predictions.jsonl"),
             "--out", str(checked),
+            "--scorer", "none",
         ]
     )  # fmt: skip
     assert status == 0
@@ -86,6 +88,7 @@ def test_bad_lines_are_named_by_file_and_line_and_the_rest_is_checked(
             "--documents", str(corpus / "documents.jsonl"),
             "--predictions", str(broken),
             "--out", str(out),
+            "--scorer", "none",
         ]
     )  # fmt: skip
     assert status == 1
@@ -94,6 +97,26 @@ def test_bad_lines_are_named_by_file_and_line_and_the_rest_is_checked(
     assert f"{broken}:3: invalid JSON" in err
     assert f"{broken}:4: not UTF-8" in err
     assert len(read_jsonl(out)) == len(predictions) - 3
+
+
+STARTER = Path(__file__).resolve().parents[2] / "var" / "scorers" / "starter"
+
+
+@pytest.mark.skipif(not STARTER.is_dir(), reason="make setup builds the starter")
+def test_check_scores_with_the_starter_scorer_unless_told_to_align_only(
+    corpus, tmp_path, capsys, monkeypatch
+):
+    monkeypatch.setenv("STARTER_SCORER", str(STARTER))
+    args = ["check", "--documents", str(corpus / "documents.jsonl"),
+            "--predictions", str(corpus / "predictions.jsonl")]  # fmt: skip
+    assert main([*args, "--out", str(tmp_path / "scored.jsonl")]) == 0
+    assert "scorer: the starter scorer" in capsys.readouterr().err
+    scored = read_jsonl(tmp_path / "scored.jsonl")
+    assert all(r["nli_score"] is not None for r in scored if r["align"]["score"] >= 0.6)
+    monkeypatch.setenv("STARTER_SCORER", str(tmp_path / "not-built"))
+    assert main([*args, "--out", str(tmp_path / "aligned.jsonl")]) == 0
+    assert "alignment only" in capsys.readouterr().err
+    assert all(r["nli_score"] is None for r in read_jsonl(tmp_path / "aligned.jsonl"))
 
 
 def test_missing_input_file_stops_with_a_clear_error(tmp_path, capsys):
