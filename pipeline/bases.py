@@ -22,25 +22,28 @@ STARTER = Path("var") / "scorers" / "starter"
 NLI_BASE = Path("var") / "scorers" / "nli-base"
 
 
-def starter_scorer(env: Mapping[str, str] = os.environ) -> str | None:
-    """The starter scorer's folder when it is built: the one scorer here
-    trained for the task before any project exists (``check``'s default)."""
-    folder = Path(env.get("STARTER_SCORER") or STARTER)
+def _built(env: Mapping[str, str], variable: str, default: Path) -> str | None:
+    """The folder ``variable`` names (else ``default``) when it holds a
+    loadable model (config, weights, tokenizer): a half-written build is
+    passed over, not loaded."""
+    folder = Path(env.get(variable) or default)
     return str(folder.resolve()) if model_folder_problem(folder) is None else None
 
 
-def best_base(env: Mapping[str, str] = os.environ) -> tuple[str, str]:
-    """(model name or folder, what it is) of the best base available.
+def starter_scorer(env: Mapping[str, str] = os.environ) -> str | None:
+    """The starter scorer's folder when it is built: the one scorer here
+    trained for the task before any project exists (``check``'s default)."""
+    return _built(env, "STARTER_SCORER", STARTER)
 
-    A folder counts only when it holds a loadable model (config, weights,
-    tokenizer), so a half-written build is passed over, not loaded.
-    """
+
+def best_base(env: Mapping[str, str] = os.environ) -> tuple[str, str]:
+    """(model name or folder, what it is) of the best base available."""
     starter = starter_scorer(env)
     if starter is not None:
         return starter, "the starter scorer"
-    folder = Path(env.get("NLI_BASE") or NLI_BASE)
-    if model_folder_problem(folder) is None:
-        return str(folder.resolve()), "the entailment base"
+    nli_base = _built(env, "NLI_BASE", NLI_BASE)
+    if nli_base is not None:
+        return nli_base, "the entailment base"
     if env.get("NLI_MODEL"):
         return env["NLI_MODEL"], "the NLI model NLI_MODEL names"
     return (

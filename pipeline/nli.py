@@ -173,11 +173,12 @@ def train_nli(
     """
     started = time.monotonic()
     train, held = split_pairs(pairs, held_out_sources=held_out_sources)
-    train = limited(train, limit)
-    validation = [
-        p for p in train if _share(p.premise, "validation") < VALIDATION_SHARE
-    ]
-    train = [p for p in train if _share(p.premise, "validation") >= VALIDATION_SHARE]
+    validation: list[NLIPair] = []
+    rest: list[NLIPair] = []
+    for p in limited(train, limit):
+        early = _share(p.premise, "validation") < VALIDATION_SHARE
+        (validation if early else rest).append(p)
+    train = rest
     if not train or not validation or not held:
         raise TrainingError(
             f"too few NLI pairs: {len(train)} to train on, {len(validation)} to"

@@ -123,7 +123,7 @@ def _party_matches(cited: frozenset[str], actual: frozenset[str]) -> bool:
         if (
             word.isalpha()
             and len(word) == len(actual)
-            and "".join(sorted(word)) == (_initials(actual))
+            and "".join(sorted(word)) == _initials(actual)
         ):
             return True
     gov = _government(cited)

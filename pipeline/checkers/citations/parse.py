@@ -12,7 +12,7 @@ made-up reporter is the plainest fabrication.
 from __future__ import annotations
 
 import re
-from bisect import insort
+from bisect import bisect_left, insort
 from dataclasses import dataclass, replace
 
 from eyecite import get_citations, resolve_citations
@@ -581,7 +581,8 @@ def _drop_other_authorities(
             # After the last case citation's end: a statute in its
             # parenthetical is not cited apart from it.
             last_case = citations[kept[-1]].end if kept else -1
-            if any(last_case <= o < c.start for o in others):
+            at = bisect_left(others, last_case)
+            if at < len(others) and others[at] < c.start:
                 insort(others, c.start)
                 continue
         kept.append(i)
