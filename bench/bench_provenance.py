@@ -100,6 +100,17 @@ def loaders(lines: int) -> dict:
 MODES = {"ours": ("embedding", False), "fast": ("lexical", True)}
 
 
+def checked_auc(raw: list[dict], *, relevance, scorer) -> tuple[float, list]:
+    """ROC AUC of telling supported items from the rest, and the results."""
+    results = check_items(
+        [item_from_json(r) for r in raw], relevance=relevance, scorer=scorer
+    )
+    auc = roc_auc(
+        [r.score for r in results], [r.item.label == "supported" for r in results]
+    )
+    return auc, results
+
+
 def auc_rows(scorer_dir: Path, lines: int) -> list[dict]:
     """Each set's baselines and its AUC in both modes."""
     checkers = {
@@ -114,13 +125,7 @@ def auc_rows(scorer_dir: Path, lines: int) -> list[dict]:
         raw = load()
         row = sets.baseline_row(name, raw)
         for mode, (relevance, scorer) in checkers.items():
-            results = check_items(
-                [item_from_json(r) for r in raw], relevance=relevance, scorer=scorer
-            )
-            row[mode] = roc_auc(
-                [r.score for r in results],
-                [r.item.label == "supported" for r in results],
-            )
+            row[mode], results = checked_auc(raw, relevance=relevance, scorer=scorer)
             if mode == "ours":
                 right = sum(r.verdict == r.item.label for r in results)
                 row["accuracy"] = right / len(raw)

@@ -29,23 +29,15 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import provenance_sets as sets  # noqa: E402
-from bench_provenance import train  # noqa: E402
+from bench_provenance import checked_auc, train  # noqa: E402
 
-from pipeline.checkers.provenance import check_items, item_from_json  # noqa: E402
 from pipeline.checkers.provenance.checker import named_relevance  # noqa: E402
-from pipeline.evaluate import roc_auc  # noqa: E402
 from pipeline.score import NLIScorer  # noqa: E402
 
 
 def dev_auc(scorer_dir: Path, raw: list[dict]) -> float:
-    results = check_items(
-        [item_from_json(r) for r in raw],
-        relevance=named_relevance("embedding"),
-        scorer=NLIScorer(str(scorer_dir)),
-    )
-    return roc_auc(
-        [r.score for r in results], [r.item.label == "supported" for r in results]
-    )
+    relevance, scorer = named_relevance("embedding"), NLIScorer(str(scorer_dir))
+    return checked_auc(raw, relevance=relevance, scorer=scorer)[0]
 
 
 def main() -> None:

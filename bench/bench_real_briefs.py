@@ -71,9 +71,10 @@ def citations_found(split: str, texts: dict[str, str]) -> dict:
     """Finder against hand marks: a marked citation is found when a found
     citation overlaps it; a found citation inside an excerpt that overlaps
     no mark is a false find."""
+    excerpts = read_jsonl(DATA / f"found_{split}.jsonl")
     marked = found = hit = false = 0
     missed_by_form: Counter = Counter()
-    for excerpt in read_jsonl(DATA / f"found_{split}.jsonl"):
+    for excerpt in excerpts:
         start, end = excerpt["start"], excerpt["end"]
         spans = [
             (start + c["s"], start + c["e"], c["form"]) for c in excerpt["citations"]
@@ -94,7 +95,7 @@ def citations_found(split: str, texts: dict[str, str]) -> dict:
             not any(fs < e and fe > s for s, e, _ in spans) for fs, fe in finds
         )
     return {
-        "excerpts": len(read_jsonl(DATA / f"found_{split}.jsonl")),
+        "excerpts": len(excerpts),
         "marked": marked,
         "found": found,
         "recall": round(hit / marked, 3) if marked else None,
