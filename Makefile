@@ -16,18 +16,23 @@ $(STAMP): requirements.txt
 	touch $(STAMP)
 
 # The starter scorer every project's training starts from (silver pairs of
-# many document styles, no label; a few minutes on a CPU, once). Real
-# documents of the styles you expect make it travel: STARTER_DOCUMENTS names
-# documents JSONL files (by default the court opinions beside this
-# repository, where they are), less the opinions the real-documents
-# benchmark measures on (bench/README.md).
+# many document styles and human-labelled NLI pairs, no label of yours; a few
+# minutes on a CPU, once). Real documents of the styles you expect make it
+# travel: STARTER_DOCUMENTS names documents JSONL files (by default the court
+# opinions beside this repository, where they are), less the opinions the
+# real-documents benchmark measures on (bench/README.md). NLI_DATA names NLI
+# pairs JSONL files (by default the shared pairs, where they are) that teach
+# it entailment; without them it says so and learns from silver pairs alone.
 STARTER := var/scorers/starter
 STARTER_DOCUMENTS ?= $(wildcard ../shared/data/caselaw/opinions.jsonl)
+NLI_DATA ?= $(wildcard ../shared/data/nli/pairs.jsonl)
 BENCHMARK_ROWS := bench/data/caselaw_predictions.jsonl
 
-$(STARTER)/metadata.json: $(STAMP) $(BENCHMARK_ROWS)
-	$(BIN)/python -m tools.starter_scorer --out $(STARTER) \
+# Rebuilt (--force) when its recipe or the benchmark's rows change.
+$(STARTER)/metadata.json: $(STAMP) $(BENCHMARK_ROWS) tools/starter_scorer.py
+	$(BIN)/python -m tools.starter_scorer --force --out $(STARTER) \
 		$(addprefix --documents ,$(STARTER_DOCUMENTS)) \
+		$(addprefix --nli ,$(NLI_DATA)) \
 		$(addprefix --exclude ,$(BENCHMARK_ROWS))
 
 # Local development settings (a generated SECRET_KEY) so that `manage.py`

@@ -497,11 +497,16 @@ COURTLISTENER_URL = env_str("COURTLISTENER_URL", "https://www.courtlistener.com"
 # run (an admin's run may override them again), e.g. {"human_epochs": 4}.
 TRAINING_CONFIG = env_json_object("TRAINING_CONFIG")
 # The starter scorer (`make setup` builds it: silver pairs from many document
-# styles) every training run starts from unless TRAINING_CONFIG names a base;
-# while it is not built, runs start from the packaged base model.
+# styles, NLI pairs mixed in) every training run starts from unless
+# TRAINING_CONFIG names a base; while it is not built, runs start from the
+# best entailment base (pipeline/bases.py): the NLI cross-encoder NLI_MODEL
+# names (a hub name or folder the deployment can load), else the one
+# `python -m pipeline train-nli` built at NLI_BASE, else the packaged MiniLM.
 STARTER_SCORER = Path(
     env_str("STARTER_SCORER", str(VAR_DIR / "scorers" / "starter"))
 ).resolve()
+NLI_BASE = Path(env_str("NLI_BASE", str(VAR_DIR / "scorers" / "nli-base"))).resolve()
+NLI_MODEL = env_str("NLI_MODEL", "")
 # A project with predictions and no scorer trains its first one from silver
 # pairs of its own documents, with no label (issue 11); off: 0.
 FIRST_SCORER_AUTO = env_bool("FIRST_SCORER_AUTO", True)

@@ -250,9 +250,8 @@ def train_config(
     merged = {**settings.TRAINING_CONFIG, **(params or {})}
     if "base" in (params or {}):
         merged["base"] = training_base(params["base"], project=project)
-    starter = starter_scorer()
-    if "base" not in merged and starter is not None:
-        merged["base"] = starter
+    if "base" not in merged:
+        merged["base"] = default_base()
     unknown = sorted(set(merged) - set(known))
     if unknown:
         raise ApplicationError(
@@ -317,12 +316,19 @@ def training_base(value: Any, *, project: Project | None) -> str:
     return scorer.path
 
 
-def starter_scorer() -> str | None:
-    """The starter scorer's folder (settings.STARTER_SCORER) when it is built."""
-    from pipeline.score import model_folder_problem
+def default_base() -> str:
+    """The best base the deployment has (:func:`pipeline.bases.best_base`
+    over its settings): the starter once it is built."""
+    from pipeline.bases import best_base
 
-    folder = settings.STARTER_SCORER
-    return None if model_folder_problem(folder) else str(folder)
+    base, _ = best_base(
+        {
+            "STARTER_SCORER": str(settings.STARTER_SCORER),
+            "NLI_BASE": str(settings.NLI_BASE),
+            "NLI_MODEL": settings.NLI_MODEL,
+        }
+    )
+    return base
 
 
 # No unlimited silver (a null silver_limit): one training worker serves every

@@ -17,8 +17,9 @@ Each split is checked with:
 - no scorer: alignment and the fields the span states (a project before its
   first scorer judges nothing else),
 - the demo scorer: silver + 500 human labels on the demo corpus (``make demo``),
-- the starter scorer: silver only, from the demo corpus and the opinions
-  outside the benchmark (the base every project starts from). It is built
+- the starter scorer: silver pairs from the demo corpus and the opinions
+  outside the benchmark, NLI pairs mixed in as ``make setup`` does (the
+  base every project starts from). It is built
   without any benchmark opinion: the opinions of all three splits are held
   out, so no split's documents were seen by it,
 - the project's zero-label scorer: the starter tuned on silver pairs of the
@@ -57,10 +58,11 @@ from pipeline.score import NLIScorer  # noqa: E402
 from pipeline.train import TrainConfig, train_scorer  # noqa: E402
 from pipeline.types import Document, Label  # noqa: E402
 from tools.demo_corpus import generate_corpus  # noqa: E402
-from tools.starter_scorer import build_starter  # noqa: E402
+from tools.starter_scorer import NLI_PAIRS, build_starter, read_nli  # noqa: E402
 
 BENCHMARK = ROOT / "bench" / "data" / "caselaw_predictions.jsonl"
 OPINIONS = ROOT.parent / "shared" / "data" / "caselaw" / "opinions.jsonl"
+NLI = ROOT.parent / "shared" / "data" / "nli" / "pairs.jsonl"
 
 
 def load_benchmark(split: str):
@@ -100,11 +102,13 @@ def demo_scorer(folder: Path, seed: int) -> Path:
 
 
 def starter_scorer(folder: Path, opinions: dict, held_out: set, seed: int) -> Path:
-    """The starter (``tools.starter_scorer``) from every opinion outside the
-    benchmark, so the figures are on documents it never saw."""
+    """The starter as ``make setup`` builds it (NLI pairs mixed in) from
+    every opinion outside the benchmark, so the figures are on documents it
+    never saw."""
     if not (folder / "metadata.json").is_file():
         kept = {k: d for k, d in opinions.items() if k not in held_out}
-        build_starter(folder, kept, seed=seed)
+        nli = read_nli([str(NLI)] if NLI.is_file() else [], NLI_PAIRS)
+        build_starter(folder, kept, seed=seed, nli=nli)
     return folder
 
 

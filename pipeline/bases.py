@@ -1,18 +1,21 @@
 """The base a new scorer starts from: the best one this machine has.
 
-Best first: the starter scorer (``STARTER_SCORER``, by default
-``var/scorers/starter``, which ``make setup`` builds: silver pairs of many
-documents), the entailment base (``NLI_BASE``, by default
-``var/scorers/nli-base``: ``train-nli`` on human-labelled NLI pairs), the
-NLI cross-encoder named by ``NLI_MODEL`` where the deployment can load one
-(e.g. ``cross-encoder/nli-deberta-v3-base``), and last the packaged MiniLM,
-which knows no entailment: a zero-label scorer trained from it on real
-opinions flagged no better than alignment alone (F1 0.527 against 0.521).
+The chain: an entailment base (the NLI cross-encoder ``NLI_MODEL`` names
+where the deployment can load one, e.g.
+``cross-encoder/nli-deberta-v3-base``; else the one ``train-nli`` built at
+``NLI_BASE``, by default ``var/scorers/nli-base``; else the packaged
+MiniLM, which knows no entailment), then the starter scorer
+(``STARTER_SCORER``, by default ``var/scorers/starter``, which ``make
+setup`` builds from the entailment base with silver pairs of many documents
+and NLI pairs mixed in), then each project's own pairs. A zero-label scorer
+trained from the bare MiniLM on real opinions flagged no better than
+alignment alone (F1 0.527 against 0.521).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -36,18 +39,35 @@ def starter_scorer(env: Mapping[str, str] = os.environ) -> str | None:
     return _built(env, "STARTER_SCORER", STARTER)
 
 
-def best_base(env: Mapping[str, str] = os.environ) -> tuple[str, str]:
-    """(model name or folder, what it is) of the best base available."""
-    starter = starter_scorer(env)
-    if starter is not None:
-        return starter, "the starter scorer"
+def entailment_base(env: Mapping[str, str] = os.environ) -> tuple[str, str]:
+    """(model name or folder, what it is) of the best base that reads
+    entailment: what the starter starts from."""
+    if env.get("NLI_MODEL"):
+        return env["NLI_MODEL"], "the NLI model NLI_MODEL names"
     nli_base = _built(env, "NLI_BASE", NLI_BASE)
     if nli_base is not None:
         return nli_base, "the entailment base"
-    if env.get("NLI_MODEL"):
-        return env["NLI_MODEL"], "the NLI model NLI_MODEL names"
     return (
         DEFAULT_BASE_MODEL,
         "the packaged MiniLM, which knows no entailment (make setup builds a"
         " better base)",
     )
+
+
+def best_base(env: Mapping[str, str] = os.environ) -> tuple[str, str]:
+    """(model name or folder, what it is) of the best base available: the
+    starter when it is built, else the best entailment base."""
+    starter = starter_scorer(env)
+    if starter is not None:
+        return starter, "the starter scorer"
+    return entailment_base(env)
+
+
+def base_or_best(base: str | None, env: Mapping[str, str] = os.environ) -> str:
+    """``base`` when a command was given one, else the best base there is,
+    said on stderr (a command's default)."""
+    if base is not None:
+        return base
+    base, what = best_base(env)
+    print(f"base: {what} ({base})", file=sys.stderr)
+    return base

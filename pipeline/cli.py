@@ -193,14 +193,10 @@ def cmd_train(args, run: Run) -> None:
         for path in args.labels
         for lab in run.read(path, label_from_json).records
     }
-    base = args.base
-    if base is None:
-        from .bases import best_base
+    from .bases import base_or_best
 
-        base, what = best_base()
-        print(f"base: {what} ({base})", file=sys.stderr)
     config = TrainConfig(
-        base=base,
+        base=base_or_best(args.base),
         stages=tuple(args.stages.split(",")),
         silver_epochs=args.silver_epochs,
         human_epochs=args.human_epochs,
@@ -351,7 +347,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--base",
         help="base model name or path (default: the best this machine has: the "
-        "starter scorer, the entailment base, $NLI_MODEL, the packaged MiniLM)",
+        "starter scorer, $NLI_MODEL, the entailment base at $NLI_BASE, the "
+        "packaged MiniLM)",
     )
     p.add_argument("--schema", help="entity schema JSON")
     p.add_argument(

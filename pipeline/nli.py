@@ -129,6 +129,14 @@ def limited(pairs: Sequence[NLIPair], limit: int | None) -> list[NLIPair]:
     )[:limit]
 
 
+def training_examples(pairs: Sequence[NLIPair], n: int) -> list[Example]:
+    """``n`` pairs to mix into another training run (the starter's): from
+    the training side of :func:`split_pairs`, so the held-out figures stay
+    unseen, sources in proportion, the same ones every run."""
+    train, _ = split_pairs(pairs)
+    return [_example(p) for p in limited(train, n)]
+
+
 def _example(p: NLIPair) -> Example:
     return Example(
         p.premise, p.hypothesis, p.entails, p.premise[:200], f"nli:{p.source}"

@@ -153,6 +153,11 @@ def load_cross_encoder(model: str, *, num_labels: int | None, max_length: int, d
                 max_length=max_length,
                 device=device,
                 local_files_only=local,
+                # A head of another size (an NLI model's three labels when
+                # one is asked for) is drawn anew, not an error.
+                model_kwargs=(
+                    None if num_labels is None else {"ignore_mismatched_sizes": True}
+                ),
             )
         except (OSError, ValueError) as e:
             raise ScorerError(f"cannot load cross-encoder {model!r}: {e}") from e

@@ -26,7 +26,13 @@ from . import __version__
 from .checkers.base import Checker, Example, Pair
 from .errors import TrainingError
 from .evaluate import best_threshold, flag_metrics, precision_threshold
-from .score import DEFAULT_BASE_MODEL, METADATA_FILE, Scorer, load_cross_encoder
+from .score import (
+    DEFAULT_BASE_MODEL,
+    METADATA_FILE,
+    Scorer,
+    entailment_index,
+    load_cross_encoder,
+)
 from .types import Label
 
 
@@ -227,6 +233,15 @@ def _graded_examples(pairs: Sequence[Pair], grader: Scorer) -> list[Example]:
     ]
 
 
+def _output_layer(model):
+    """The classification head's last linear layer (BERT's ``classifier``,
+    RoBERTa's and DeBERTa's ``classifier.out_proj`` or ``classifier``)."""
+    import torch
+
+    layers = [m for m in model.modules() if isinstance(m, torch.nn.Linear)]
+    return layers[-1]
+
+
 class Trainer:
     """A plain PyTorch loop over a sentence-transformers CrossEncoder.
 
@@ -260,16 +275,27 @@ class Trainer:
         self.device = self.model.device
 
     def _reset_head(self) -> None:
-        from sentence_transformers import CrossEncoder
-
-        self.encoder = CrossEncoder(
-            self.encoder.model.name_or_path,
+        """Swap an NLI head (entailment, neutral, contradiction) for the one
+        logit every scorer here trains, p(supports), starting where the old
+        head stood: entailment's row less the mean of the others (exact for
+        a two-way head), so training starts from what the model knows."""
+        old = self.model
+        entails = entailment_index(old.config.id2label)
+        self.encoder = load_cross_encoder(
+            old.name_or_path,
             num_labels=1,
             max_length=self.config.max_length,
             device=self.config.device,
-            local_files_only=Path(self.encoder.model.name_or_path).is_dir(),
         )
         self.model = self.encoder.model
+        old_out, new_out = _output_layer(old), _output_layer(self.model)
+        others = [i for i in range(old_out.out_features) if i != entails]
+        with self.torch.no_grad():
+            for name in ("weight", "bias"):
+                rows = getattr(old_out, name)
+                getattr(new_out, name).copy_(
+                    (rows[entails] - rows[others].mean(dim=0)).unsqueeze(0)
+                )
 
     def _batches(self, examples: Sequence[Example], *, shuffle: bool, rng=None):
         encoded = self.tokenizer(
@@ -417,6 +443,7 @@ def train_scorer(
     grader: Scorer | None = None,
     on_progress: ProgressCallback | None = None,
     silver: Sequence[Example] | None = None,
+    mixed: Sequence[Example] = (),
 ) -> dict[str, Any]:
     """Fine-tune the scorer of ``checker``'s kind and save it as a
     sentence-transformers folder.
@@ -433,6 +460,9 @@ def train_scorer(
             raises stops training before anything is written.
         silver: precomputed silver pairs (``checker.silver_examples``), e.g.
             from a cache; by default the checker makes them from ``claims``.
+        mixed: pairs of another task (human-labelled NLI pairs) shuffled
+            into the silver stage's training, never validated on: they teach
+            entailment, which no rule-made pair can.
 
     Returns:
         The metadata written to ``metadata.json``: kind, base model, label
@@ -460,7 +490,7 @@ def train_scorer(
     stages: dict[str, Any] = {}
     if "silver" in config.stages:
         stages["silver"] = trainer.fit(
-            "silver", data.silver, config.silver_epochs, data
+            "silver", data.silver + list(mixed), config.silver_epochs, data
         )
     if "human" in config.stages:
         stages["human"] = trainer.fit(
@@ -502,6 +532,7 @@ def train_scorer(
             "validation": len(data.validation) + data.validation_forced,
             "silver": len(data.silver),
             "silver_unsafe": sum(not e.supported for e in data.silver),
+            "mixed": len(mixed) if "silver" in config.stages else 0,
         },
         "validation": metrics,
         "stages": stages,

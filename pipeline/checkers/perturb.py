@@ -1,6 +1,6 @@
-"""Edits that turn a true sentence false, for the silver pairs of every
-checker: an auxiliary negated (or un-negated), an entity or number swapped
-for another of its kind."""
+"""Edits of a true sentence for the silver pairs of every checker: an
+auxiliary negated (or un-negated), an entity or number swapped for another
+of its kind (false), a part it says something without dropped (still true)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ _NUMBER = re.compile(r"\b\d[\d,.]*\d\b|\b\d\b")
 _WORD = r"[A-Z](?:[\w'’-]|\.(?=\w))*"
 _NAME = re.compile(rf"\b{_WORD}(?:[ \t]+(?:(?:of|the|de|van|von|and)[ \t]+)?{_WORD})*")
 
+_WORDS = re.compile(r"\w+")
 _MONTH = re.compile(
     r"\b(?:January|February|March|April|May|June|July|August|September|October"
     r"|November|December)\b"
@@ -81,3 +82,31 @@ def swap_entity(
             new = rng.choice(options)
             return sentence[:at] + new + sentence[at + len(value) :]
     return None
+
+
+# Parts a sentence still says something without: a parenthesis, a clause
+# set off by commas, a leading adverbial before a comma, a trailing phrase after
+# the last comma.
+_DROPPABLE = (
+    re.compile(r"\s*\([^)]*\)"),
+    re.compile(r",\s*(?:who|which|where|whose|when)\b[^,]*,"),
+    re.compile(
+        r"^(?:In|On|At|After|Before|During|Since|By|From|Following|Although|While"
+        r"|When|However|Today|Later|Originally)\b[^,]{0,40},\s*"
+    ),
+    re.compile(r",[^,]*(?=\.$)"),
+)
+
+
+def shortened(sentence: str, rng: random.Random) -> str:
+    """The sentence, or (half the time) the sentence without one part it
+    still says something without, so that supported claims are not all
+    verbatim copies."""
+    if rng.random() < 0.5:
+        return sentence
+    options = []
+    for pattern in _DROPPABLE:
+        short = pattern.sub("", sentence, count=1)
+        if short != sentence and len(_WORDS.findall(short)) >= 5:
+            options.append(short[0].upper() + short[1:])
+    return rng.choice(options) if options else sentence

@@ -75,7 +75,12 @@ def test_runs_start_from_the_starter_scorer_once_it_is_built(settings, tmp_path)
 
     settings.TRAINING_CONFIG = {}
     settings.STARTER_SCORER = tmp_path / "not-built"
+    settings.NLI_BASE = tmp_path / "not-built-either"
+    settings.NLI_MODEL = ""
     assert training.train_config().base == DEFAULT_BASE_MODEL
+    # Before the starter, the entailment base the deployment names.
+    settings.NLI_MODEL = "cross-encoder/nli-deberta-v3-base"
+    assert training.train_config().base == "cross-encoder/nli-deberta-v3-base"
     built = resolve_model(DEFAULT_BASE_MODEL)  # any model folder will do
     settings.STARTER_SCORER = built
     assert training.train_config().base == str(built)

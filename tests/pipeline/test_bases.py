@@ -20,9 +20,10 @@ def test_the_best_base_there_is_comes_first(tmp_path):
     env = {"STARTER_SCORER": str(starter), "NLI_BASE": str(nli), "NLI_MODEL": "hub/x"}
     assert best_base(env) == (str(starter), "the starter scorer")
     env["STARTER_SCORER"] = str(tmp_path / "not-built")
-    assert best_base(env) == (str(nli), "the entailment base")
-    (nli / "model.safetensors").unlink()  # a half-written build is passed over
+    # A hub NLI model the deployment names beats the one built here.
     assert best_base(env) == ("hub/x", "the NLI model NLI_MODEL names")
     del env["NLI_MODEL"]
+    assert best_base(env) == (str(nli), "the entailment base")
+    (nli / "model.safetensors").unlink()  # a half-written build is passed over
     base, what = best_base(env)
     assert base == DEFAULT_BASE_MODEL and "knows no entailment" in what

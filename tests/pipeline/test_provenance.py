@@ -229,7 +229,11 @@ def _write(path, rows):
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
 
 
-def test_cli_trains_checks_and_evaluates_items(tmp_path, capsys):
+def test_cli_trains_checks_and_evaluates_items(tmp_path, capsys, monkeypatch):
+    # The same base on every machine: no starter or entailment base built.
+    monkeypatch.setenv("STARTER_SCORER", str(tmp_path / "no-starter"))
+    monkeypatch.setenv("NLI_BASE", str(tmp_path / "no-base"))
+    monkeypatch.delenv("NLI_MODEL", raising=False)
     rows = example_items()
     items = tmp_path / "items.jsonl"
     _write(items, [*rows, {"id": "bad", "answer": "x"}])
@@ -250,7 +254,9 @@ def test_cli_trains_checks_and_evaluates_items(tmp_path, capsys):
         )
         == 1
     )
-    assert "items.jsonl:49: field 'contexts'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "items.jsonl:49: field 'contexts'" in err
+    assert "base: the packaged MiniLM" in err  # no --base: the best there is
     meta = json.loads((scorer / "metadata.json").read_text())
     assert meta["kind"] == "provenance"
     out = tmp_path / "checked.jsonl"

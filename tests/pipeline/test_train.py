@@ -318,3 +318,31 @@ def test_the_scorer_of_any_kind_trains_from_its_checkers_pairs(tmp_path):
     assert counts["human_train"] + counts["validation"] == 30
     assert json.loads((tmp_path / "metadata.json").read_text())["kind"] == KIND
     assert NLIScorer(str(tmp_path)).score_pairs([(facts[0], "the board approved")])
+
+
+def test_a_three_way_nli_model_trains_from_where_its_head_stood(tmp_path):
+    """A hub NLI model (NLI_MODEL) is a base: its three-label head becomes
+    the one logit a scorer trains, entailment less the mean of the others,
+    so the first step starts from the model's own p(entails)."""
+    import torch
+    from transformers import BertTokenizerFast
+
+    from pipeline.checkers.base import Example
+    from pipeline.train import Trainer
+
+    from .tiny_models import tiny_nli_folder
+
+    nli = tiny_nli_folder(tmp_path).eval()
+    trainer = Trainer(TrainConfig(base=str(tmp_path)), None)
+    assert trainer.model.config.num_labels == 1
+    pairs = [("a cat sat on the mat", "a cat sat"), ("dogs run", "the sky is green")]
+    got = trainer.scores([Example(p, h, True, "d", "t") for p, h in pairs])
+    tokenizer = BertTokenizerFast.from_pretrained(tmp_path)
+    with torch.no_grad():
+        for (premise, hypothesis), score in zip(pairs, got, strict=True):
+            c, e, n = nli(**tokenizer(premise, hypothesis, return_tensors="pt")).logits[
+                0
+            ]
+            assert score == pytest.approx(
+                torch.sigmoid(e - (c + n) / 2).item(), abs=1e-5
+            )

@@ -8,6 +8,7 @@ import json
 import random
 from typing import Any
 
+from ...bases import base_or_best
 from ...cli import Run, load_scorer
 from ...errors import PipelineError
 from ...evaluate import roc_auc
@@ -107,7 +108,7 @@ def cmd_provenance_train(args, run: Run) -> None:
             {},
             args.out,
             config=TrainConfig(
-                base=args.base,
+                base=base_or_best(args.base),
                 stages=("silver",),
                 silver_epochs=args.epochs,
                 silver_limit=None,
@@ -232,7 +233,10 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--items", required=True, help="items JSONL, labelled or not")
     p.add_argument("--out", required=True, help="folder for the trained scorer")
-    p.add_argument("--base", default=TrainConfig.base, help="base model name or path")
+    p.add_argument(
+        "--base",
+        help="base model name or path (default: the best this machine has, as train's)",
+    )
     p.add_argument("--epochs", type=int, default=1)
     p.add_argument("--labelled-limit", type=int, default=LABELLED_LIMIT)
     p.add_argument("--silver-limit", type=int, default=SILVER_LIMIT)

@@ -16,9 +16,11 @@ import hashlib
 import random
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from ..base import Example
-from ..perturb import entities, negate, swap_entity
+from ..passage_pairs import passage_pairs
+from ..perturb import entities, negate, shortened, swap_entity
 from .check import CLAIM_PROMPT, Unit, context_units, render_claim
 from .items import RagItem
 
@@ -44,6 +46,7 @@ def silver_examples(
     seed: int,
     claim_prompt: str = CLAIM_PROMPT,
     per_item: int = SENTENCES_PER_ITEM,
+    passages: bool = True,
 ) -> list[Example]:
     """Supported and unsupported (premise, claim) pairs from every distinct
     context of ``items``.
@@ -55,6 +58,10 @@ def silver_examples(
         seed: makes the draw repeatable.
         claim_prompt: as the check renders claims.
         per_item: context sentences turned into claims per distinct context.
+        passages: also the document-level twins of
+            :func:`~pipeline.checkers.passage_pairs.passage_pairs` (fused and
+            summarised sentences, appended clauses, pronoun and role swaps),
+            one per distinct context.
     """
     rng = random.Random(seed)
     groups: dict[str, tuple[RagItem, list[Unit]]] = {}
@@ -76,6 +83,13 @@ def silver_examples(
                     item, units, j, group, pool, sentences, rng, claim_prompt
                 )
             )
+    if passages:
+        texts = [
+            (g, " ".join(u.text for u in units)) for g, (_, units) in groups.items()
+        ]
+        for e in passage_pairs(texts, seed=seed, per_passage=1, source="silver"):
+            claim = _claim(groups[e.document_id][0], e.hypothesis, rng, claim_prompt)
+            out.append(replace(e, hypothesis=claim))
     by_question: dict[tuple[str, str], dict[str, RagItem]] = {}
     for item in items:
         units = groups[item_group(item)][1]
@@ -110,7 +124,7 @@ def _sentence_examples(item, units, j, group, pool, sentences, rng, prompt):
     out = [
         Example(
             premise,
-            _claim(item, _shortened(sentence, rng), rng, prompt),
+            _claim(item, shortened(sentence, rng), rng, prompt),
             True,
             group,
             "silver:sentence",
@@ -142,34 +156,6 @@ def _sentence_examples(item, units, j, group, pool, sentences, rng, prompt):
         )
     )
     return out
-
-
-# Parts a sentence still says something without: a parenthesis, a clause
-# set off by commas, a leading adverbial before a comma, a trailing phrase after
-# the last comma.
-_DROPPABLE = (
-    re.compile(r"\s*\([^)]*\)"),
-    re.compile(r",\s*(?:who|which|where|whose|when)\b[^,]*,"),
-    re.compile(
-        r"^(?:In|On|At|After|Before|During|Since|By|From|Following|Although|While"
-        r"|When|However|Today|Later|Originally)\b[^,]{0,40},\s*"
-    ),
-    re.compile(r",[^,]*(?=\.$)"),
-)
-
-
-def _shortened(sentence: str, rng: random.Random) -> str:
-    """The sentence, or (half the time) the sentence without one part it
-    still says something without, so that supported claims are not all
-    verbatim copies."""
-    if rng.random() < 0.5:
-        return sentence
-    options = []
-    for pattern in _DROPPABLE:
-        short = pattern.sub("", sentence, count=1)
-        if short != sentence and len(_WORDS.findall(short)) >= 5:
-            options.append(short[0].upper() + short[1:])
-    return rng.choice(options) if options else sentence
 
 
 def _short_answer_examples(item, units, pool, rng, prompt):
