@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.checkers import checker_class
+from pipeline.checkers import checker_class, passage_pairs
 from pipeline.checkers.provenance import (
     BiEncoderRelevance,
     LexicalRelevance,
@@ -191,6 +191,10 @@ def test_silver_pairs_teach_both_classes_at_both_lengths():
     assert ("silver:sentence", True) in kinds
     assert ("silver:short_answer", False) in kinds
     assert any(s in kinds for s in [("silver:swap", False), ("silver:negation", False)])
+    # Each context also gives a document-level twin: one claim it supports,
+    # one of about that length with one error (passage_pairs).
+    assert ("silver:supported", True) in kinds
+    assert any((f"silver:{kind}", False) in kinds for kind in passage_pairs.ERROR_KINDS)
     for e in examples:
         if e.source == "silver:short_answer":
             prefix = "The answer to the question Where is the head office? is "

@@ -5,9 +5,11 @@ HaluEval QA's right answers are short spans and its hallucinated ones full
 sentences: a scorer trained on them alone learns length. Each context
 sentence therefore yields long claims of both kinds (the sentence or its
 first clause is supported; the sentence with an entity or number swapped,
-an auxiliary negated, or another item's sentence is not), and each labelled
-short answer a short unsupported twin (the answer swapped for another name
-or number of its context).
+an auxiliary negated, or another item's sentence is not), each distinct
+context a document-level twin (:mod:`..passage_pairs`: sentences fused or
+summarised, a clause appended from another context, a pronoun or two roles
+swapped), and each labelled short answer a short unsupported twin (the
+answer swapped for another name or number of its context).
 """
 
 from __future__ import annotations
@@ -46,7 +48,6 @@ def silver_examples(
     seed: int,
     claim_prompt: str = CLAIM_PROMPT,
     per_item: int = SENTENCES_PER_ITEM,
-    passages: bool = True,
 ) -> list[Example]:
     """Supported and unsupported (premise, claim) pairs from every distinct
     context of ``items``.
@@ -58,10 +59,6 @@ def silver_examples(
         seed: makes the draw repeatable.
         claim_prompt: as the check renders claims.
         per_item: context sentences turned into claims per distinct context.
-        passages: also the document-level twins of
-            :func:`~pipeline.checkers.passage_pairs.passage_pairs` (fused and
-            summarised sentences, appended clauses, pronoun and role swaps),
-            one per distinct context.
     """
     rng = random.Random(seed)
     groups: dict[str, tuple[RagItem, list[Unit]]] = {}
@@ -83,13 +80,10 @@ def silver_examples(
                     item, units, j, group, pool, sentences, rng, claim_prompt
                 )
             )
-    if passages:
-        texts = [
-            (g, " ".join(u.text for u in units)) for g, (_, units) in groups.items()
-        ]
-        for e in passage_pairs(texts, seed=seed, per_passage=1, source="silver"):
-            claim = _claim(groups[e.document_id][0], e.hypothesis, rng, claim_prompt)
-            out.append(replace(e, hypothesis=claim))
+    texts = [(g, " ".join(u.text for u in units)) for g, (_, units) in groups.items()]
+    for e in passage_pairs(texts, seed=seed, per_passage=1, source="silver"):
+        claim = _claim(groups[e.document_id][0], e.hypothesis, rng, claim_prompt)
+        out.append(replace(e, hypothesis=claim))
     by_question: dict[tuple[str, str], dict[str, RagItem]] = {}
     for item in items:
         units = groups[item_group(item)][1]
