@@ -47,11 +47,7 @@ def entailment_base(env: Mapping[str, str] = os.environ) -> tuple[str, str]:
     nli_base = _built(env, "NLI_BASE", NLI_BASE)
     if nli_base is not None:
         return nli_base, "the entailment base"
-    return (
-        DEFAULT_BASE_MODEL,
-        "the packaged MiniLM, which knows no entailment (make setup builds a"
-        " better base)",
-    )
+    return DEFAULT_BASE_MODEL, "the packaged MiniLM, which knows no entailment"
 
 
 def best_base(env: Mapping[str, str] = os.environ) -> tuple[str, str]:
@@ -60,7 +56,10 @@ def best_base(env: Mapping[str, str] = os.environ) -> tuple[str, str]:
     starter = starter_scorer(env)
     if starter is not None:
         return starter, "the starter scorer"
-    return entailment_base(env)
+    base, what = entailment_base(env)
+    if base == DEFAULT_BASE_MODEL:
+        what += "; make setup builds a better one, the starter scorer"
+    return base, what
 
 
 def base_or_best(base: str | None, env: Mapping[str, str] = os.environ) -> str:

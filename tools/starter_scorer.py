@@ -36,7 +36,7 @@ from pipeline.errors import PipelineError
 from pipeline.jsonl import document_from_json, read_jsonl
 from pipeline.nli import read_nli_pairs, training_examples
 from pipeline.score import model_folder_problem
-from pipeline.train import TrainConfig, train_scorer
+from pipeline.train import ProgressBars, ProgressCallback, TrainConfig, train_scorer
 from pipeline.types import Document
 
 from .demo_corpus import generate_corpus
@@ -59,6 +59,7 @@ def build_starter(
     seed: int = 0,
     config: TrainConfig = CONFIG,
     nli: Sequence[Example] = (),
+    on_progress: ProgressCallback | None = None,
 ) -> dict:
     """Train the starter into ``out`` (written whole or not at all).
 
@@ -67,6 +68,7 @@ def build_starter(
         documents: real documents by id, added to the demo corpus.
         seed: the demo corpus's and the training's seed.
         nli: NLI pairs mixed into the training, beside the silver pairs.
+        on_progress: called after every step (progress bars).
 
     Returns:
         The scorer's metadata.
@@ -84,6 +86,7 @@ def build_starter(
         tmp,
         config=replace(config, seed=seed),
         mixed=nli,
+        on_progress=on_progress,
     )
     shutil.rmtree(out, ignore_errors=True)
     tmp.replace(out)
@@ -177,13 +180,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             + ("" if args.nli else " (none given: NLI_DATA names NLI pairs files)"),
             file=sys.stderr,
         )
-        metadata = build_starter(
-            args.out,
-            documents,
-            seed=args.seed,
-            config=replace(CONFIG, base=base),
-            nli=nli,
-        )
+        bars = ProgressBars()
+        try:
+            metadata = build_starter(
+                args.out,
+                documents,
+                seed=args.seed,
+                config=replace(CONFIG, base=base),
+                nli=nli,
+                on_progress=bars,
+            )
+        finally:
+            bars.close()
     except (PipelineError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
