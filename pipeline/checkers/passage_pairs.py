@@ -18,7 +18,7 @@ import re
 from collections.abc import Sequence
 
 from .base import Example
-from .perturb import entities, negate, shortened
+from .perturb import entities, negate, replaced, shortened
 from .sentences import sentence_spans
 
 #: One unsupported claim per kind: an entity, number or date swapped for
@@ -39,7 +39,13 @@ ERROR_KINDS = (
 #: many words (a check reads long passages in chunks of about this size).
 CHUNK_WORDS = 90
 _WORDS = re.compile(r"\w+")
-_KINDS = {"name": "entity_swap", "number": "number_swap"}
+#: The error a swap of each entity kind (of :func:`~.perturb.entities`) makes.
+_ERROR_OF_KIND = {
+    "name": "entity_swap",
+    "number": "number_swap",
+    "year": "date_swap",
+    "month": "date_swap",
+}
 _PRONOUNS = {"he": "she", "she": "he", "his": "her", "her": "his", "him": "her"}
 _PRONOUN = re.compile(r"\b(?:he|she|his|her|him)\b", re.IGNORECASE)
 _FIRST_CLAUSE = re.compile(r"^[^,;:]{20,}?(?=[,;:]\s)")
@@ -75,13 +81,12 @@ def passage_pairs(
     rng = random.Random(seed)
     split = [(group, _sentences(text)) for group, text in passages]
     split = [(g, s) for g, s in split if s]
-    outside: dict[str, list[str]] = {}
+    outside: list[str] = []  # every name, for swaps from outside a passage
     clauses: list[tuple[str, str]] = []
     for group, sentences in split:
         for s in sentences:
             clauses.append((group, _clause(s)))
-            for kind, value in entities(s):
-                outside.setdefault(kind, []).append(value)
+            outside += [value for kind, value in entities(s) if kind == "name"]
     out: list[Example] = []
     for group, sentences in split:
         anchors = rng.sample(range(len(sentences)), min(per_passage, len(sentences)))
@@ -167,20 +172,16 @@ def _twin(claim, premise, group, outside, clauses, rng):
     return None
 
 
-def _kind(kind: str) -> str:
-    return "date_swap" if kind in ("year", "month") else _KINDS[kind]
-
-
 def _swap(claim: str, premise: str, error: str, rng) -> str | None:
     """An entity of the claim swapped for another of the passage, of the
     same kind and error (a name, a number, a date)."""
-    found = [(k, v) for k, v in entities(claim) if _kind(k) == error]
-    local = [(k, v) for k, v in entities(premise) if _kind(k) == error]
+    found = [(k, v) for k, v in entities(claim) if _ERROR_OF_KIND[k] == error]
+    local = [(k, v) for k, v in entities(premise) if _ERROR_OF_KIND[k] == error]
     rng.shuffle(found)
     for kind, value in found:
         options = [v for k, v in local if k == kind and v.lower() not in claim.lower()]
         if options:
-            return _replace(claim, value, rng.choice(options))
+            return replaced(claim, value, rng.choice(options))
     return None
 
 
@@ -189,11 +190,9 @@ def _outside(claim: str, premise: str, outside, rng) -> str | None:
     names = [v for k, v in entities(claim) if k == "name"]
     folded = premise.lower()
     for value in rng.sample(names, len(names)):
-        for new in rng.sample(
-            outside.get("name", []), min(8, len(outside.get("name", [])))
-        ):
+        for new in rng.sample(outside, min(8, len(outside))):
             if new.lower() not in folded:
-                return _replace(claim, value, new)
+                return replaced(claim, value, new)
     return None
 
 
@@ -237,11 +236,6 @@ def _role_swap(claim: str) -> str | None:
     if at_a > at_b:
         (a, at_a), (b, at_b) = (b, at_b), (a, at_a)
     return claim[:at_a] + b + claim[at_a + len(a) : at_b] + a + claim[at_b + len(b) :]
-
-
-def _replace(text: str, old: str, new: str) -> str:
-    at = text.find(old)
-    return text[:at] + new + text[at + len(old) :]
 
 
 def _clause(sentence: str) -> str:

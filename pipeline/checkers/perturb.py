@@ -78,10 +78,14 @@ def swap_entity(
     for kind, value in found:
         options = [v for v in pool.get(kind, ()) if v.lower() not in folded]
         if options:
-            at = sentence.find(value)
-            new = rng.choice(options)
-            return sentence[:at] + new + sentence[at + len(value) :]
+            return replaced(sentence, value, rng.choice(options))
     return None
+
+
+def replaced(text: str, old: str, new: str) -> str:
+    """``text`` with the first ``old`` in it replaced by ``new``."""
+    at = text.find(old)
+    return text[:at] + new + text[at + len(old) :]
 
 
 # Parts a sentence still says something without: a parenthesis, a clause
