@@ -55,6 +55,41 @@ def best_threshold(
     return best
 
 
+#: Margins tried for the rival rule, widest first.
+RIVAL_MARGINS = (0.5, 0.4, 0.3, 0.2, 0.15, 0.1, 0.05, 0.0)
+
+
+def rival_margin(
+    scores: Sequence[float],
+    rivals: Sequence[float | None],
+    unsafe: Sequence[bool],
+    *,
+    threshold: float,
+    target: float,
+) -> float | None:
+    """The narrowest margin whose own flags (a rival outscores the claim by
+    more than it, the threshold passes the claim) are unsafe at least
+    ``target`` of the time, or None if none is: rivals then stay unread.
+
+    Args:
+        scores: the claims' scores.
+        rivals: the best score among each claim's rivals (None: no rival).
+        unsafe: the gold answer for each.
+        threshold: the scorer's threshold, which flags on its own.
+        target: the precision the margin's own flags must reach.
+    """
+    chosen = None
+    for margin in RIVAL_MARGINS:
+        extra = [
+            bad
+            for s, r, bad in zip(scores, rivals, unsafe, strict=True)
+            if s >= threshold and r is not None and r - s > margin
+        ]
+        if extra and sum(extra) / len(extra) >= target:
+            chosen = margin
+    return chosen
+
+
 def precision_threshold(
     scores: Sequence[float], unsafe: Sequence[bool], *, target: float
 ) -> float | None:

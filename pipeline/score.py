@@ -176,6 +176,9 @@ class NLIScorer:
         quantize: dynamic int8 quantisation of the linear layers (CPU only).
         threshold: decision threshold; defaults to the one saved in the
             folder's metadata, else 0.5.
+        rival_margin: how far a rival value must outscore a claim to flag
+            it (:mod:`~pipeline.checkers.extraction.rivals`); defaults to
+            the one saved in the folder's metadata, else None: rivals unread.
     """
 
     def __init__(
@@ -187,6 +190,7 @@ class NLIScorer:
         batch_size: int = DEFAULT_BATCH_SIZE,
         quantize: bool = False,
         threshold: float | None = None,
+        rival_margin: float | None = None,
     ):
         metadata = read_metadata(model) if Path(model).is_dir() else {}
         num_labels = 1 if model == DEFAULT_BASE_MODEL else None
@@ -204,6 +208,9 @@ class NLIScorer:
         self.metadata = metadata
         self.threshold = float(
             threshold if threshold is not None else metadata.get("threshold", 0.5)
+        )
+        self.rival_margin = (
+            rival_margin if rival_margin is not None else metadata.get("rival_margin")
         )
         self.version = str(metadata.get("version", "base"))
         self.name = f"nli:{metadata.get('name') or Path(model).name}"

@@ -25,7 +25,7 @@ from typing import Any
 from . import __version__
 from .checkers.base import Checker, Example, Pair
 from .errors import TrainingError
-from .evaluate import best_threshold, flag_metrics, precision_threshold
+from .evaluate import best_threshold, flag_metrics, precision_threshold, rival_margin
 from .score import (
     DEFAULT_BASE_MODEL,
     METADATA_FILE,
@@ -58,6 +58,13 @@ class TrainConfig:
     #: keeps what the silver stage taught instead of forgetting it on a few
     #: hundred labels (issue 16); 0 trains on the expert pairs alone.
     replay: float = 0.0
+    #: Weight of the listwise term beside the pointwise one: the pairs of one
+    #: premise share a batch, and each supported claim must outscore the
+    #: unsupported ones about the same text (a softmax over them), so the
+    #: scorer learns to rank a value against its competitors (the other
+    #: role, another date of the line), not only to score it alone
+    #: (issue 28); 0 trains pointwise only.
+    listwise: float = 0.0
     device: str | None = None
     seed: int = 0
 
@@ -297,29 +304,44 @@ class Trainer:
                     (rows[entails] - rows[others].mean(dim=0)).unsqueeze(0)
                 )
 
-    def _batches(self, examples: Sequence[Example], *, shuffle: bool, rng=None):
+    def _batches(
+        self, examples: Sequence[Example], *, shuffle: bool, rng=None, grouped=False
+    ):
+        """Padded batches of similar length, shuffled when training;
+        ``grouped`` keeps the pairs of one premise in one batch (a batch
+        then fills past the batch size by at most one group)."""
         encoded = self.tokenizer(
             [e.premise for e in examples],
             [e.hypothesis for e in examples],
             truncation=True,
             max_length=self.config.max_length,
         )
-        order = list(range(len(examples)))
+        units = (
+            premise_groups(examples) if grouped else [[i] for i in range(len(examples))]
+        )
         size = self.config.batch_size
+
+        def length(unit: list[int]) -> int:
+            return len(encoded["input_ids"][unit[0]])
+
         if shuffle:
-            rng.shuffle(order)
+            rng.shuffle(units)
             chunk = size * 50
-            order = [
-                i
-                for start in range(0, len(order), chunk)
-                for i in sorted(
-                    order[start : start + chunk],
-                    key=lambda i: len(encoded["input_ids"][i]),
-                )
+            units = [
+                u
+                for start in range(0, len(units), chunk)
+                for u in sorted(units[start : start + chunk], key=length)
             ]
         else:
-            order.sort(key=lambda i: len(encoded["input_ids"][i]))
-        batches = [order[i : i + size] for i in range(0, len(order), size)]
+            units.sort(key=length)
+        batches, batch = [], []
+        for unit in units:
+            batch += unit
+            if len(batch) >= size:
+                batches.append(batch)
+                batch = []
+        if batch:
+            batches.append(batch)
         if shuffle:
             rng.shuffle(batches)
         for batch in batches:
@@ -401,11 +423,18 @@ class Trainer:
         step, stale = 0, 0
         for epoch in range(1, epochs + 1):
             self.model.train()
-            for batch, features in self._batches(examples, shuffle=True, rng=rng):
+            for batch, features in self._batches(
+                examples, shuffle=True, rng=rng, grouped=self.config.listwise > 0
+            ):
                 target = torch.tensor(
                     [float(examples[i].supported) for i in batch], device=self.device
                 )
-                loss = loss_fn(self.model(**features).logits[:, 0], target)
+                logits = self.model(**features).logits[:, 0]
+                loss = loss_fn(logits, target)
+                if self.config.listwise > 0:
+                    loss = loss + self.config.listwise * listwise_loss(
+                        logits, [examples[i] for i in batch]
+                    )
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(params, 1.0)
                 optimizer.step()
@@ -431,6 +460,54 @@ class Trainer:
             "threshold": best[0],
             "examples": len(examples),
         }
+
+
+def premise_groups(examples: Sequence[Example]) -> list[list[int]]:
+    """Indexes of the examples, grouped by premise (first seen first)."""
+    groups: dict[str, list[int]] = {}
+    for i, e in enumerate(examples):
+        groups.setdefault(e.premise, []).append(i)
+    return list(groups.values())
+
+
+def best_rivals(
+    examples: Sequence[Example], scores: Sequence[float]
+) -> list[float | None]:
+    """For each example, the best score of the other hypotheses about its
+    premise (None when it has none): its rivals, as the check reads them."""
+    best: list[float | None] = [None] * len(examples)
+    for group in premise_groups(examples):
+        for i in group:
+            others = [
+                scores[j]
+                for j in group
+                if examples[j].hypothesis != examples[i].hypothesis
+            ]
+            best[i] = max(others, default=None)
+    return best
+
+
+def listwise_loss(logits, examples: Sequence[Example]):
+    """Mean over the supported examples that share their premise with an
+    unsupported one of ``-log softmax`` of the supported one among them
+    (zero when the batch has none): a true claim outscores the false ones
+    about the same text."""
+    import torch
+
+    n = len(examples)
+    supported = torch.tensor([e.supported for e in examples], device=logits.device)
+    same = torch.tensor(
+        [[a.premise == b.premise for b in examples] for a in examples],
+        device=logits.device,
+    )
+    rivals = same & ~supported.unsqueeze(0)
+    rows = supported & rivals.any(dim=1)
+    if not rows.any():
+        return logits.sum() * 0
+    eye = torch.eye(n, dtype=torch.bool, device=logits.device)
+    allowed = (rivals | eye)[rows]
+    scores = logits.unsqueeze(0).expand(n, n)[rows].masked_fill(~allowed, -math.inf)
+    return (scores.logsumexp(dim=1) - logits[rows]).mean()
 
 
 def train_scorer(
@@ -512,6 +589,17 @@ def train_scorer(
             )
             or threshold
         )
+    margin = (
+        rival_margin(
+            val_scores[: len(data.validation)],
+            best_rivals(data.validation, val_scores),
+            val_unsafe[: len(data.validation)],
+            threshold=threshold,
+            target=config.silver_flag_precision,
+        )
+        if config.listwise > 0
+        else None
+    )
     metrics = flag_metrics([s < threshold for s in val_scores], val_unsafe)
     metrics["source"] = data.validation_source
     metrics["best_f1"] = best_f1
@@ -526,6 +614,7 @@ def train_scorer(
         "base_model": config.base,
         "pipeline_version": __version__,
         "threshold": threshold,
+        "rival_margin": margin,
         "label_counts": {
             "human_train": len(data.human_train),
             "human_train_unsafe": sum(not e.supported for e in data.human_train),

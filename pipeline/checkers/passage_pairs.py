@@ -93,7 +93,8 @@ def passage_pairs(
         for j in anchors:
             premise, window = _window(sentences, j)
             claim = _supported(sentences, j, window, rng)
-            twin = _twin(claim, premise, group, outside, clauses, rng)
+            read = [sentences[k] for k in sorted(window)]
+            twin = _twin(claim, premise, read, group, outside, clauses, rng)
             if twin is None:
                 continue
             supported, unsupported, kind = twin
@@ -149,9 +150,10 @@ def _supported(sentences, j, window, rng) -> str:
     return f"{_clause(sentences[first])}. {_clause(sentences[second])}."
 
 
-def _twin(claim, premise, group, outside, clauses, rng):
+def _twin(claim, premise, read, group, outside, clauses, rng):
     """(supported, unsupported, error kind) or None: the kinds are tried in
-    a random order, the first that applies wins."""
+    a random order, the first that applies wins. ``read`` holds the
+    premise's sentences."""
     makers = {
         "entity_swap": lambda: _swap(claim, premise, "entity_swap", rng),
         "number_swap": lambda: _swap(claim, premise, "number_swap", rng),
@@ -163,7 +165,7 @@ def _twin(claim, premise, group, outside, clauses, rng):
     }
     for kind in rng.sample(ERROR_KINDS, len(ERROR_KINDS)):
         if kind == "appended_clause":
-            made = _appended(claim, premise, group, clauses, rng)
+            made = _appended(claim, read, group, clauses, rng)
         else:
             false = makers[kind]()
             made = None if false is None or false == claim else (claim, false)
@@ -196,12 +198,11 @@ def _outside(claim: str, premise: str, outside, rng) -> str | None:
     return None
 
 
-def _appended(claim, premise, group, clauses, rng) -> tuple[str, str] | None:
-    """The claim with a clause of the passage appended (supported) and with
-    one of another passage's of about that length (unsupported)."""
-    own = [
-        c for c in map(_clause, _sentences(premise)) if c.lower() not in claim.lower()
-    ]
+def _appended(claim, read, group, clauses, rng) -> tuple[str, str] | None:
+    """The claim with a clause of the premise's sentences (``read``) appended
+    (supported) and with one of another passage's of about that length
+    (unsupported)."""
+    own = [c for c in map(_clause, read) if c.lower() not in claim.lower()]
     if not own:
         return None
     mine = rng.choice(own)

@@ -346,3 +346,60 @@ def test_a_three_way_nli_model_trains_from_where_its_head_stood(tmp_path):
             assert score == pytest.approx(
                 torch.sigmoid(e - (c + n) / 2).item(), abs=1e-5
             )
+
+
+def _pair(premise, hypothesis, supported):
+    from pipeline.checkers.base import Example
+
+    return Example(premise, hypothesis, supported, "d", "silver:test")
+
+
+def test_the_listwise_term_ranks_a_true_claim_above_the_false_ones_of_its_text():
+    import math
+
+    import torch
+
+    from pipeline.train import listwise_loss
+
+    examples = [
+        _pair("caption", "Appellant: Roe", True),
+        _pair("caption", "Appellee: Roe", False),
+        _pair("caption", "Appellant: Doe", False),
+        _pair("other line", "Judge: Kay", True),  # no rival: no term
+        _pair("third line", "Date: 1990", False),  # no true claim: no term
+    ]
+    logits = torch.tensor([0.5, 1.0, -1.0, -3.0, 2.0], requires_grad=True)
+    loss = listwise_loss(logits, examples)
+    expected = -math.log(
+        math.exp(0.5) / (math.exp(0.5) + math.exp(1.0) + math.exp(-1.0))
+    )
+    assert loss.item() == pytest.approx(expected, rel=1e-6)
+    loss.backward()
+    grad = logits.grad.tolist()
+    assert grad[0] < 0 and grad[1] > 0 and grad[2] > 0  # true up, rivals down
+    assert grad[3] == 0 and grad[4] == 0
+    assert listwise_loss(logits, examples[3:]).item() == 0
+
+
+def test_grouped_batches_keep_the_pairs_of_one_premise_together():
+    import random
+
+    from pipeline.train import Trainer
+
+    examples = [
+        _pair(f"premise {i % 7} " + "word " * (i % 5), f"claim {i}", i % 3 == 0)
+        for i in range(60)
+    ]
+    trainer = Trainer(TrainConfig(batch_size=8), None)
+    batches = [
+        b
+        for b, _ in trainer._batches(
+            examples, shuffle=True, rng=random.Random(0), grouped=True
+        )
+    ]
+    assert sorted(i for b in batches for i in b) == list(range(60))
+    where = {}
+    for n, batch in enumerate(batches):
+        for i in batch:
+            where.setdefault(examples[i].premise, set()).add(n)
+    assert all(len(batches_of) == 1 for batches_of in where.values())

@@ -11,6 +11,7 @@ from ...score import Scorer
 from ...types import Alignment, CheckedPrediction, Document, Prediction
 from .agreement import pattern_agreement
 from .hypothesis import render_hypothesis, type_display_name
+from .rivals import rival_hypotheses
 from .schema import Schema
 
 
@@ -69,7 +70,10 @@ def check_predictions(
     (another date, the other party in this role:
     :func:`.agreement.pattern_agreement`), is ``unsafe`` / ``not_supported``;
     one whose span states it as claimed, or that the scorer passes, is
-    ``safe``. Without a scorer an aligned one is ``unscored``: a
+    ``safe``. A scorer with a ``rival_margin`` also reads each claim's
+    rivals (:mod:`.rivals`): a claim that one of them outscores by more than
+    the margin is ``unsafe`` / ``not_supported`` too, unless its span states
+    it. Without a scorer an aligned one is ``unscored``: a
     copied context says nothing of the value (train a scorer without labels:
     ``python -m pipeline train`` with no ``--labels``).
 
@@ -86,10 +90,26 @@ def check_predictions(
     hypotheses = [render_hypothesis(p.type, p.value, schema=schema) for p, _ in aligned]
     kept = [i for i, (_, a) in enumerate(aligned) if a.score >= align_threshold]
     scores: dict[int, float] = {}
+    rivals: dict[int, float] = {}
+    margin = getattr(scorer, "rival_margin", None)
     if scorer is not None and kept:
         pairs = [(aligned[i][1].text, hypotheses[i]) for i in kept]
+        owners = list(kept)
+        if margin is not None:
+            by_document: dict[str, list[Prediction]] = {}
+            for p, _ in aligned:
+                by_document.setdefault(p.document_id, []).append(p)
+            for i in kept:
+                p, a = aligned[i]
+                for h in rival_hypotheses(
+                    p, a.text, by_document[p.document_id], schema=schema
+                ):
+                    pairs.append((a.text, h))
+                    owners.append(i)
         values = scorer.score_pairs(pairs, progress=progress)
-        scores = dict(zip(kept, values, strict=True))
+        scores = dict(zip(kept, values[: len(kept)], strict=True))
+        for i, value in zip(owners[len(kept) :], values[len(kept) :], strict=True):
+            rivals[i] = max(rivals.get(i, 0.0), value)
     report = CheckReport(errors=errors)
     for i, ((prediction, alignment), hypothesis) in enumerate(
         zip(aligned, hypotheses, strict=True)
@@ -110,7 +130,9 @@ def check_predictions(
             verdict, reason = "unsafe", "not_supported"
         elif score is None:
             verdict, reason = "unscored", None
-        elif stated is None and score < scorer.threshold:
+        elif stated is None and (
+            score < scorer.threshold or (i in rivals and rivals[i] - score > margin)
+        ):
             verdict, reason = "unsafe", "not_supported"
         else:
             verdict, reason = "safe", None
