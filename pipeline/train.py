@@ -308,18 +308,25 @@ class Trainer:
         self, examples: Sequence[Example], *, shuffle: bool, rng=None, grouped=False
     ):
         """Padded batches of similar length, shuffled when training;
-        ``grouped`` keeps the pairs of one premise in one batch (a batch
-        then fills past the batch size by at most one group)."""
+        ``grouped`` keeps the pairs of one premise in one batch (a premise
+        with more pairs than a batch holds is cut into batch-sized groups;
+        a batch then fills past the batch size by less than one batch)."""
         encoded = self.tokenizer(
             [e.premise for e in examples],
             [e.hypothesis for e in examples],
             truncation=True,
             max_length=self.config.max_length,
         )
-        units = (
-            premise_groups(examples) if grouped else [[i] for i in range(len(examples))]
-        )
         size = self.config.batch_size
+        units = (
+            [
+                g[k : k + size]
+                for g in premise_groups(examples)
+                for k in range(0, len(g), size)
+            ]
+            if grouped
+            else [[i] for i in range(len(examples))]
+        )
 
         def length(unit: list[int]) -> int:
             return len(encoded["input_ids"][unit[0]])

@@ -403,3 +403,12 @@ def test_grouped_batches_keep_the_pairs_of_one_premise_together():
         for i in batch:
             where.setdefault(examples[i].premise, set()).add(n)
     assert all(len(batches_of) == 1 for batches_of in where.values())
+    # One premise with more pairs than a batch holds: cut, never one huge batch.
+    crowded = [_pair("one caption", f"claim {i}", i == 0) for i in range(30)]
+    sizes = [
+        len(b)
+        for b, _ in trainer._batches(
+            crowded, shuffle=True, rng=random.Random(0), grouped=True
+        )
+    ]
+    assert sorted(sizes) == [6, 8, 8, 8]
