@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import bench_real_documents as real  # noqa: E402
 
 from pipeline.score import NLIScorer  # noqa: E402
-from tools.starter_scorer import CONFIG, NLI_PAIRS, build_starter, read_nli  # noqa: E402
+from tools.starter_scorer import CONFIG  # noqa: E402
 
 SPLITS = ("dev", "spent")
 
@@ -68,18 +68,17 @@ def main() -> None:
     args = parser.parse_args()
     opinions = real.load_opinions()
     splits = {s: real.load_benchmark(s) for s in SPLITS}
-    held = set(real.load_benchmark("test")[2])
-    for _, _, documents in splits.values():
-        held |= set(documents)
-    kept = {k: d for k, d in opinions.items() if k not in held}
-    nli = read_nli([str(real.NLI)], NLI_PAIRS)
+    benchmark_docs = splits["dev"][2]  # every split's opinions
     for weight in (float(w) for w in args.weights.split(",")):
         rows = []
         for seed in (int(s) for s in args.seeds.split(",")):
-            folder = args.work / f"starter-w{weight:g}-s{seed}"
-            if not (folder / "metadata.json").is_file():
-                config = replace(CONFIG, listwise=weight, device=args.device)
-                build_starter(folder, kept, seed=seed, config=config, nli=nli)
+            folder = real.starter_scorer(
+                args.work / f"starter-w{weight:g}-s{seed}",
+                opinions,
+                benchmark_docs,
+                seed,
+                config=replace(CONFIG, listwise=weight, device=args.device),
+            )
             scorer = NLIScorer(str(folder), device=args.device)
             row = {"weight": weight, "seed": seed, "margin": scorer.rival_margin}
             row.update(read(scorer, opinions, splits))

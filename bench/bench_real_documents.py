@@ -58,7 +58,7 @@ from pipeline.score import NLIScorer  # noqa: E402
 from pipeline.train import TrainConfig, train_scorer  # noqa: E402
 from pipeline.types import Document, Label  # noqa: E402
 from tools.demo_corpus import generate_corpus  # noqa: E402
-from tools.starter_scorer import NLI_PAIRS, build_starter, read_nli  # noqa: E402
+from tools.starter_scorer import CONFIG, NLI_PAIRS, build_starter, read_nli  # noqa: E402
 
 BENCHMARK = ROOT / "bench" / "data" / "caselaw_predictions.jsonl"
 OPINIONS = ROOT.parent / "shared" / "data" / "caselaw" / "opinions.jsonl"
@@ -101,14 +101,23 @@ def demo_scorer(folder: Path, seed: int) -> Path:
     return folder
 
 
-def starter_scorer(folder: Path, opinions: dict, held_out: set, seed: int) -> Path:
-    """The starter as ``make setup`` builds it (NLI pairs mixed in) from
-    every opinion outside the benchmark, so the figures are on documents it
-    never saw."""
+def starter_scorer(
+    folder: Path,
+    opinions: dict,
+    held_out: set,
+    seed: int,
+    *,
+    config: TrainConfig = CONFIG,
+    nli_pairs: int = NLI_PAIRS,
+) -> Path:
+    """The starter as ``make setup`` builds it (``nli_pairs`` NLI pairs
+    mixed in; ``config`` for the benches that vary its recipe) from every
+    opinion outside the benchmark, so the figures are on documents it never
+    saw."""
     if not (folder / "metadata.json").is_file():
         kept = {k: d for k, d in opinions.items() if k not in held_out}
-        nli = read_nli([str(NLI)] if NLI.is_file() else [], NLI_PAIRS)
-        build_starter(folder, kept, seed=seed, nli=nli)
+        nli = read_nli([str(NLI)] if NLI.is_file() else [], nli_pairs)
+        build_starter(folder, kept, seed=seed, config=config, nli=nli)
     return folder
 
 

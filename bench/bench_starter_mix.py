@@ -31,7 +31,7 @@ from bench_provenance_mix import dev_auc  # noqa: E402
 
 from pipeline.nli import per_source, read_nli_pairs, split_pairs  # noqa: E402
 from pipeline.score import NLIScorer  # noqa: E402
-from tools.starter_scorer import CONFIG, build_starter, read_nli  # noqa: E402
+from tools.starter_scorer import CONFIG  # noqa: E402
 
 HELD_OUT_PER_SOURCE = 300
 
@@ -53,20 +53,20 @@ def main() -> None:
     predictions, labels, benchmark_docs = real.load_benchmark("dev")
     opinions = real.load_opinions()
     documents = {k: opinions[k] for k in {p.document_id for p in predictions}}
-    kept = {k: d for k, d in opinions.items() if k not in benchmark_docs}
     held = held_out_pairs()
     qa_dev = sets.halueval_qa(*sets.QA_DEV, n=500, name="halueval_qa_dev")
     for mix in args.mixes.split(","):
         silver, nli = (int(n) for n in mix.split("/"))
         starter = args.work / f"starter-s{silver}-n{nli}"
         started = time.monotonic()
-        if not (starter / "metadata.json").is_file():
-            build_starter(
-                starter,
-                kept,
-                config=replace(CONFIG, silver_limit=silver),
-                nli=read_nli([str(real.NLI)], nli),
-            )
+        real.starter_scorer(
+            starter,
+            opinions,
+            benchmark_docs,
+            0,
+            config=replace(CONFIG, silver_limit=silver),
+            nli_pairs=nli,
+        )
         built = time.monotonic() - started
         project = real.project_scorer(
             starter.with_name(f"project-s{silver}-n{nli}"),
