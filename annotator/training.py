@@ -138,8 +138,9 @@ def labelled_data(
     digest = hashlib.sha256()
     digest.update(json.dumps(project.entity_schema, sort_keys=True).encode())
     predictions = []
+    # Every field prediction_record reads: a deferred one costs a query a row.
     rows = predictions_qs.only(
-        "pk", "document_id", "type", "value", "context", "model"
+        "pk", "document_id", "type", "value", "context", "model", "extra"
     ).iterator(chunk_size=2000)
     for row in rows:
         p = prediction_record(row)

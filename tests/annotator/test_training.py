@@ -252,6 +252,30 @@ def test_disagreeing_experts_are_settled_by_majority_and_ties_count_as_unsafe(
 
 
 @pytest.mark.django_db
+def test_labelled_data_costs_the_same_queries_for_3_predictions_or_40(personas):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    project = personas.project
+    project.gold_share = 0.0
+    project.save()
+
+    def queries(n: int) -> int:
+        document = make_document(project)
+        for _ in range(n):
+            p = make_prediction(document, extra={"page": 3})
+            Annotation.objects.create(
+                prediction=p, annotator=personas.annotator, label="safe"
+            )
+        with CaptureQueriesContext(connection) as captured:
+            data = training.labelled_data(project, gold_set=False)
+        assert all(p.extra == {"page": 3} for p in data.predictions)
+        return len(captured.captured_queries)
+
+    assert queries(40) == queries(3)
+
+
+@pytest.mark.django_db
 def test_a_second_run_of_a_project_is_refused_and_bad_params_are_named(personas, api):
     project = personas.project
     admin = api(personas.admin)
