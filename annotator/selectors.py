@@ -148,6 +148,11 @@ def consistency_runs_for(user) -> QuerySet[ConsistencyRun]:
     return ConsistencyRun.objects.filter(project__in=projects_for(user))
 
 
+#: The words a page or the API filters verdicts by: each verdict's value,
+#: and "unchecked" for the empty one.
+VERDICT_FILTERS: dict[str, str] = {(v.value or "unchecked"): v.value for v in Verdict}
+
+
 def predictions_filter(
     queryset: QuerySet[Prediction],
     *,
@@ -165,9 +170,7 @@ def predictions_filter(
     if document:
         queryset = queryset.filter(document__external_id=document)
     if verdict is not None:
-        queryset = queryset.filter(
-            verdict=Verdict.UNCHECKED if verdict == "unchecked" else verdict
-        )
+        queryset = queryset.filter(verdict=VERDICT_FILTERS[verdict])
     if type:
         queryset = queryset.filter(type=type)
     if model:

@@ -45,7 +45,7 @@ def predictions_page(request, pk: int):
     # verdicts, here as on the labeling screen.
     machine = selectors.machine_scores_visible(request.user, project)
     verdict = (request.GET.get("verdict") or None) if machine else None
-    if verdict not in (None, "safe", "unsafe", "unscored", "unchecked"):
+    if verdict not in selectors.VERDICT_FILTERS:
         verdict = None
     predictions = selectors.predictions_filter(
         project.predictions.select_related("document"), verdict=verdict

@@ -229,7 +229,7 @@ _PREDICTION_FILTERS = [
     OpenApiParameter("project", int, description="Project id."),
     OpenApiParameter("document", str, description="Document external id."),
     OpenApiParameter(
-        "verdict", enum=["safe", "unsafe", "unchecked"], description="Verdict."
+        "verdict", enum=list(selectors.VERDICT_FILTERS), description="Verdict."
     ),
     OpenApiParameter("type", str, description="Entity type."),
     OpenApiParameter("model", str, description="Source LLM."),
@@ -246,8 +246,10 @@ class PredictionViewSet(viewsets.ReadOnlyModelViewSet):
     def get_queryset(self):
         params = self.request.query_params
         verdict = params.get("verdict") or None
-        if verdict not in (None, "safe", "unsafe", "unchecked"):
-            raise ValidationError({"verdict": "safe, unsafe or unchecked"})
+        if verdict not in (None, *selectors.VERDICT_FILTERS):
+            raise ValidationError(
+                {"verdict": "one of " + ", ".join(selectors.VERDICT_FILTERS)}
+            )
         project = project_param(params)
         visible = selectors.predictions_for(self.request.user)
         if verdict or params.get("min_score") or params.get("max_score"):

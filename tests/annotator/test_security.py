@@ -399,6 +399,26 @@ def test_api_hides_machine_scores_where_the_project_hides_them(personas, api):
     assert api(personas.annotator).get(url).json()["score"] == 0.9
 
 
+def test_api_filters_every_verdict_and_names_them_on_a_bad_one(personas, api):
+    personas.project.show_machine_scores = True
+    personas.project.save()
+    document = make_document(personas.project)
+    for verdict in ("safe", "unsafe", "unscored", ""):
+        make_prediction(document, verdict=verdict, external_id=f"v-{verdict}")
+    client = api(personas.annotator)
+    for word, external_id in (
+        ("safe", "v-safe"),
+        ("unsafe", "v-unsafe"),
+        ("unscored", "v-unscored"),
+        ("unchecked", "v-"),
+    ):
+        listing = client.get(f"/api/predictions/?verdict={word}").json()
+        assert [p["external_id"] for p in listing["results"]] == [external_id]
+    bad = client.get("/api/predictions/?verdict=maybe")
+    assert bad.status_code == 400
+    assert bad.json()["verdict"] == "one of unchecked, safe, unsafe, unscored"
+
+
 def test_pages_and_api_send_a_content_security_policy(personas, client, api):
     client.force_login(personas.annotator)
     for response in (
