@@ -30,6 +30,8 @@ from django.db.models import (
 from django.db.models.functions import Coalesce, Length
 from django.utils import timezone
 
+from pipeline.grader import THRESHOLD
+
 from . import gold
 from .errors import ApplicationError, ConfigurationError, TransientError
 from .extraction import llm_config
@@ -155,7 +157,7 @@ def grader_silver_labels(project: Project) -> dict[int, str]:
         .distinct("prediction_id")
         .values_list("prediction_id", "score")
     )
-    return {pk: "safe" if score >= 0.5 else "unsafe" for pk, score in rows}
+    return {pk: "safe" if score >= THRESHOLD else "unsafe" for pk, score in rows}
 
 
 # --- estimate ----------------------------------------------------------------

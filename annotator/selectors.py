@@ -28,6 +28,8 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Coalesce, Greatest, Length, Substr
 from django.db.models.lookups import Exact
 
+from pipeline.grader import THRESHOLD as GRADER_THRESHOLD
+
 from . import gold as gold_set
 from . import pdfs
 from .models import (
@@ -345,8 +347,8 @@ def _order_disagreement(queryset, *, project, annotator):
     )
     tier = Case(
         When(
-            Q(score__gte=threshold, graded__lt=0.5)
-            | Q(score__lt=threshold, graded__gte=0.5),
+            Q(score__gte=threshold, graded__lt=GRADER_THRESHOLD)
+            | Q(score__lt=threshold, graded__gte=GRADER_THRESHOLD),
             then=Value(2),
         ),
         When(

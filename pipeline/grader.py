@@ -98,6 +98,10 @@ def grader_message(premise: str, hypothesis: str) -> str:
     )
 
 
+#: A grade at or above this is the grader's "supports" (grades are 0 or 1).
+THRESHOLD = 0.5
+
+
 class LLMGrader:
     """Scores ``(premise, hypothesis)`` pairs with an LLM's SUPPORTS verdict.
 
@@ -113,7 +117,7 @@ class LLMGrader:
         usage: everything this grader has spent so far.
     """
 
-    threshold = 0.5
+    threshold = THRESHOLD
 
     def __init__(
         self, config: LLMConfig, *, client: Client | None = None, concurrency: int = 4
