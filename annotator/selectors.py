@@ -99,10 +99,15 @@ def project_roles(user) -> dict[int, str]:
     return dict(Membership.objects.filter(user=user).values_list("project_id", "role"))
 
 
-def machine_scores_visible(user, project: Project) -> bool:
+def machine_scores_shown(project: Project, role: str | None) -> bool:
     """Experts see scores and verdicts only where the project shows them (so
     they do not anchor the labels); its admins always do."""
-    return project.show_machine_scores or project_role(user, project) in MANAGE
+    return project.show_machine_scores or role in MANAGE
+
+
+def machine_scores_visible(user, project: Project) -> bool:
+    """:func:`machine_scores_shown` for ``user``'s role on ``project``."""
+    return machine_scores_shown(project, project_role(user, project))
 
 
 def projects_with_scores_for(user) -> QuerySet[Project]:

@@ -33,7 +33,7 @@ def home(request):
         project.can_label = role in selectors.LABEL
         project.can_review = role in adjudication.REVIEW
         project.can_manage = role in selectors.MANAGE
-        project.machine = project.show_machine_scores or project.can_manage
+        project.machine = selectors.machine_scores_shown(project, role)
     return render(request, "home.html", {"projects": projects})
 
 
