@@ -9,10 +9,10 @@ export HF_HUB_OFFLINE ?= 1
 
 .PHONY: setup demo test lint bench browser
 
-$(STAMP): requirements.txt
+$(STAMP): requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -r requirements.txt
+	$(BIN)/pip install --quiet -r requirements-dev.txt
 	touch $(STAMP)
 
 # The starter scorer every project's training starts from (silver pairs of
