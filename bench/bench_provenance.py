@@ -47,7 +47,7 @@ import provenance_sets as sets  # noqa: E402
 from pipeline.checkers.provenance import check_items, item_from_json  # noqa: E402
 from pipeline.checkers.provenance.checker import named_relevance  # noqa: E402
 from pipeline.checkers.sentences import sentence_spans  # noqa: E402
-from pipeline.evaluate import roc_auc  # noqa: E402
+from pipeline.evaluate import balanced_accuracy, flag_metrics, roc_auc  # noqa: E402
 from pipeline.jsonl import write_jsonl  # noqa: E402
 from pipeline.score import NLIScorer  # noqa: E402
 
@@ -127,8 +127,14 @@ def auc_rows(scorer_dir: Path, lines: int) -> list[dict]:
         for mode, (relevance, scorer) in checkers.items():
             row[mode], results = checked_auc(raw, relevance=relevance, scorer=scorer)
             if mode == "ours":
-                right = sum(r.verdict == r.item.label for r in results)
-                row["accuracy"] = right / len(raw)
+                row["balanced"] = balanced_accuracy(
+                    flag_metrics(
+                        [r.verdict == "hallucinated" for r in results],
+                        [r.item.label == "hallucinated" for r in results],
+                    )["confusion"]
+                )
+        if "hhem" in raw[0]:
+            row["hhem"] = hhem_figures(raw)
         rows.append(row)
         print(
             f"  {name}: AUC {row['ours']:.3f}, fast {row['fast']:.3f}",
@@ -138,8 +144,40 @@ def auc_rows(scorer_dir: Path, lines: int) -> list[dict]:
     return rows
 
 
+def hhem_figures(raw: list[dict]) -> dict[str, dict[str, float | None]]:
+    """Balanced accuracy (at 0.5) and ROC AUC of each HHEM model whose
+    scores a set ships, on the same items as ours."""
+    hallucinated = [r["label"] == "hallucinated" for r in raw]
+    figures = {}
+    for column in raw[0]["hhem"]:
+        scores = [r["hhem"][column] for r in raw]
+        flagged = [score < 0.5 for score in scores]
+        figures[column] = {
+            "balanced": balanced_accuracy(
+                flag_metrics(flagged, hallucinated)["confusion"]
+            ),
+            "auc": roc_auc(scores, [not h for h in hallucinated]),
+        }
+    return figures
+
+
+def print_hhem(rows: list[dict]) -> None:
+    """Summary-level balanced accuracy beside the HHEM models' on the same
+    summaries (FaithBench), and why TofuEval is not among them."""
+    for r in rows:
+        for column, figures in r.get("hhem", {}).items():
+            print(
+                f"{r['set']}: {column} balanced accuracy {figures['balanced']:.3f} "
+                f"(at 0.5), ROC AUC {figures['auc']:.3f}; ours "
+                f"{r['balanced']:.3f} (at the scorer's own threshold), "
+                f"{r['ours']:.3f}"
+            )
+    print(f"faithbench: {sets.FAITHBENCH_SOURCE}")
+    print(f"tofueval: {sets.TOFUEVAL_MISSING}")
+
+
 def print_auc_table(rows: list[dict]) -> None:
-    head = ("set", "items", "paper", "ours", "fast", "acc.", "length", "overlap")
+    head = ("set", "items", "paper", "ours", "fast", "bal.", "length", "overlap")
     print(f"{head[0]:<24}" + "".join(f"{h:>8}" for h in head[1:]))
     for r in rows:
         cells = [
@@ -147,7 +185,7 @@ def print_auc_table(rows: list[dict]) -> None:
             sets.PAPER_AUC.get(r["set"]),
             r["ours"],
             r["fast"],
-            r["accuracy"],
+            r["balanced"],
             r["length"],
             r["overlap"],
         ]
@@ -157,7 +195,7 @@ def print_auc_table(rows: list[dict]) -> None:
         statistics.fmean(
             r[k] if k != "paper" else sets.PAPER_AUC[r["set"]] for r in zero
         )
-        for k in ("paper", "ours", "fast", "accuracy", "length", "overlap")
+        for k in ("paper", "ours", "fast", "balanced", "length", "overlap")
     ]
     print(f"{'zero-shot mean (5 sets)':<32}" + "".join(_cell(m) for m in means))
     print(f"paper: {sets.PAPER_SOURCE}")
@@ -453,6 +491,7 @@ def main() -> None:
     }
     latency = {mode: latency_apart(scorer_dir, mode) for mode in MODES}
     print_auc_table(rows)
+    print_hhem(rows)
     if minutes is not None:
         print(f"training (provenance-train, HaluEval QA 0-3,999): {minutes:.1f} min")
     print(f"throughput, items/s with {CONTEXTS_PER_ITEM} sentence contexts an item:")

@@ -30,6 +30,14 @@ def flag_metrics(flagged: Sequence[bool], unsafe: Sequence[bool]) -> dict[str, A
     }
 
 
+def balanced_accuracy(confusion: Mapping[str, int]) -> float | None:
+    """The mean of the recalls of both classes; None when one is absent."""
+    tp, fn, tn, fp = (confusion[k] for k in ("tp", "fn", "tn", "fp"))
+    if not tp + fn or not tn + fp:
+        return None
+    return round((tp / (tp + fn) + tn / (tn + fp)) / 2, 4)
+
+
 def best_threshold(
     scores: Sequence[float], unsafe: Sequence[bool], *, forced: Sequence[bool] = ()
 ) -> tuple[float, float]:

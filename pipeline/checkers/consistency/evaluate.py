@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...evaluate import flag_metrics, pearson, spearman
+from ...evaluate import balanced_accuracy, flag_metrics, pearson, spearman
 
 #: Worst last: the label a segment takes from the blocks over it.
 _RANK = {"UNKNOWN": 0, "ACCURATE": 1, "NEUTRAL": 2, "CONTRADICTION": 3}
@@ -150,14 +150,6 @@ def segment_offsets(
         at = out[-1][1]
         canon_at = bisect_left(where, at)
     return out
-
-
-def balanced_accuracy(confusion: Mapping[str, int]) -> float | None:
-    """The mean of the recalls of both classes; None when one is absent."""
-    tp, fn, tn, fp = (confusion[k] for k in ("tp", "fn", "tn", "fp"))
-    if not tp + fn or not tn + fp:
-        return None
-    return round((tp / (tp + fn) + tn / (tn + fp)) / 2, 4)
 
 
 def _figures(flagged: list[bool], truth: list[bool]) -> dict[str, Any]:
