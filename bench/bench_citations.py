@@ -1,8 +1,7 @@
 """Fabricated legal citations in brief excerpts built from real opinions
 (``bench/data/citations``, see its README): P/R/F1 of hallucinated
 citations with the paper's relaxed matching, recall per kind, citations
-found, absent-but-real citations called hallucinated, the proposition
-score's ROC AUC (no threshold), and throughput.
+found, absent-but-real citations called hallucinated, and throughput.
 
 The proposition scorer is trained without a label, on silver pairs of the
 opinions the *dev* excerpts cite (the test split cites none of them), from
@@ -41,12 +40,8 @@ from pipeline.checkers.citations import (  # noqa: E402
     find_citations,
 )
 from pipeline.checkers.citations.commands import result_to_json  # noqa: E402
-from pipeline.checkers.citations.evaluate import (  # noqa: E402
-    evaluate_citations,
-    same_citation,
-)
+from pipeline.checkers.citations.evaluate import evaluate_citations  # noqa: E402
 from pipeline.checkers.citations.silver import proposition_examples  # noqa: E402
-from pipeline.evaluate import roc_auc  # noqa: E402
 from pipeline.score import NLIScorer  # noqa: E402
 from pipeline.train import TrainConfig, train_scorer  # noqa: E402
 from pipeline.types import Document  # noqa: E402
@@ -115,27 +110,6 @@ def at_threshold(results: list, threshold: float) -> list[dict]:
     return lines
 
 
-def proposition_auc(split: str, results: list) -> float | None:
-    """ROC AUC of the proposition score telling real citations of the
-    split from those whose proposition was flipped: how well the scorer
-    reads propositions, whatever the threshold."""
-    truth = [
-        t
-        for t in read_jsonl(DATA / f"truth_{split}.jsonl")
-        if t.get("hallucination") in (None, "proposition_not_supported")
-        and not t.get("absent")
-    ]
-    scores, supported = [], []
-    for r in results:
-        score = next((ch.score for ch in r.checks if ch.name == "proposition"), None)
-        line = result_to_json(r)
-        match = next((t for t in truth if same_citation(line, t)), None)
-        if score is not None and match is not None:
-            scores.append(score)
-            supported.append(match["hallucination"] is None)
-    return roc_auc(scores, supported)
-
-
 def figures(split: str, lines: list[dict], seconds: float | None = None) -> dict:
     out = evaluate_citations(lines, read_jsonl(DATA / f"truth_{split}.jsonl"))
     if seconds:
@@ -176,7 +150,6 @@ def main() -> None:
         out[name] = {
             "threshold": best[1],
             "dev_f1": best[0],
-            "proposition_auc": proposition_auc(args.split, results),
             **figures(args.split, at_threshold(results, best[1]), seconds),
         }
     out["scorer"] = str(folder)

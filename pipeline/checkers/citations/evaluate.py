@@ -62,9 +62,7 @@ def truth_line(raw: Any) -> dict[str, Any]:
     return raw
 
 
-def same_citation(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    """Whether two citations of one brief overlap as one holds the other
-    (the paper's relaxed matching)."""
+def _contains(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     return a["brief_id"] == b["brief_id"] and (
         (a["start"] <= b["start"] and b["end"] <= a["end"])
         or (b["start"] <= a["start"] and a["end"] <= b["end"])
@@ -91,7 +89,7 @@ def evaluate_citations(
         by_brief.setdefault(c["brief_id"], []).append(c)
 
     def matches(t):
-        return [c for c in by_brief.get(t["brief_id"], ()) if same_citation(c, t)]
+        return [c for c in by_brief.get(t["brief_id"], ()) if _contains(c, t)]
 
     flagged = [c for c in checked if c["status"] == "hallucinated"]
     bad = [t for t in truth if t.get("hallucination")]
@@ -99,7 +97,7 @@ def evaluate_citations(
     for t in bad:
         bad_by_brief.setdefault(t["brief_id"], []).append(t)
     true_flags = sum(
-        any(same_citation(c, t) for t in bad_by_brief.get(c["brief_id"], ()))
+        any(_contains(c, t) for t in bad_by_brief.get(c["brief_id"], ()))
         for c in flagged
     )
     caught = [t for t in bad if any(c["status"] == "hallucinated" for c in matches(t))]
