@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 
 export HF_HUB_OFFLINE ?= 1
 
-.PHONY: setup demo test lint bench browser
+.PHONY: setup demo test test-fast lint bench browser
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -62,6 +62,12 @@ demo: setup
 
 test: lint browser
 	$(BIN)/python -m pytest --durations=20
+
+# The fast lane while working: the library, the tools and the repository's
+# own rules (no database, no worker, no browser).
+FAST_TESTS := tests/pipeline tests/tools $(wildcard tests/test_*.py)
+test-fast: lint
+	$(BIN)/python -m pytest -q $(filter-out tests/test_readme.py,$(FAST_TESTS))
 
 bench: setup
 	$(BIN)/python bench/bench_align.py
