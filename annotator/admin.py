@@ -2,7 +2,7 @@ from django.contrib import admin, messages
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.core.exceptions import ValidationError
 
-from . import accounts
+from . import accounts, projects
 from .models import (
     Adjudication,
     Annotation,
@@ -64,6 +64,14 @@ class ProjectAdmin(admin.ModelAdmin):
     def get_readonly_fields(self, request, obj=None):
         # Its claims were made for one checker.
         return ["kind"] if obj else []
+
+    def save_model(self, request, obj, form, change):
+        """A change goes through the service, so that a threshold or schema
+        changed here has the claims checked again, as through the API."""
+        if not change:
+            return super().save_model(request, obj, form, change)
+        fields = {name: form.cleaned_data[name] for name in form.changed_data}
+        projects.project_update(Project.objects.get(pk=obj.pk), **fields)
 
 
 @admin.register(Document)

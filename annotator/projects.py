@@ -10,6 +10,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from . import checking
 from .models import Membership, Project, Role
 
 # 16 URL-safe characters (96 bits): read out or pasted once, then changed.
@@ -43,13 +44,30 @@ def project_name_validate(name: str) -> str:
     return name
 
 
-def project_create(
-    *, creator, name: str, description: str = "", kind: str = Project.DEFAULT_KIND
-) -> Project:
-    """A new project with ``creator`` as its admin."""
+#: Settings whose change can turn a verdict already given: changing one has
+#: every claim of the project checked again (verdicts stay until replaced).
+RECHECK_FIELDS = frozenset({"align_threshold", "nli_threshold", "entity_schema"})
+
+
+def project_create(*, creator, **fields) -> Project:
+    """A new project with ``creator`` as its admin (``fields``: its name,
+    description, kind and settings)."""
     with transaction.atomic():
-        project = Project.objects.create(name=name, description=description, kind=kind)
+        project = Project.objects.create(**fields)
         Membership.objects.create(project=project, user=creator, role=Role.ADMIN)
+    return project
+
+
+def project_update(project: Project, **changes) -> Project:
+    """Save ``changes`` to ``project``; when one of them can turn a verdict
+    (:data:`RECHECK_FIELDS`), the workers check every claim again."""
+    changed = {k for k, v in changes.items() if getattr(project, k) != v}
+    for name in changed:
+        setattr(project, name, changes[name])
+    with transaction.atomic():
+        project.save()
+        if changed & RECHECK_FIELDS:
+            checking.predictions_check_queue(project=project, force=True)
     return project
 
 
@@ -59,6 +77,11 @@ def membership_set(*, project: Project, user, role: str) -> Membership:
         project=project, user=user, defaults={"role": role}
     )
     return membership
+
+
+def membership_remove(*, project: Project, user_id: int) -> None:
+    """Take a member off ``project``; their labels stay."""
+    project.memberships.filter(user_id=user_id).delete()
 
 
 def member_account_create(*, project: Project, username: str, role: str = Role.EXPERT):

@@ -25,13 +25,20 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotator import checking, errors, export, extraction, ingest, labeling, selectors
+from annotator import (
+    checking,
+    errors,
+    export,
+    extraction,
+    ingest,
+    labeling,
+    projects,
+    selectors,
+)
 from annotator.models import (
     ACTIVE_RUN_STATUSES,
     Annotation,
-    Membership,
     Project,
-    Role,
 )
 
 from . import serializers as s
@@ -91,9 +98,13 @@ class ProjectViewSet(viewsets.ModelViewSet):
     def perform_create(self, serializer):
         if not self.request.user.has_perm("annotator.add_project"):
             raise PermissionDenied("creating projects needs the add_project permission")
-        project = serializer.save()
-        Membership.objects.create(
-            project=project, user=self.request.user, role=Role.ADMIN
+        serializer.instance = projects.project_create(
+            creator=self.request.user, **serializer.validated_data
+        )
+
+    def perform_update(self, serializer):
+        serializer.instance = projects.project_update(
+            serializer.instance, **serializer.validated_data
         )
 
     @extend_schema(
@@ -105,10 +116,10 @@ class ProjectViewSet(viewsets.ModelViewSet):
         project = self.get_object()
         payload = s.MembershipSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        membership, _ = Membership.objects.update_or_create(
+        membership = projects.membership_set(
             project=project,
             user=payload.validated_data["user"],
-            defaults={"role": payload.validated_data["role"]},
+            role=payload.validated_data["role"],
         )
         return Response(s.MembershipSerializer(membership).data)
 
@@ -123,7 +134,7 @@ class ProjectViewSet(viewsets.ModelViewSet):
         user = id_param(request.query_params, "user", what="a user id")
         if user is None:
             raise ValidationError({"user": "must be a user id"})
-        project.memberships.filter(user_id=user).delete()
+        projects.membership_remove(project=project, user_id=user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(

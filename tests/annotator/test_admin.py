@@ -1,5 +1,6 @@
 import pytest
 from django.contrib import admin
+from django.utils import timezone
 
 from annotator.models import ScorerModel
 from tests.annotator.factories import make_document, make_prediction
@@ -41,3 +42,51 @@ def test_activating_a_scorer_deactivates_the_previous_one(personas, api):
         "version", flat=True
     )
     assert list(active) == ["v2"]
+
+
+def _change_form_data(response) -> dict:
+    """What the admin's change page would post back unchanged."""
+    form = response.context["adminform"].form
+    data = {
+        name: value
+        for name in form.fields
+        if (value := form[name].value()) is not None and value is not False
+    }
+    for inline in response.context["inline_admin_formsets"]:
+        formset = inline.formset
+        data.update(
+            {
+                f"{formset.prefix}-{k}": v
+                for k, v in formset.management_form.initial.items()
+            }
+        )
+        for i, sub in enumerate(formset.forms):
+            for name in sub.fields:
+                value = sub[name].value()
+                if value is not None:
+                    data[f"{formset.prefix}-{i}-{name}"] = value
+    return data
+
+
+def test_a_threshold_changed_in_the_admin_has_every_claim_checked_again(
+    personas, client
+):
+    project = personas.project
+    prediction = make_prediction(
+        make_document(project), verdict="safe", checked_at=timezone.now()
+    )
+    client.force_login(personas.admin)
+    url = f"/admin/annotator/project/{project.pk}/change/"
+    data = _change_form_data(client.get(url))
+    data["description"] = "only words"
+    assert client.post(url, data).status_code == 302
+    prediction.refresh_from_db()
+    assert prediction.checked_at is not None
+
+    data["nli_threshold"] = "0.3"
+    assert client.post(url, data).status_code == 302
+    prediction.refresh_from_db()
+    project.refresh_from_db()
+    assert project.nli_threshold == 0.3
+    # Checked again by the workers; the verdict stays until replaced.
+    assert (prediction.checked_at, prediction.verdict) == (None, "safe")

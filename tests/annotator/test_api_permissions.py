@@ -134,3 +134,23 @@ def test_token_endpoint_and_schema(personas, api):
     paths = schema.json()["paths"]
     assert "/api/predictions/" in paths and "/api/documents/upload/" in paths
     assert client.get("/api/docs/").status_code == 200
+
+
+def test_a_threshold_changed_through_the_api_has_every_claim_checked_again(
+    personas, api
+):
+    from django.utils import timezone
+
+    project = personas.project
+    prediction = make_prediction(
+        make_document(project), verdict="unsafe", checked_at=timezone.now()
+    )
+    client = api(personas.admin)
+    url = f"/api/projects/{project.pk}/"
+    assert client.patch(url, {"description": "d"}, format="json").status_code == 200
+    prediction.refresh_from_db()
+    assert prediction.checked_at is not None
+    reply = client.patch(url, {"align_threshold": 0.7}, format="json")
+    assert (reply.status_code, reply.json()["align_threshold"]) == (200, 0.7)
+    prediction.refresh_from_db()
+    assert (prediction.checked_at, prediction.verdict) == (None, "unsafe")
