@@ -3,6 +3,7 @@ from django.contrib.admin.forms import AdminAuthenticationForm
 from django.core.exceptions import ValidationError
 
 from . import accounts, projects
+from .checking import CHECK_FIELDS
 from .models import (
     Adjudication,
     Annotation,
@@ -38,6 +39,18 @@ class ThrottledAdminLoginForm(AdminAuthenticationForm):
 
 
 admin.site.login_form = ThrottledAdminLoginForm
+
+
+class WrittenByServices:
+    """Rows the services alone write (runs and their state, scorer
+    versions): shown whole and read-only, changed only through the actions,
+    which go through the services; never added here."""
+
+    def get_readonly_fields(self, request, obj=None):
+        return [f.name for f in self.model._meta.fields]
+
+    def has_add_permission(self, request) -> bool:
+        return False
 
 
 class MembershipInline(admin.TabularInline):
@@ -92,7 +105,7 @@ class ExtractionItemInline(admin.TabularInline):
 
 
 @admin.register(ExtractionRun)
-class ExtractionRunAdmin(admin.ModelAdmin):
+class ExtractionRunAdmin(WrittenByServices, admin.ModelAdmin):
     list_display = [
         "id",
         "project",
@@ -105,12 +118,11 @@ class ExtractionRunAdmin(admin.ModelAdmin):
     ]
     list_filter = ["status", "project", "model"]
     search_fields = ["model", "error"]
-    readonly_fields = ["created_at", "started_at", "finished_at"]
     inlines = [ExtractionItemInline]
 
 
 @admin.register(ExtractionItem)
-class ExtractionItemAdmin(admin.ModelAdmin):
+class ExtractionItemAdmin(WrittenByServices, admin.ModelAdmin):
     list_display = ["run", "document", "status", "prediction_count", "updated_at"]
     list_filter = ["status", "run__project"]
     search_fields = ["document__external_id", "error"]
@@ -154,6 +166,8 @@ class PredictionAdmin(admin.ModelAdmin):
     ]
     search_fields = ["external_id", "document__external_id", "context", "hypothesis"]
     raw_id_fields = ["document", "source_run"]
+    # What the check writes: changed by checking again, never by hand.
+    readonly_fields = list(CHECK_FIELDS)
     list_select_related = ["project"]
     inlines = [PredictionScoreInline, AnnotationInline]
 
@@ -182,7 +196,7 @@ class AnnotationAdmin(admin.ModelAdmin):
 
 
 @admin.register(ScorerModel)
-class ScorerModelAdmin(admin.ModelAdmin):
+class ScorerModelAdmin(WrittenByServices, admin.ModelAdmin):
     list_display = [
         "version",
         "project",
@@ -195,8 +209,6 @@ class ScorerModelAdmin(admin.ModelAdmin):
     ]
     list_filter = ["project", "is_active", "base_model"]
     search_fields = ["version", "base_model", "path"]
-    raw_id_fields = ["training_run"]
-    readonly_fields = ["is_active", "gold_f1", "created_at"]
     actions = ["activate"]
 
     @admin.action(description="Make active (promote or roll back; rescores)")
@@ -221,7 +233,7 @@ class ScorerModelAdmin(admin.ModelAdmin):
 
 
 @admin.register(TrainingRun)
-class TrainingRunAdmin(admin.ModelAdmin):
+class TrainingRunAdmin(WrittenByServices, admin.ModelAdmin):
     list_display = [
         "id",
         "project",
@@ -235,28 +247,7 @@ class TrainingRunAdmin(admin.ModelAdmin):
     ]
     list_filter = ["status", "trigger", "project"]
     search_fields = ["base_model", "log", "error"]
-    readonly_fields = [
-        "status",
-        "progress",
-        "stage",
-        "epoch",
-        "loss",
-        "val_f1",
-        "heartbeat_at",
-        "cancel_requested",
-        "expert_labels",
-        "log",
-        "metrics",
-        "error",
-        "created_at",
-        "started_at",
-        "finished_at",
-    ]
     actions = ["cancel"]
-
-    def has_add_permission(self, request) -> bool:
-        # Runs start through the API (or beat), which checks and enqueues.
-        return False
 
     @admin.action(description="Cancel the selected runs")
     def cancel(self, request, queryset):
@@ -273,7 +264,7 @@ class TrainingRunAdmin(admin.ModelAdmin):
 
 
 @admin.register(GradingRun)
-class GradingRunAdmin(admin.ModelAdmin):
+class GradingRunAdmin(WrittenByServices, admin.ModelAdmin):
     list_display = [
         "id",
         "project",
@@ -287,25 +278,10 @@ class GradingRunAdmin(admin.ModelAdmin):
     ]
     list_filter = ["status", "project", "model"]
     search_fields = ["model", "error"]
-    readonly_fields = [
-        "cost",
-        "cost_estimate",
-        "progress_done",
-        "progress_total",
-        "prompt_tokens",
-        "completion_tokens",
-        "created_at",
-        "started_at",
-        "finished_at",
-    ]
-
-    def has_add_permission(self, request) -> bool:
-        # Runs start through the API, which estimates, checks and enqueues.
-        return False
 
 
 @admin.register(ConsistencyRun)
-class ConsistencyRunAdmin(admin.ModelAdmin):
+class ConsistencyRunAdmin(WrittenByServices, admin.ModelAdmin):
     list_display = [
         "id",
         "project",
@@ -320,22 +296,6 @@ class ConsistencyRunAdmin(admin.ModelAdmin):
     ]
     list_filter = ["job", "status", "project"]
     search_fields = ["model", "error"]
-    readonly_fields = [
-        "cost",
-        "cost_estimate",
-        "progress_done",
-        "progress_total",
-        "prompt_tokens",
-        "completion_tokens",
-        "usage",
-        "created_at",
-        "started_at",
-        "finished_at",
-    ]
-
-    def has_add_permission(self, request) -> bool:
-        # Runs start through the API, which estimates, checks and enqueues.
-        return False
 
 
 @admin.register(Guideline)

