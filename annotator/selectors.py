@@ -28,6 +28,7 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Coalesce, Greatest, Length, Substr
 from django.db.models.lookups import Exact
 
+from pipeline.checkers import checker_class
 from pipeline.grader import THRESHOLD as GRADER_THRESHOLD
 
 from . import gold as gold_set
@@ -687,9 +688,10 @@ def _page_window(p: dict[str, Any], table) -> tuple[int, str, list[int]] | None:
     return low + start, text, pages
 
 
-def _why(p: dict[str, Any], *, gold: bool) -> dict[str, str]:
-    """Why the prediction is in front of the expert, in words: shown whether
-    or not the project shows machine scores, so it never names a score."""
+def _why(p: dict[str, Any], *, gold: bool, reasons: dict[str, str]) -> dict[str, str]:
+    """Why the claim is in front of the expert, in words: shown whether or
+    not the project shows machine scores, so it never names a score. A
+    flagged claim's reason is in its checker's own words (``reasons``)."""
     if gold:
         # The gold set measures the scorer: its items are drawn at random and
         # say nothing of what the machine thought, so as not to anchor the
@@ -704,15 +706,11 @@ def _why(p: dict[str, Any], *, gold: bool) -> dict[str, str]:
         return {"code": "unchecked", "text": "Not checked yet"}
     if verdict == Verdict.UNSCORED:
         return {"code": "unscored", "text": "No scorer has judged this yet"}
-    if reason == Reason.NOT_IN_DOCUMENT:
-        return {
-            "code": "not_in_document",
-            "text": "The quoted evidence was not found in the document",
-        }
     if verdict == Verdict.UNSAFE:
+        said = reasons.get(reason, "its evidence may not support it")
         return {
-            "code": "not_supported",
-            "text": "The evidence may not support the value",
+            "code": reason or "flagged",
+            "text": f"Flagged: {said[:1].lower()}{said[1:]}",
         }
     # The stored distance to the threshold, kept current by every hand-out
     # (labeling.queue_keys_refresh): an item opened outside the queue may
@@ -720,7 +718,7 @@ def _why(p: dict[str, Any], *, gold: bool) -> dict[str, str]:
     if p["uncertainty"] is not None and p["uncertainty"] < CLOSE_CALL:
         return {
             "code": "close_call",
-            "text": "A close call: the evidence may not support the value",
+            "text": "A close call: its evidence may not support it",
         }
     return {"code": "spot_check", "text": "Spot check of an item judged safe"}
 
@@ -759,6 +757,7 @@ def labeling_items(
         + WINDOW_SLACK
     )
     machine = _MACHINE_FIELDS if project.show_machine_scores else ()
+    reasons = checker_class(project.kind).reasons
     rows = (
         Prediction.objects.filter(project=project, pk__in=ids)
         .order_by()
@@ -828,8 +827,6 @@ def labeling_items(
 
     def hypothesis(p: dict[str, Any], value: Any) -> str:
         return p["hypothesis"] or render_hypothesis(p["type"], value, schema=schema)
-
-    from pipeline.checkers import checker_class
 
     hidden = checker_class(project.kind).score_fields
 
@@ -915,7 +912,11 @@ def labeling_items(
             ],
             "overlap": is_overlap(project, pk),
             "my_label": label_of(pk),
-            "why": _why(p, gold=gold_set.is_gold_document(project, p["document_id"])),
+            "why": _why(
+                p,
+                gold=gold_set.is_gold_document(project, p["document_id"]),
+                reasons=reasons,
+            ),
             "context_found": context_found,
         }
         if machine:

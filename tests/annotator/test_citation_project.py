@@ -95,6 +95,11 @@ def test_an_uploaded_brief_has_its_citations_found_and_checked(caselaw, unread_b
         project=project, annotator=None, ids=[r.pk for r in rows[:2]]
     )
     assert items[1]["details"]["problems"] == ["case_name_mismatch"]
+    # Why it is shown, in the citation checker's words.
+    assert items[1]["why"] == {
+        "code": "case_name_mismatch",
+        "text": "Flagged: case name mismatch",
+    }
     assert items[0]["document"]["window_text"].find("Doe v. Roe, 5 U.S. 11") >= 0
 
 

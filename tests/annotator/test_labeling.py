@@ -533,19 +533,19 @@ HIDDEN_SCORE = 0.6180339
         (
             dict(verdict="unsafe", reason="not_in_document"),
             "not_in_document",
-            "The quoted evidence was not found in the document",
+            "Flagged: not in document",
             False,
         ),
         (
             dict(verdict="unsafe", reason="not_supported", uncertainty=0.3),
             "not_supported",
-            "The evidence may not support the value",
+            "Flagged: not supported",
             True,
         ),
         (
             dict(verdict="safe", uncertainty=0.05),
             "close_call",
-            "A close call: the evidence may not support the value",
+            "A close call: its evidence may not support it",
             True,
         ),
         (

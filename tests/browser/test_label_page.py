@@ -393,7 +393,7 @@ def test_each_item_says_why_it_is_shown_and_a_context_not_found_is_said_plainly(
             assert text[end].isspace() and not excerpt[-1].isspace()
             page.screenshot(path=str(artifacts / "label-why-unscored.png"))
         elif shown == not_found.pk:
-            assert "The quoted evidence was not found in the document" in why
+            assert "Flagged: not in document" in why
             assert context == invented
             assert "Not found in the document" in span_row
             assert page.locator("#doc .d-hit").count() == 0
