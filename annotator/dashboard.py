@@ -474,6 +474,7 @@ def dashboard(project: Project) -> dict[str, Any]:
 
 
 def charts(project: Project, stats: dict[str, Any]) -> dict[str, str]:
+    checker = checker_class(project.kind)
     curve = stats["curve"]["points"]
     learning = [
         Series(
@@ -596,14 +597,16 @@ def charts(project: Project, stats: dict[str, Any]) -> dict[str, str]:
         "histogram": histogram(
             stats["histogram"],
             title="Evidence scores",
-            x_label=checker_class(project.kind).evidence_score_name,
+            x_label=checker.evidence_score_name,
             y_label="Predictions",
             log_scale=True,
             markers=[
                 Reference(
                     project.align_threshold, f"keep >= {project.align_threshold:g}"
                 )
-            ],
+            ]
+            if checker.aligns
+            else [],
             empty_message="No evidence scored yet",
         ),
     }

@@ -339,10 +339,11 @@ BORDERLINE_ALIGN = 0.1
 @queue_strategy("disagreement")
 def _order_disagreement(queryset, *, project, annotator):
     # Where the machine judges disagree, one of them is wrong. First the NLI
-    # verdict against the LLM grader's, then evidence (alignments) so close to
-    # their threshold that a few characters decide them; within each tier, and for
-    # the rest, the uncertainty order. Unlike the other orders this one sorts
-    # the available rows (no index serves it).
+    # verdict against the LLM grader's, then (for a kind whose evidence is an
+    # alignment) evidence so close to its threshold that a few characters
+    # decide it; within each tier, and for the rest, the uncertainty order.
+    # Unlike the other orders this one sorts the available rows (no index
+    # serves it).
     threshold = active_threshold(project)
     grader = (
         PredictionScore.objects.filter(
@@ -358,8 +359,12 @@ def _order_disagreement(queryset, *, project, annotator):
             then=Value(2),
         ),
         When(
-            evidence_score__gte=project.align_threshold - BORDERLINE_ALIGN,
-            evidence_score__lte=project.align_threshold + BORDERLINE_ALIGN,
+            Q(
+                evidence_score__gte=project.align_threshold - BORDERLINE_ALIGN,
+                evidence_score__lte=project.align_threshold + BORDERLINE_ALIGN,
+            )
+            if checker_class(project.kind).aligns
+            else Q(pk__in=[]),
             then=Value(1),
         ),
         default=Value(0),

@@ -136,6 +136,8 @@ class Checker(Protocol, Generic[C]):
 
     ``kind`` names it (``Project.kind`` in the web app), ``title`` says what
     it checks, ``evidence_score_name`` what its evidence scores measure,
+    ``aligns`` whether they are alignments kept at the ``align_threshold``
+    option (so the app may show that threshold and rank claims near it),
     ``reasons`` what each reason for an unsafe verdict means, for people, and
     ``score_fields`` which keys of a finding's ``extra`` (at any depth) hold
     a scorer's judgement, hidden from experts where a project hides machine
@@ -157,6 +159,7 @@ class Checker(Protocol, Generic[C]):
     kind: ClassVar[str]
     title: ClassVar[str]
     evidence_score_name: ClassVar[str]
+    aligns: ClassVar[bool]
     reasons: ClassVar[dict[str, str]]
     score_fields: ClassVar[frozenset[str]]
 

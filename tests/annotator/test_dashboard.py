@@ -514,3 +514,15 @@ def test_page_shows_the_median_pace_and_no_absurd_rate(project, personas, client
     assert re.findall(r'<td class="pace">([^<]*)</td>', html) == ["360", "n/a"]
     assert "ann1: median pace 360 labels/hour (10.0 s a label, over 20 of 520" in html
     assert "14400" not in html and "14,400" not in html
+
+
+@pytest.mark.parametrize("kind,marked", [("extraction", True), ("citations", False)])
+def test_only_alignments_are_drawn_against_the_alignment_threshold(
+    personas, kind, marked
+):
+    project = personas.project
+    project.kind = kind
+    project.save(update_fields=["kind"])
+    svg = dashboard.dashboard(project)["charts"]["histogram"]
+    texts = "".join(ET.fromstring(svg).itertext())
+    assert ("keep >= " in texts) is marked

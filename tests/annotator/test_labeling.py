@@ -464,9 +464,20 @@ def test_gold_slice_fills_in_when_the_rest_runs_dry(personas, api):
     )
 
 
-def test_disagreement_strategy_hands_out_judges_in_conflict_first(personas, api):
+@pytest.mark.parametrize(
+    "kind,order",
+    [
+        ("extraction", ["conflict", "borderline", "uncertain", "agreed"]),
+        # Its evidence scores are no alignments: none is borderline.
+        ("provenance", ["conflict", "uncertain", "borderline", "agreed"]),
+    ],
+)
+def test_disagreement_strategy_hands_out_judges_in_conflict_first(
+    personas, api, kind, order
+):
     project = personas.project
     _no_overlap(project)
+    project.kind = kind
     project.queue_strategy = "disagreement"
     project.nli_threshold = 0.5
     project.align_threshold = 0.6
@@ -484,7 +495,8 @@ def test_disagreement_strategy_hands_out_judges_in_conflict_first(personas, api)
         prediction=agreed, scorer="llm-grader:judge", score=1.0
     )
     ids = _next(api(personas.annotator), project, count=4)
-    assert ids == [conflict.pk, borderline.pk, uncertain.pk, agreed.pk]
+    rows = dict(conflict=conflict, borderline=borderline, uncertain=uncertain)
+    assert ids == [{**rows, "agreed": agreed}[name].pk for name in order]
 
 
 def test_stratified_strategy_interleaves_types_and_models(personas, api):

@@ -30,6 +30,7 @@ class StatementChecker:
     kind: ClassVar[str] = KIND
     title: ClassVar[str] = "Statements against their document, word for word"
     evidence_score_name: ClassVar[str] = "Share of the statement's words"
+    aligns: ClassVar[bool] = False
     reasons: ClassVar[dict[str, str]] = {"not_supported": "Not supported"}
     score_fields: ClassVar[frozenset[str]] = frozenset()
 

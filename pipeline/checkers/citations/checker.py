@@ -57,6 +57,7 @@ class CitationChecker:
     kind: ClassVar[str] = "citations"
     title: ClassVar[str] = "Legal citations in briefs against case law"
     evidence_score_name: ClassVar[str] = "Score of the deciding check"
+    aligns: ClassVar[bool] = False
     score_fields: ClassVar[frozenset[str]] = frozenset({"hallucination_score"})
     reasons: ClassVar[dict[str, str]] = {
         "no_such_case": "No such case",

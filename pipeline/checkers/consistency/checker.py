@@ -117,6 +117,7 @@ class ConsistencyChecker:
     # the judgements of ``extra``, which projects hiding scores hide, and no
     # evidence carries one.
     evidence_score_name: ClassVar[str] = "None (NLI scores are in the judgements)"
+    aligns: ClassVar[bool] = False
     score_fields: ClassVar[frozenset[str]] = frozenset(
         {"p", "block_score", "block_label"}
     )

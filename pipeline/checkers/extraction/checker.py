@@ -33,6 +33,7 @@ class ExtractionChecker:
     kind: ClassVar[str] = "extraction"
     title: ClassVar[str] = "Extracted fields against their document"
     evidence_score_name: ClassVar[str] = "Alignment score (matches / alignment length)"
+    aligns: ClassVar[bool] = True
     score_fields: ClassVar[frozenset[str]] = frozenset()
     reasons: ClassVar[dict[str, str]] = {
         "not_in_document": "Not in document",

@@ -79,6 +79,7 @@ class ProvenanceChecker:
     kind: ClassVar[str] = "provenance"
     title: ClassVar[str] = "RAG answers against their retrieved context"
     evidence_score_name: ClassVar[str] = "Weight among the selected sources"
+    aligns: ClassVar[bool] = False
     score_fields: ClassVar[frozenset[str]] = frozenset(
         {"score", "nli", "joined", "verdict"}
     )
