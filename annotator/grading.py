@@ -30,6 +30,7 @@ from django.db.models import (
 from django.db.models.functions import Coalesce, Length
 from django.utils import timezone
 
+from pipeline.checkers import checker_class
 from pipeline.grader import THRESHOLD
 
 from . import gold
@@ -96,12 +97,26 @@ def _grader_module():
     return grader
 
 
+def grader_prompt(project: Project):
+    """What the grader asks of the project's claims: its kind's prompt.
+
+    Raises:
+        ApplicationError: the kind's claims are not graded by an LLM.
+    """
+    checker = checker_class(project.kind)
+    if checker.grader_prompt is None:
+        raise ApplicationError(
+            f"{checker.title}: these claims are not graded by an LLM"
+        )
+    return checker.grader_prompt
+
+
 def _grader(project: Project, model: str):
     """A pipeline LLMGrader without credentials: its prompt and version."""
     from pipeline.llm import LLMConfig
 
     config = LLMConfig(base_url=project.llm_base_url, model=model)
-    return _grader_module().LLMGrader(config)
+    return _grader_module().LLMGrader(config, prompt=grader_prompt(project))
 
 
 # --- reads -------------------------------------------------------------------
@@ -174,12 +189,11 @@ class GradingEstimate:
     cost: Decimal | None
 
 
-def _fixed_chars() -> int:
+def _fixed_chars(prompt) -> int:
     """Characters every grading request carries whatever the prediction: the
     system prompt, the user message's markup and the answer's schema."""
-    grader = _grader_module()
-    schema = json.dumps(grader.GRADE_SCHEMA, ensure_ascii=False)
-    return len(grader.GRADER_PROMPT) + len(grader.grader_message("", "")) + len(schema)
+    schema = json.dumps(_grader_module().GRADE_SCHEMA, ensure_ascii=False)
+    return len(prompt.system) + len(prompt.message("", "")) + len(schema)
 
 
 def _prompt_tokens(*, chars: int, predictions: int) -> int:
@@ -202,13 +216,15 @@ def grading_estimate(
     llm_model_check(project, model)
     llm_params_check(params or {}, settings_known=CLIENT_SETTINGS)
     prices = run_prices(model, required=False)
-    version = _grader(project, model).version
+    grader = _grader(project, model)
+    version = grader.version
     totals = gradable(project, model=model, version=version).aggregate(
         n=Count("pk"),
         chars=Coalesce(Sum(Length("premise") + Length("hypothesis")), 0),
     )
     n = totals["n"]
-    prompt = _prompt_tokens(chars=n * _fixed_chars() + totals["chars"], predictions=n)
+    chars = n * _fixed_chars(grader.prompt) + totals["chars"]
+    prompt = _prompt_tokens(chars=chars, predictions=n)
     completion = n * COMPLETION_TOKENS_PER_PREDICTION
     return GradingEstimate(
         model=model,
@@ -294,14 +310,15 @@ def grading_run_execute(*, run_id: int) -> GradingRun:
 
 
 def _execute(run: GradingRun) -> None:
+    project, model = run.project, run.model
     try:
         config = llm_config(run)
-        prices = run_prices(run.model)
+        prices = run_prices(model)
+        prompt = grader_prompt(project)
     except (ConfigurationError, ApplicationError) as e:
         grading_run_fail(run_id=run.pk, error=str(e))
         raise ConfigurationError(str(e)) from e
-    llm = _grader_module().LLMGrader(config)
-    project, model = run.project, run.model
+    llm = _grader_module().LLMGrader(config, prompt=prompt)
 
     def todo() -> QuerySet[Prediction]:
         return gradable(project, model=model, version=llm.version).order_by("pk")
@@ -323,7 +340,9 @@ def _execute(run: GradingRun) -> None:
         )
         if not batch:
             continue
-        projected = run.cost + batch_estimate(run, batch, prices, tokens=_batch_tokens)
+        projected = run.cost + batch_estimate(
+            run, batch, prices, tokens=lambda b: _batch_tokens(b, prompt)
+        )
         if projected > run.budget:
             run_end(
                 GradingRun,
@@ -393,13 +412,13 @@ def _grade(llm, prediction: Prediction):
         return e
 
 
-def _batch_tokens(batch: list[Prediction]) -> tuple[int, int]:
-    """The (prompt, completion) tokens grading ``batch`` would take, from its
-    prompts' length."""
+def _batch_tokens(batch: list[Prediction], prompt) -> tuple[int, int]:
+    """The (prompt, completion) tokens grading ``batch`` with ``prompt``
+    would take, from its messages' length."""
     chars = sum(len(p.premise) + len(p.hypothesis) for p in batch)
     n = len(batch)
     return (
-        _prompt_tokens(chars=n * _fixed_chars() + chars, predictions=n),
+        _prompt_tokens(chars=n * _fixed_chars(prompt) + chars, predictions=n),
         n * COMPLETION_TOKENS_PER_PREDICTION,
     )
 

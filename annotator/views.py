@@ -12,6 +12,8 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.safestring import mark_safe
 
+from pipeline.checkers import checker_class
+
 from . import accounts, adjudication, dashboard, guidelines, labeling, selectors
 from .models import Verdict
 from .pages import project_page
@@ -170,6 +172,8 @@ def dashboard_page(request, pk: int):
             "download_url": (
                 f"/api/scorer-models/{active.pk}/download/" if active else None
             ),
+            # Grading is offered where the kind has a prompt for it.
+            "graded": checker_class(project.kind).grader_prompt is not None,
             **stats,
         },
     )

@@ -87,13 +87,16 @@ def llm_config(args, model: str):
     )
 
 
-def _grader(args):
-    """The LLM grader named by ``--grader``, or None."""
+def _grader(args, prompt):
+    """The LLM grader named by ``--grader`` asking ``prompt`` (the claims'
+    kind's), or None."""
     if not args.grader:
         return None
+    if prompt is None:
+        raise PipelineError("--grader: these claims are not graded by an LLM")
     from .grader import LLMGrader
 
-    return LLMGrader(llm_config(args, args.grader))
+    return LLMGrader(llm_config(args, args.grader), prompt=prompt)
 
 
 def cmd_extract(args, run: Run) -> None:
@@ -129,11 +132,13 @@ def cmd_extract(args, run: Run) -> None:
     )
 
 
-def load_scorer(args):
+def load_scorer(args, checker):
+    """The scorer ``--scorer`` or ``--grader`` names for claims of
+    ``checker``'s kind, or None."""
     if args.grader:
         if args.scorer:
             raise PipelineError("give --scorer or --grader, not both")
-        return _grader(args)
+        return _grader(args, checker.grader_prompt)
     if args.scorer is None:
         return None
     from .score import NLIScorer
@@ -144,6 +149,7 @@ def load_scorer(args):
 
 
 def cmd_check(args, run: Run) -> None:
+    from .checkers.extraction import ExtractionChecker
     from .checkers.extraction.check import check_predictions
 
     if args.scorer == "none":
@@ -164,7 +170,7 @@ def cmd_check(args, run: Run) -> None:
     report = check_predictions(
         documents,
         known,
-        scorer=load_scorer(args),
+        scorer=load_scorer(args, ExtractionChecker),
         schema=load_schema(args.schema) if args.schema else None,
         align_threshold=args.align_threshold,
         progress=True,
@@ -212,7 +218,7 @@ def cmd_train(args, run: Run) -> None:
         labels,
         args.out,
         config=config,
-        grader=_grader(args),
+        grader=_grader(args, ExtractionChecker.grader_prompt),
         on_progress=bars,
     )
     bars.close()

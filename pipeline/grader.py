@@ -21,54 +21,54 @@ from .llm import Client, LLMConfig, LLMError, Usage, chat_json, make_client
 
 GradeLabel = Literal["SUPPORTS", "INSUFFICIENT"]
 
-# Appendix B. The paper's examples answer "(return true/false)" for "is a
-# hallucination" and the prompt breaks off after them; here the examples
-# answer in the output format asked for, and the instructions and output
-# format that follow are ours. The pair to grade goes in the user message.
-GRADER_PROMPT = """\
-<task>
-Name: Hallucination Detection
-Description: Given an extracted context and an entity, determine if the entity
-is of the correct type and if the context supports the entity.
-</task>
-
-<examples>
-<example>
-<extracted_entity>Date: 2025-06-14</extracted_entity>
-<context>he said they would show up on jun 14, 25</context>
-<output>{"reasoning": "This would not be a hallucination: jun 14, 25 is \
-2025-06-14.", "label": "SUPPORTS"}</output>
-</example>
-<example>
-<extracted_entity>Judge: Joe Burrow</extracted_entity>
-<context>the claimant joe burrow</context>
-<output>{"reasoning": "This would be a hallucination, as the context informs \
-us that the extracted entity is a claimant and not a judge.", \
-"label": "INSUFFICIENT"}</output>
-</example>
-<example>
-<extracted_entity>Hearing Type: In Person</extracted_entity>
-<context></context>
-<output>{"reasoning": "This would be a hallucination as there is no context \
-provided.", "label": "INSUFFICIENT"}</output>
-</example>
-</examples>
-
-<instructions>
-- The extracted entity is written as "Entity Type: value".
-- Answer SUPPORTS only if the context states the value (allowing for
-  normalization such as date formats or capitalization) and shows that it is
-  of the stated entity type.
-- Answer INSUFFICIENT if the context is empty, gives a different value, gives
-  the value in another role or type, or does not say enough to tell.
-- Judge from the context alone, not from outside knowledge.
-</instructions>
-
+#: The answer every grading prompt asks for, in the schema below.
+OUTPUT_FORMAT = """\
 <output_format>
 Return a JSON object with "reasoning" (one to three sentences) followed by
 "label", which is exactly SUPPORTS or INSUFFICIENT. Output nothing else.
 </output_format>
 """
+
+
+@dataclass(frozen=True)
+class GraderPrompt:
+    """What a kind of claim asks the grader: the system prompt, and the
+    tags the user message wraps the claim and its evidence in."""
+
+    system: str
+    claim_tag: str = "claim"
+    evidence_tag: str = "evidence"
+
+    def message(self, premise: str, hypothesis: str) -> str:
+        """The user message holding one pair, in the prompt's markup."""
+        return (
+            f"<{self.claim_tag}>{hypothesis}</{self.claim_tag}>\n"
+            f"<{self.evidence_tag}>{premise}</{self.evidence_tag}>"
+        )
+
+
+#: For a claim read against the passages that should state it (an answer
+#: sentence against its sources, a brief's proposition against the opinion):
+#: the kinds whose checker names no prompt of its own.
+SUPPORT_PROMPT = GraderPrompt(
+    """\
+<task>
+Name: Claim Verification
+Description: Given a claim and the evidence it should rest on, determine
+whether the evidence supports the claim.
+</task>
+
+<instructions>
+- Answer SUPPORTS only if the evidence states the claim or plainly entails it
+  (allowing for paraphrase and normalization such as date formats).
+- Answer INSUFFICIENT if the evidence is empty, contradicts the claim, says
+  something else, or does not say enough to tell.
+- Judge from the evidence alone, not from outside knowledge.
+</instructions>
+
+"""
+    + OUTPUT_FORMAT
+)
 
 GRADE_SCHEMA = {
     "type": "object",
@@ -90,14 +90,6 @@ class Grade:
     usage: Usage
 
 
-def grader_message(premise: str, hypothesis: str) -> str:
-    """The user message holding one pair, in the examples' markup."""
-    return (
-        f"<extracted_entity>{hypothesis}</extracted_entity>\n"
-        f"<context>{premise}</context>"
-    )
-
-
 #: A grade at or above this is the grader's "supports" (grades are 0 or 1).
 THRESHOLD = 0.5
 
@@ -107,12 +99,13 @@ class LLMGrader:
 
     Args:
         config: the grading model and request settings.
+        prompt: what the claims' kind asks (its checker's ``grader_prompt``).
         client: an existing client; one is made from ``config`` otherwise.
         concurrency: requests in flight at once in :meth:`score_pairs`.
 
     Attributes:
         name: ``"llm:{model}"``.
-        version: a hash of the prompt, recorded with every score.
+        version: a hash of the system prompt, recorded with every score.
         threshold: 0.5; scores are 0.0 or 1.0.
         usage: everything this grader has spent so far.
     """
@@ -120,13 +113,19 @@ class LLMGrader:
     threshold = THRESHOLD
 
     def __init__(
-        self, config: LLMConfig, *, client: Client | None = None, concurrency: int = 4
+        self,
+        config: LLMConfig,
+        *,
+        prompt: GraderPrompt = SUPPORT_PROMPT,
+        client: Client | None = None,
+        concurrency: int = 4,
     ):
         self.config = config
+        self.prompt = prompt
         self.client = client if client is not None else make_client(config)
         self.concurrency = concurrency
         self.name = f"llm:{config.model}"
-        self.version = hashlib.sha256(GRADER_PROMPT.encode()).hexdigest()[:12]
+        self.version = hashlib.sha256(prompt.system.encode()).hexdigest()[:12]
         self.usage = Usage()
         self._lock = threading.Lock()
 
@@ -138,8 +137,8 @@ class LLMGrader:
                 the repair attempt.
         """
         messages = [
-            {"role": "system", "content": GRADER_PROMPT},
-            {"role": "user", "content": grader_message(premise, hypothesis)},
+            {"role": "system", "content": self.prompt.system},
+            {"role": "user", "content": self.prompt.message(premise, hypothesis)},
         ]
         try:
             answer, usage = chat_json(

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from ..errors import InputError
+from ..grader import GraderPrompt
 from ..score import Scorer
 from ..types import Document, Label, Prediction, VerdictValue
 
@@ -138,6 +139,8 @@ class Checker(Protocol, Generic[C]):
     it checks, ``evidence_score_name`` what its evidence scores measure,
     ``aligns`` whether they are alignments kept at the ``align_threshold``
     option (so the app may show that threshold and rank claims near it),
+    ``grader_prompt`` what an LLM grader is asked of its (premise, claim)
+    pairs (None: its claims are not graded by an LLM),
     ``reasons`` what each reason for an unsafe verdict means, for people, and
     ``score_fields`` which keys of a finding's ``extra`` (at any depth) hold
     a scorer's judgement, hidden from experts where a project hides machine
@@ -160,6 +163,7 @@ class Checker(Protocol, Generic[C]):
     title: ClassVar[str]
     evidence_score_name: ClassVar[str]
     aligns: ClassVar[bool]
+    grader_prompt: ClassVar[GraderPrompt | None]
     reasons: ClassVar[dict[str, str]]
     score_fields: ClassVar[frozenset[str]]
 

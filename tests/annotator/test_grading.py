@@ -16,7 +16,8 @@ from annotator.models import (
     PredictionScore,
     RunStatus,
 )
-from pipeline.grader import GRADE_SCHEMA, GRADER_PROMPT, LLMGrader, grader_message
+from pipeline.checkers.extraction.grading import GRADER_PROMPT
+from pipeline.grader import GRADE_SCHEMA, LLMGrader
 from pipeline.llm import LLMConfig
 from tests.annotator.factories import make_document, make_prediction, make_project
 from tests.conftest import wait_for
@@ -27,7 +28,9 @@ MODEL = "fake-model"
 SCORER = f"llm-grader:{MODEL}"
 # The test deployment prices every model at 1 (prompt) and 2 (completion) per
 # million tokens (LLM_PRICES in tests/annotator/settings.py).
-VERSION = LLMGrader(LLMConfig(base_url="http://unused/v1", model=MODEL)).version
+VERSION = LLMGrader(
+    LLMConfig(base_url="http://unused/v1", model=MODEL), prompt=GRADER_PROMPT
+).version
 
 
 def _project(fake_openai, **fields):
@@ -112,7 +115,9 @@ def test_estimate_counts_what_a_run_would_grade_from_its_prompts(fake_openai, se
     counted = [plain, longer, unsure, old_prompt]
     schema = json.dumps(GRADE_SCHEMA, ensure_ascii=False)
     chars = sum(
-        len(GRADER_PROMPT) + len(grader_message(p.premise, p.hypothesis)) + len(schema)
+        len(GRADER_PROMPT.system)
+        + len(GRADER_PROMPT.message(p.premise, p.hypothesis))
+        + len(schema)
         for p in counted
     )
     prompt_tokens = math.ceil(chars / 4) + 9 * len(counted)
@@ -547,6 +552,28 @@ def test_start_refuses_without_an_llm_or_with_a_run_going(personas, api, llm_pro
         assert response.status_code == 400
         assert "has no LLM configured" in response.json()["detail"]
     assert GradingRun.objects.count() == 1
+
+
+def test_a_kind_without_a_grading_prompt_is_neither_offered_nor_graded(
+    personas, api, client, fake_openai
+):
+    project = _project(fake_openai, kind="consistency")
+    project.memberships.create(user=personas.admin, role="admin")
+    response = api(personas.admin).post(
+        "/api/grading-runs/estimate/",
+        {"project": project.pk, "model": MODEL},
+        format="json",
+    )
+    assert response.status_code == 400
+    assert "not graded by an LLM" in response.json()["detail"]
+    client.force_login(personas.admin)
+    page = client.get(f"/projects/{project.pk}/dashboard/").content.decode()
+    assert 'id="grading"' not in page
+    other = _project(fake_openai, kind="provenance", name="rag")
+    other.memberships.create(user=personas.admin, role="admin")
+    page = client.get(f"/projects/{other.pk}/dashboard/").content.decode()
+    assert 'id="grading"' in page
+    assert GradingRun.objects.count() == 0
 
 
 @pytest.mark.django_db(transaction=True)

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 from pipeline.checkers import register
 from pipeline.checkers.base import CheckResult, Evidence, Example, Finding, Pair
+from pipeline.grader import SUPPORT_PROMPT, GraderPrompt
 from pipeline.jsonl import prediction_from_json
 from pipeline.types import Document, Prediction
 
@@ -31,6 +32,7 @@ class StatementChecker:
     title: ClassVar[str] = "Statements against their document, word for word"
     evidence_score_name: ClassVar[str] = "Share of the statement's words"
     aligns: ClassVar[bool] = False
+    grader_prompt: ClassVar[GraderPrompt | None] = SUPPORT_PROMPT
     reasons: ClassVar[dict[str, str]] = {"not_supported": "Not supported"}
     score_fields: ClassVar[frozenset[str]] = frozenset()
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from pipeline.checkers.extraction.grading import GRADER_PROMPT
 from pipeline.errors import ScorerError
-from pipeline.grader import GRADE_SCHEMA, GRADER_PROMPT, LLMGrader
+from pipeline.grader import GRADE_SCHEMA, SUPPORT_PROMPT, LLMGrader
 from pipeline.llm import LLMConfig, LLMError, Usage
 
 SUPPORTS = {"reasoning": "The context names the date.", "label": "SUPPORTS"}
@@ -19,7 +20,7 @@ def make_grader(fake, **overrides) -> LLMGrader:
         "timeout": 5.0,
         "max_retries": 1,
     }
-    return LLMGrader(LLMConfig(**(settings | overrides)))
+    return LLMGrader(LLMConfig(**(settings | overrides)), prompt=GRADER_PROMPT)
 
 
 def test_labels_map_to_one_and_zero_in_pair_order(fake_openai):
@@ -48,7 +49,7 @@ def test_request_sends_prompt_hypothesis_and_context(fake_openai):
 
     (body,) = fake_openai.bodies
     system, user = body["messages"]
-    assert system == {"role": "system", "content": GRADER_PROMPT}
+    assert system == {"role": "system", "content": GRADER_PROMPT.system}
     assert user["content"] == (
         "<extracted_entity>Hearing Date: 2012-01-17</extracted_entity>\n"
         "<context>heard on 17 January 2012</context>"
@@ -73,8 +74,31 @@ def test_grade_returns_label_reasoning_score_and_usage(fake_openai):
 def test_prompt_asks_for_reasoning_then_a_strict_label():
     assert list(GRADE_SCHEMA["properties"]) == ["reasoning", "label"]
     assert GRADE_SCHEMA["properties"]["label"]["enum"] == ["SUPPORTS", "INSUFFICIENT"]
-    assert "Hallucination Detection" in GRADER_PROMPT
-    assert "SUPPORTS or INSUFFICIENT" in GRADER_PROMPT
+    assert "Hallucination Detection" in GRADER_PROMPT.system
+    for prompt in (GRADER_PROMPT, SUPPORT_PROMPT):
+        assert "SUPPORTS or INSUFFICIENT" in prompt.system
+
+
+def test_each_kind_asks_its_own_question_and_consistency_none(fake_openai):
+    from pipeline.checkers import checker_class
+
+    fake_openai.reply_json(SUPPORTS)
+    prompt = checker_class("provenance").grader_prompt
+    grader = LLMGrader(
+        LLMConfig(base_url=fake_openai.base_url, model="m", max_retries=1),
+        prompt=prompt,
+    )
+    grader.grade("The tower is in Paris.", "The tower stands in Paris.")
+    system, user = fake_openai.bodies[0]["messages"]
+    assert system["content"] == SUPPORT_PROMPT.system
+    assert user["content"] == (
+        "<claim>The tower stands in Paris.</claim>\n"
+        "<evidence>The tower is in Paris.</evidence>"
+    )
+    assert grader.version != make_grader(fake_openai).version
+    assert checker_class("citations").grader_prompt is SUPPORT_PROMPT
+    assert checker_class("extraction").grader_prompt is GRADER_PROMPT
+    assert checker_class("consistency").grader_prompt is None
 
 
 def test_scorer_interface(fake_openai):

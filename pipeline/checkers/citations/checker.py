@@ -14,6 +14,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any, ClassVar
 
 from ...errors import InputError
+from ...grader import SUPPORT_PROMPT, GraderPrompt
 from ...jsonl import prediction_from_json
 from ...score import Scorer
 from ...types import Document, Prediction
@@ -58,6 +59,7 @@ class CitationChecker:
     title: ClassVar[str] = "Legal citations in briefs against case law"
     evidence_score_name: ClassVar[str] = "Score of the deciding check"
     aligns: ClassVar[bool] = False
+    grader_prompt: ClassVar[GraderPrompt | None] = SUPPORT_PROMPT
     score_fields: ClassVar[frozenset[str]] = frozenset({"hallucination_score"})
     reasons: ClassVar[dict[str, str]] = {
         "no_such_case": "No such case",

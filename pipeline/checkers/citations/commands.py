@@ -70,7 +70,9 @@ def caselaw_from_args(args) -> CaseLaw:
 def cmd_cite_check(args, run: Run) -> None:
     briefs = {d.id: d for d in run.read(args.briefs, document_from_json).records}
     checker = CitationChecker(briefs, caselaw=caselaw_from_args(args))
-    results, errors = checker.results(citation_claims(briefs), scorer=load_scorer(args))
+    results, errors = checker.results(
+        citation_claims(briefs), scorer=load_scorer(args, checker)
+    )
     run.report(errors)
     agent: dict[str, int] = {}
     if args.agent:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ...errors import InputError
+from ...grader import GraderPrompt
 from ...jsonl import prediction_from_json
 from ...score import Scorer
 from ...types import Document, Prediction, VerdictValue
@@ -118,6 +119,7 @@ class ConsistencyChecker:
     # evidence carries one.
     evidence_score_name: ClassVar[str] = "None (NLI scores are in the judgements)"
     aligns: ClassVar[bool] = False
+    grader_prompt: ClassVar[GraderPrompt | None] = None
     score_fields: ClassVar[frozenset[str]] = frozenset(
         {"p", "block_score", "block_label"}
     )

@@ -7,12 +7,14 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any, ClassVar
 
 from ...align import DEFAULT_THRESHOLD
+from ...grader import GraderPrompt
 from ...jsonl import prediction_from_json
 from ...score import Scorer
 from ...types import CheckedPrediction, Document, Prediction
 from .. import register
 from ..base import CheckResult, Evidence, Example, Finding, Pair
 from .check import align_predictions, check_predictions
+from .grading import GRADER_PROMPT
 from .hypothesis import render_hypothesis
 from .patterns import pattern_fields
 from .schema import Schema
@@ -34,6 +36,7 @@ class ExtractionChecker:
     title: ClassVar[str] = "Extracted fields against their document"
     evidence_score_name: ClassVar[str] = "Alignment score (matches / alignment length)"
     aligns: ClassVar[bool] = True
+    grader_prompt: ClassVar[GraderPrompt | None] = GRADER_PROMPT
     score_fields: ClassVar[frozenset[str]] = frozenset()
     reasons: ClassVar[dict[str, str]] = {
         "not_in_document": "Not in document",

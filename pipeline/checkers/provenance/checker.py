@@ -16,6 +16,7 @@ from functools import lru_cache
 from typing import Any, ClassVar
 
 from ...errors import InputError
+from ...grader import SUPPORT_PROMPT, GraderPrompt
 from ...jsonl import prediction_from_json
 from ...score import Scorer
 from ...types import Document, Label, Prediction
@@ -80,6 +81,7 @@ class ProvenanceChecker:
     title: ClassVar[str] = "RAG answers against their retrieved context"
     evidence_score_name: ClassVar[str] = "Weight among the selected sources"
     aligns: ClassVar[bool] = False
+    grader_prompt: ClassVar[GraderPrompt | None] = SUPPORT_PROMPT
     score_fields: ClassVar[frozenset[str]] = frozenset(
         {"score", "nli", "joined", "verdict"}
     )

@@ -60,7 +60,7 @@ def _relevance(args):
 
 def cmd_provenance(args, run: Run) -> None:
     items = run.read(args.items, item_from_json).records
-    scorer = load_scorer(args)
+    scorer = load_scorer(args, ProvenanceChecker)
     results = check_items(
         items,
         relevance=_relevance(args),
