@@ -34,6 +34,8 @@ from django.db.models import Count, F, Max, Q, Value
 from django.db.models.functions import Concat
 from django.utils import timezone
 
+from pipeline.checkers import checker_class
+
 from . import gold
 from .allowlists import project_scorers_dir, scorer_source_problem
 from .checking import project_checker, scorer_activate
@@ -1094,6 +1096,9 @@ def model_card(scorer: ScorerModel) -> str:
         cells = [metric(m, k) for k in ("precision", "recall", "f1")]
         return f"| {name} | {m.get('n', 0)} | " + " | ".join(cells) + " |"
 
+    checker = checker_class(scorer.project.kind)
+    card = checker.scorer_card
+    premise, hypothesis = card.example
     run = f" (training run {scorer.training_run_id})" if scorer.training_run_id else ""
     expert = f"{counts.get('human_train', 'n/a')} expert"
     expert += f" ({counts.get('human_train_unsafe', 'n/a')} unsafe)"
@@ -1108,10 +1113,9 @@ base_model: {scorer.base_model}
 
 # SafePassage scorer {scorer.project.name} / {scorer.version}
 
-A cross-encoder that scores whether a passage of a document supports an
-extracted value: `p(supports | premise = aligned span, hypothesis =
-"{{Entity Type}}: {{value}}")`. A prediction whose score is below the
-threshold **{scorer.threshold:.4f}** is flagged *unsafe* (not supported).
+A cross-encoder for {checker.title.lower()}: it scores {card.reads}. A
+claim whose score is below the threshold **{scorer.threshold:.4f}** is
+flagged *unsafe* (not supported).
 
 - Base model: `{scorer.base_model}`
 - Registered: {scorer.created_at:%Y-%m-%d %H:%M} UTC{run}
@@ -1119,7 +1123,7 @@ threshold **{scorer.threshold:.4f}** is flagged *unsafe* (not supported).
 - Training pairs: {expert}, {silver};
   validation: {counts.get("validation", "n/a")}
 
-## Evaluation (flagging unsafe predictions)
+## Evaluation (flagging unsafe claims)
 
 | split | n | precision | recall | F1 |
 | --- | --- | --- | --- | --- |
@@ -1127,17 +1131,16 @@ threshold **{scorer.threshold:.4f}** is flagged *unsafe* (not supported).
 {row("validation", validation)}
 
 The gold test set is a fixed random slice of the project's documents whose
-labels are never trained on. Metrics count the whole check: a context the
-aligner cannot find in the document is flagged before the scorer runs.
+labels are never trained on. Metrics count the whole check: a claim its
+evidence already settles is flagged or passed before the scorer runs.
 
 ## Intended use
 
-Flagging extracted values that the quoted context does not support, in
-documents like the project's, as the third step of SafePassage (LLM
-extraction, alignment of the context to the document, this scorer). It is
-not a general NLI model: it was tuned on one project's entity types and
-documents, and its threshold was chosen for F1 on that project's labels.
-Keep a human in the loop for flagged items.
+Flagging claims their evidence does not support, in documents like the
+project's, as SafePassage's check of {checker.title.lower()}. It is not a
+general NLI model: it was tuned on one project's claims and documents, and
+its threshold was chosen for F1 on that project's labels. Keep a human in the
+loop for flagged items.
 
 ## Usage
 
@@ -1145,7 +1148,7 @@ Keep a human in the loop for flagged items.
 from sentence_transformers import CrossEncoder
 
 model = CrossEncoder("path/to/this/folder")
-score = model.predict([("The hearing took place in Toronto", "GPE: Toronto")])[0]
+score = model.predict([({premise!r}, {hypothesis!r})])[0]
 unsafe = score < {scorer.threshold:.4f}
 ```
 

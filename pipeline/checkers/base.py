@@ -132,6 +132,15 @@ class CheckResult:
     errors: list[InputError] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class ScorerCard:
+    """What a kind's scorer reads, in its model card's words: the sentence
+    saying which (premise, hypothesis) pair it scores, and one such pair."""
+
+    reads: str
+    example: tuple[str, str]
+
+
 class Checker(Protocol, Generic[C]):
     """What the rest of the system knows of a checker.
 
@@ -140,7 +149,8 @@ class Checker(Protocol, Generic[C]):
     ``aligns`` whether they are alignments kept at the ``align_threshold``
     option (so the app may show that threshold and rank claims near it),
     ``grader_prompt`` what an LLM grader is asked of its (premise, claim)
-    pairs (None: its claims are not graded by an LLM),
+    pairs (None: its claims are not graded by an LLM), ``scorer_card`` what
+    its scorer reads, for the model card of a downloaded scorer,
     ``reasons`` what each reason for an unsafe verdict means, for people, and
     ``score_fields`` which keys of a finding's ``extra`` (at any depth) hold
     a scorer's judgement, hidden from experts where a project hides machine
@@ -164,6 +174,7 @@ class Checker(Protocol, Generic[C]):
     evidence_score_name: ClassVar[str]
     aligns: ClassVar[bool]
     grader_prompt: ClassVar[GraderPrompt | None]
+    scorer_card: ClassVar[ScorerCard]
     reasons: ClassVar[dict[str, str]]
     score_fields: ClassVar[frozenset[str]]
 

@@ -29,6 +29,7 @@ from annotator.models import (
     ScorerModel,
     TrainingRun,
 )
+from pipeline.checkers import checker_class
 from tests.annotator.factories import make_document, make_prediction, make_project
 from tests.conftest import ROOT, Worker, _database_url, _test_broker_url, wait_for
 
@@ -651,6 +652,25 @@ def test_scorer_download_is_a_loadable_folder_with_a_model_card(
     )
     response = api(personas.admin).get(f"/api/scorer-models/{missing.pk}/download/")
     assert response.status_code == 400 and "not a model folder" in str(response.json())
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "kind,says,never",
+    [
+        ("extraction", '"{Entity Type}: {value}"', "proposition"),
+        ("citations", "the brief's proposition", "Entity Type"),
+        ("provenance", "a sentence of a RAG answer", "Entity Type"),
+    ],
+)
+def test_a_model_card_says_what_its_kinds_scorer_reads(kind, says, never):
+    project = make_project(kind=kind)
+    scorer = ScorerModel.objects.create(
+        project=project, version="v1", base_model="b", path="p", threshold=0.42
+    )
+    card = training.model_card(scorer)
+    assert says in card and never not in card
+    assert repr(checker_class(kind).scorer_card.example[1]) in card
 
 
 @pytest.mark.django_db

@@ -14,7 +14,14 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any, ClassVar
 
 from pipeline.checkers import register
-from pipeline.checkers.base import CheckResult, Evidence, Example, Finding, Pair
+from pipeline.checkers.base import (
+    CheckResult,
+    Evidence,
+    Example,
+    Finding,
+    Pair,
+    ScorerCard,
+)
 from pipeline.grader import SUPPORT_PROMPT, GraderPrompt
 from pipeline.jsonl import prediction_from_json
 from pipeline.types import Document, Prediction
@@ -33,6 +40,11 @@ class StatementChecker:
     evidence_score_name: ClassVar[str] = "Share of the statement's words"
     aligns: ClassVar[bool] = False
     grader_prompt: ClassVar[GraderPrompt | None] = SUPPORT_PROMPT
+    scorer_card: ClassVar[ScorerCard] = ScorerCard(
+        "whether a source sentence supports a statement: `p(supports | "
+        "premise = the source, hypothesis = the statement)`",
+        ("The sky is blue.", "The sky has a blue colour."),
+    )
     reasons: ClassVar[dict[str, str]] = {"not_supported": "Not supported"}
     score_fields: ClassVar[frozenset[str]] = frozenset()
 

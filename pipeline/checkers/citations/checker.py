@@ -19,7 +19,7 @@ from ...jsonl import prediction_from_json
 from ...score import Scorer
 from ...types import Document, Prediction
 from .. import register
-from ..base import CheckResult, Evidence, Example, Finding, Pair
+from ..base import CheckResult, Evidence, Example, Finding, Pair, ScorerCard
 from .checks import CaseLaw, CitationResult, Span, check_citations
 from .parse import Citation, find_citations
 from .silver import proposition_examples
@@ -60,6 +60,15 @@ class CitationChecker:
     evidence_score_name: ClassVar[str] = "Score of the deciding check"
     aligns: ClassVar[bool] = False
     grader_prompt: ClassVar[GraderPrompt | None] = SUPPORT_PROMPT
+    scorer_card: ClassVar[ScorerCard] = ScorerCard(
+        "whether a passage of the cited opinion supports the proposition a "
+        "brief cites it for: `p(supports | premise = opinion passage, "
+        "hypothesis = the brief's proposition)`",
+        (
+            "We hold that the statute reaches every contract of sale.",
+            "The statute applies to all contracts of sale.",
+        ),
+    )
     score_fields: ClassVar[frozenset[str]] = frozenset({"hallucination_score"})
     reasons: ClassVar[dict[str, str]] = {
         "no_such_case": "No such case",

@@ -28,7 +28,15 @@ from ...jsonl import prediction_from_json
 from ...score import Scorer
 from ...types import Document, Prediction, VerdictValue
 from .. import register
-from ..base import CheckResult, Evidence, Example, Finding, ItemFormat, Pair
+from ..base import (
+    CheckResult,
+    Evidence,
+    Example,
+    Finding,
+    ItemFormat,
+    Pair,
+    ScorerCard,
+)
 from ..perturb import entities, negate, swap_entity
 from ..sentences import sentence_spans
 from .check import ConsistencyConfig
@@ -120,6 +128,12 @@ class ConsistencyChecker:
     evidence_score_name: ClassVar[str] = "None (NLI scores are in the judgements)"
     aligns: ClassVar[bool] = False
     grader_prompt: ClassVar[GraderPrompt | None] = None
+    scorer_card: ClassVar[ScorerCard] = ScorerCard(
+        "whether another model's sample supports a block of a free-form "
+        "answer: `p(supports | premise = the deciding sample sentence, "
+        "hypothesis = the block)`",
+        ("Marie Curie won two Nobel Prizes.", "Curie was awarded two Nobels."),
+    )
     score_fields: ClassVar[frozenset[str]] = frozenset(
         {"p", "block_score", "block_label"}
     )

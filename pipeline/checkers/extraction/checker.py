@@ -12,7 +12,7 @@ from ...jsonl import prediction_from_json
 from ...score import Scorer
 from ...types import CheckedPrediction, Document, Prediction
 from .. import register
-from ..base import CheckResult, Evidence, Example, Finding, Pair
+from ..base import CheckResult, Evidence, Example, Finding, Pair, ScorerCard
 from .check import align_predictions, check_predictions
 from .grading import GRADER_PROMPT
 from .hypothesis import render_hypothesis
@@ -37,6 +37,12 @@ class ExtractionChecker:
     evidence_score_name: ClassVar[str] = "Alignment score (matches / alignment length)"
     aligns: ClassVar[bool] = True
     grader_prompt: ClassVar[GraderPrompt | None] = GRADER_PROMPT
+    scorer_card: ClassVar[ScorerCard] = ScorerCard(
+        "whether a passage of a document supports an extracted value: "
+        "`p(supports | premise = aligned span, hypothesis = "
+        '"{Entity Type}: {value}")`',
+        ("The hearing took place in Toronto", "GPE: Toronto"),
+    )
     score_fields: ClassVar[frozenset[str]] = frozenset()
     reasons: ClassVar[dict[str, str]] = {
         "not_in_document": "Not in document",

@@ -21,7 +21,15 @@ from ...jsonl import prediction_from_json
 from ...score import Scorer
 from ...types import Document, Label, Prediction
 from .. import register
-from ..base import CheckResult, Evidence, Example, Finding, ItemFormat, Pair
+from ..base import (
+    CheckResult,
+    Evidence,
+    Example,
+    Finding,
+    ItemFormat,
+    Pair,
+    ScorerCard,
+)
 from .check import ItemResult, ProvenanceConfig, check_items
 from .items import RagItem, item_document, item_from_document, item_from_json
 from .limits import CheckLimits
@@ -82,6 +90,12 @@ class ProvenanceChecker:
     evidence_score_name: ClassVar[str] = "Weight among the selected sources"
     aligns: ClassVar[bool] = False
     grader_prompt: ClassVar[GraderPrompt | None] = SUPPORT_PROMPT
+    scorer_card: ClassVar[ScorerCard] = ScorerCard(
+        "whether the retrieved sources support a sentence of a RAG answer: "
+        "`p(supports | premise = the sources selected for it, hypothesis = "
+        "the answer sentence)`",
+        ("The Eiffel Tower is in Paris.", "The tower stands in Paris."),
+    )
     score_fields: ClassVar[frozenset[str]] = frozenset(
         {"score", "nli", "joined", "verdict"}
     )
