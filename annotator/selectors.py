@@ -193,8 +193,25 @@ def predictions_filter(
     return queryset
 
 
+def _finding_json(p: Prediction) -> dict[str, Any]:
+    """A checked claim's finding, as every kind stores it: the claim as read,
+    the evidence text and items, the scores, the verdict and its reason."""
+    return {
+        "hypothesis": p.hypothesis,
+        "premise": p.premise,
+        "evidence": p.evidence,
+        "evidence_score": p.evidence_score,
+        "score": p.score,
+        "verdict": p.verdict,
+        "reason": p.reason or None,
+        "details": p.details,
+    }
+
+
 def export_rows(*, project: Project, kind: str) -> Iterator[dict[str, Any]]:
-    """JSONL records in the pipeline's formats, streamed from the database."""
+    """JSONL records in the pipeline's formats, streamed from the database:
+    a checked claim of a kind whose evidence is an alignment in the
+    ``check`` command's format, of any other kind as its finding."""
     from pipeline.jsonl import (
         checked_to_json,
         document_to_json,
@@ -214,12 +231,17 @@ def export_rows(*, project: Project, kind: str) -> Iterator[dict[str, Any]]:
             .select_related("document")
             .order_by("pk")
         )
+        aligned = checker_class(project.kind).aligns
         for p in rows.iterator(chunk_size=2000):
             prediction = prediction_record(p, external=True)
             if not p.verdict:
                 yield prediction_to_json(prediction)
                 continue
-            # The deciding evidence in the checked format's "align".
+            if not aligned:
+                yield {**prediction_to_json(prediction), **_finding_json(p)}
+                continue
+            # The deciding alignment in the checked format's "align", which
+            # the pipeline reads back.
             deciding = p.evidence[0] if p.evidence else {}
             yield checked_to_json(
                 CheckedPrediction(

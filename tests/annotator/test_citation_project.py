@@ -100,6 +100,15 @@ def test_an_uploaded_brief_has_its_citations_found_and_checked(caselaw, unread_b
         "code": "case_name_mismatch",
         "text": "Flagged: case name mismatch",
     }
+    # Exported as its finding (a citation's evidence is no alignment).
+    exported = list(selectors.export_rows(project=project, kind="predictions"))
+    assert "align" not in exported[1]
+    assert (exported[1]["verdict"], exported[1]["reason"]) == (
+        "unsafe",
+        "case_name_mismatch",
+    )
+    assert exported[1]["evidence"] == rows[1].evidence
+    assert exported[1]["details"]["matched"]["case_name"] == "Doe v. Roe"
     assert items[0]["document"]["window_text"].find("Doe v. Roe, 5 U.S. 11") >= 0
 
 
