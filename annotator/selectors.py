@@ -562,13 +562,15 @@ def queue_progress(*, project: Project, annotator, now: datetime) -> dict[str, A
     }
 
 
-def _project_schema_or_none(project: Project):
+def project_schema_or_none(project: Project):
+    """The project's parsed entity schema; None when it has none or it does
+    not parse (pages then show default names; the check reports it)."""
     from pipeline.errors import SchemaError
 
     try:
         return project.schema()
     except SchemaError:
-        return None  # shown with default display names; the import reports it
+        return None
 
 
 _ITEM_FIELDS = (
@@ -772,7 +774,7 @@ def labeling_items(
 
     if not ids:
         return []
-    schema = _project_schema_or_none(project)
+    schema = project_schema_or_none(project)
     # The window WINDOW_SLACK characters wider on each side, for _excerpt to
     # cut at a line or word boundary.
     anchor_start, anchor_end = _anchor("start"), _anchor("end")

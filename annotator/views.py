@@ -81,9 +81,7 @@ def label_page(request, pk: int):
     ids = labeling.labeling_next(
         project=project, annotator=request.user, count=settings.LABEL_BATCH_SIZE
     )
-    schema = (
-        project.entity_schema.get("entity_types", {}) if project.entity_schema else {}
-    )
+    schema = selectors.project_schema_or_none(project)
     prefix = f"/api/projects/{project.pk}/"
     data = {
         "project": {
@@ -91,7 +89,7 @@ def label_page(request, pk: int):
             "name": project.name,
             "kind": project.kind,
             "show_machine_scores": project.show_machine_scores,
-            "entity_types": sorted(schema),
+            "entity_types": sorted(schema.entity_types) if schema else [],
         },
         "user": {"id": request.user.pk, "name": request.user.get_username()},
         "items": selectors.labeling_items(

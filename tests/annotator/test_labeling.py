@@ -362,6 +362,30 @@ def test_session_writes_need_the_csrf_token(personas):
     assert accepted.status_code == 200
 
 
+def test_label_page_offers_the_schema_types_and_none_from_a_broken_schema(
+    personas, client
+):
+    import json
+    import re
+
+    project = personas.project
+    client.force_login(personas.annotator)
+
+    def types() -> list[str]:
+        html = client.get(f"/projects/{project.pk}/label/").content.decode()
+        raw = re.search(r'id="label-data"[^>]*>(.*?)</script>', html, re.S)
+        return json.loads(raw.group(1))["project"]["entity_types"]
+
+    project.entity_schema = {
+        "entity_types": {"Judge": {"description": "who decides"}, "City": {}}
+    }
+    project.save()
+    assert types() == ["City", "Judge"]
+    project.entity_schema = {"entity_types": "not a mapping"}
+    project.save()
+    assert types() == []
+
+
 def test_label_page_embeds_the_first_batch_and_hides_others_projects(personas, client):
     (prediction,) = _predictions(personas.project, 1)
     client.force_login(personas.annotator)
