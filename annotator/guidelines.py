@@ -61,7 +61,7 @@ _MD = _markdown()
 
 def section_key(name: str) -> str:
     """How a heading and a type name are compared: case and runs of spaces
-    ignored. label/guideline.js normalises an item's type the same way."""
+    ignored (the labeling page gets items' keys made here)."""
     return _SPACE.sub(" ", name).strip().lower()
 
 
@@ -112,14 +112,12 @@ def guideline_render(text: str) -> Rendered:
     return Rendered(html=html, sections=tuple(sections))
 
 
-def guideline_section(text: str, *, type_name: str, display_name: str = "") -> str:
-    """The HTML of the section whose heading names ``type_name`` or its display
-    name (the first such heading), or "" when none does."""
-    wanted = {section_key(type_name), section_key(display_name)} - {""}
-    for section in guideline_render(text).sections:
-        if section["key"] in wanted:
-            return section["html"]
-    return ""
+def section_keys(type_name: str, display_name: str = "") -> list[str]:
+    """The keys of the sections a claim of this type is shown beside, in the
+    order they are tried: its raw type name's, then its display name's. The
+    labeling page shows the first section whose heading has one of them."""
+    keys = (section_key(type_name), section_key(display_name))
+    return list(dict.fromkeys(k for k in keys if k))
 
 
 def guideline_latest(project: Project) -> Guideline | None:

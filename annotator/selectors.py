@@ -32,7 +32,7 @@ from pipeline.checkers import checker_class
 from pipeline.grader import THRESHOLD as GRADER_THRESHOLD
 
 from . import gold as gold_set
-from . import pdfs
+from . import guidelines, pdfs
 from .models import (
     GRADER_SCORER_PREFIX,
     Annotation,
@@ -904,6 +904,9 @@ def labeling_items(
             "model": p["model"],
             "type": p["type"],
             "type_display": type_display_name(p["type"], schema),
+            "guideline_keys": guidelines.section_keys(
+                p["type"], type_display_name(p["type"], schema)
+            ),
             "value": p["value"],
             "value_display": render_value(
                 p["value"], render=spec.render if spec else None

@@ -12,11 +12,6 @@ import { data } from "./state.js";
 
 const guideline = data.guideline; // null while the project has none
 
-// As annotator.guidelines.section_key: case and runs of spaces ignored.
-function sectionKey(name) {
-  return String(name || "").trim().split(/\s+/).join(" ").toLowerCase();
-}
-
 // The first section of each heading, by key.
 const sections = new Map();
 for (const section of guideline?.sections || []) {
@@ -36,9 +31,11 @@ export function guidelineVersion() {
   return guideline ? guideline.version : null;
 }
 
+// The item's keys come made by the server (annotator.guidelines.section_keys),
+// so headings and types are matched by one rule.
 function sectionFor(item) {
-  for (const name of [item.type, item.type_display]) {
-    const section = sections.get(sectionKey(name));
+  for (const key of item.guideline_keys || []) {
+    const section = sections.get(key);
     if (section) return section;
   }
   return null;
