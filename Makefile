@@ -51,9 +51,17 @@ setup: $(STAMP) $(DEV_ENV) $(STARTER)/metadata.json
 browser:
 	test -x /usr/bin/chromium || { apt-get update -qq && apt-get install -y -qq chromium; }
 
-lint: setup
+# The JavaScript linter (package.json pins it); Debian's Node where none is.
+ESLINT := node_modules/.bin/eslint
+$(ESLINT): package.json package-lock.json
+	command -v npm >/dev/null || { apt-get update -qq && apt-get install -y -qq nodejs npm; }
+	npm ci --silent --no-audit --no-fund
+	touch $@
+
+lint: setup $(ESLINT)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(ESLINT) frontend/static/js
 
 # `make demo PORT=8001` serves on another port.
 PORT ?= 8000
