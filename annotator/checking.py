@@ -7,6 +7,7 @@ never loads torch.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import threading
 import time
@@ -124,8 +125,10 @@ def project_schema(project: Project):
 
 def project_checker(project: Project, documents: dict[str, Any]):
     """The checker of the project's kind over ``documents`` (pipeline
-    records by id), with the project's options and the deployment's case
-    law and provenance relevance (which other checkers ignore).
+    records by id), built with the options its constructor names among those
+    the app offers (the project's schema and alignment threshold, the
+    deployment's case law and provenance relevance): an option is made only
+    for a checker that takes it, so a check builds no case law it ignores.
 
     Raises:
         ConfigurationError: the stored schema or the case-law settings do
@@ -135,13 +138,17 @@ def project_checker(project: Project, documents: dict[str, Any]):
 
     from .caselaw import deployment_caselaw
 
-    return checker_class(project.kind)(
-        documents,
-        schema=project_schema(project),
-        align_threshold=project.align_threshold,
-        caselaw=deployment_caselaw(),
-        relevance=settings.PROVENANCE_RELEVANCE,
-        int8=settings.SCORER_INT8,
+    offered: dict[str, Callable[[], Any]] = {
+        "schema": lambda: project_schema(project),
+        "align_threshold": lambda: project.align_threshold,
+        "caselaw": deployment_caselaw,
+        "relevance": lambda: settings.PROVENANCE_RELEVANCE,
+        "int8": lambda: settings.SCORER_INT8,
+    }
+    checker = checker_class(project.kind)
+    taken = inspect.signature(checker).parameters
+    return checker(
+        documents, **{name: make() for name, make in offered.items() if name in taken}
     )
 
 

@@ -156,9 +156,10 @@ class Checker(Protocol, Generic[C]):
     a scorer's judgement, hidden from experts where a project hides machine
     scores. A
     checker is built with the documents its claims came from (by id) and
-    keyword options (the web app passes the project's ``schema`` and
-    ``align_threshold`` and the deployment's ``caselaw``), ignoring options it
-    has no use for. ``claim_from_json`` reads one line of its JSONL claims; ``check``
+    keyword options (the web app passes those its constructor names among
+    the project's ``schema`` and ``align_threshold`` and the deployment's
+    ``caselaw``, ``relevance`` and ``int8``), ignoring options it has no use
+    for. ``claim_from_json`` reads one line of its JSONL claims; ``check``
     judges a batch of claims, scoring with ``scorer`` (an NLI cross-encoder,
     an LLM grader) when given.
 

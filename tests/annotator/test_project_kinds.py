@@ -116,3 +116,18 @@ def test_a_project_of_the_test_kind_retrains_its_own_scorer(settings, tmp_path):
     # Measured on the gold set through the statement checker's own check:
     # its word rule gets every gold label right.
     assert scorer.gold_f1 == 1.0
+
+
+def test_a_checker_is_built_only_with_the_options_it_takes(settings):
+    from annotator.checking import project_checker
+    from annotator.errors import ConfigurationError
+
+    settings.CITATION_COMPLETE_REPORTERS = "not a reporter list"
+    settings.PROVENANCE_RELEVANCE = "lexical"
+    project = make_project(kind="extraction", name="x", align_threshold=0.7)
+    assert project_checker(project, {}).align_threshold == 0.7
+    provenance = project_checker(make_project(kind="provenance", name="p"), {})
+    assert provenance._relevance == "lexical"
+    # Only the kind that reads case law builds it, and meets its bad setting.
+    with pytest.raises(ConfigurationError, match="CITATION_COMPLETE_REPORTERS"):
+        project_checker(make_project(kind="citations", name="c"), {})
