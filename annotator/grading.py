@@ -31,7 +31,8 @@ from django.db.models.functions import Coalesce, Length
 from django.utils import timezone
 
 from pipeline.checkers import checker_class
-from pipeline.grader import THRESHOLD
+from pipeline.grader import GRADE_SCHEMA, THRESHOLD, LLMGrader
+from pipeline.llm import LLMConfig
 
 from . import gold
 from .errors import ApplicationError, ConfigurationError, TransientError
@@ -89,14 +90,6 @@ def scorer_name(model: str) -> str:
     return f"{GRADER_SCORER_PREFIX}{model}"
 
 
-def _grader_module():
-    # pipeline.grader imports openai: the web process pays for that import only
-    # when an admin asks for an estimate, which needs the prompt's exact text.
-    from pipeline import grader
-
-    return grader
-
-
 def grader_prompt(project: Project):
     """What the grader asks of the project's claims: its kind's prompt.
 
@@ -113,10 +106,8 @@ def grader_prompt(project: Project):
 
 def _grader(project: Project, model: str):
     """A pipeline LLMGrader without credentials: its prompt and version."""
-    from pipeline.llm import LLMConfig
-
     config = LLMConfig(base_url=project.llm_base_url, model=model)
-    return _grader_module().LLMGrader(config, prompt=grader_prompt(project))
+    return LLMGrader(config, prompt=grader_prompt(project))
 
 
 # --- reads -------------------------------------------------------------------
@@ -192,7 +183,7 @@ class GradingEstimate:
 def _fixed_chars(prompt) -> int:
     """Characters every grading request carries whatever the prediction: the
     system prompt, the user message's markup and the answer's schema."""
-    schema = json.dumps(_grader_module().GRADE_SCHEMA, ensure_ascii=False)
+    schema = json.dumps(GRADE_SCHEMA, ensure_ascii=False)
     return len(prompt.system) + len(prompt.message("", "")) + len(schema)
 
 
@@ -318,7 +309,7 @@ def _execute(run: GradingRun) -> None:
     except (ConfigurationError, ApplicationError) as e:
         grading_run_fail(run_id=run.pk, error=str(e))
         raise ConfigurationError(str(e)) from e
-    llm = _grader_module().LLMGrader(config, prompt=prompt)
+    llm = LLMGrader(config, prompt=prompt)
 
     def todo() -> QuerySet[Prediction]:
         return gradable(project, model=model, version=llm.version).order_by("pk")
