@@ -1,5 +1,7 @@
-"""Projects and their members: creating a project, adding a member with a
-role, and opening an account for an annotator who has none yet."""
+"""Projects and their members: creating a project and changing its
+settings (a change that can turn verdicts has the claims checked again),
+adding, changing and removing a member, and opening an account for an
+annotator who has none yet. The API, the pages and the admin write here."""
 
 from __future__ import annotations
 
