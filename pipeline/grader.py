@@ -1,10 +1,11 @@
-"""The LLM grader l(y, c): does the context support the entity? (paper 3.3.2)
+"""The LLM grader l(y, c): does the evidence support the claim? (paper 3.3.2)
 
 A scorer like :class:`pipeline.score.NLIScorer`: ``name``, ``threshold`` and
-``score_pairs(pairs)`` over ``(premise, hypothesis)`` pairs, where the premise
-is the aligned context and the hypothesis is h(y), e.g. ``"Hearing Date:
-2012-01-17"``. The model writes its reasoning first, then a strict label,
-SUPPORTS (score 1.0) or INSUFFICIENT (0.0).
+``score_pairs(pairs)`` over ``(premise, hypothesis)`` pairs, asking the
+question of the claims' kind (:mod:`pipeline.grader_prompts`; for extracted
+fields the premise is the aligned context and the hypothesis h(y), e.g.
+``"Hearing Date: 2012-01-17"``). The model writes its reasoning first, then a
+strict label, SUPPORTS (score 1.0) or INSUFFICIENT (0.0).
 """
 
 from __future__ import annotations
@@ -17,58 +18,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .errors import ScorerError
+from .grader_prompts import SUPPORT_PROMPT, GraderPrompt
 from .llm import Client, LLMConfig, LLMError, Usage, chat_json, make_client
 
 GradeLabel = Literal["SUPPORTS", "INSUFFICIENT"]
-
-#: The answer every grading prompt asks for, in the schema below.
-OUTPUT_FORMAT = """\
-<output_format>
-Return a JSON object with "reasoning" (one to three sentences) followed by
-"label", which is exactly SUPPORTS or INSUFFICIENT. Output nothing else.
-</output_format>
-"""
-
-
-@dataclass(frozen=True)
-class GraderPrompt:
-    """What a kind of claim asks the grader: the system prompt, and the
-    tags the user message wraps the claim and its evidence in."""
-
-    system: str
-    claim_tag: str = "claim"
-    evidence_tag: str = "evidence"
-
-    def message(self, premise: str, hypothesis: str) -> str:
-        """The user message holding one pair, in the prompt's markup."""
-        return (
-            f"<{self.claim_tag}>{hypothesis}</{self.claim_tag}>\n"
-            f"<{self.evidence_tag}>{premise}</{self.evidence_tag}>"
-        )
-
-
-#: For a claim read against the passages that should state it (an answer
-#: sentence against its sources, a brief's proposition against the opinion):
-#: the kinds whose checker names no prompt of its own.
-SUPPORT_PROMPT = GraderPrompt(
-    """\
-<task>
-Name: Claim Verification
-Description: Given a claim and the evidence it should rest on, determine
-whether the evidence supports the claim.
-</task>
-
-<instructions>
-- Answer SUPPORTS only if the evidence states the claim or plainly entails it
-  (allowing for paraphrase and normalization such as date formats).
-- Answer INSUFFICIENT if the evidence is empty, contradicts the claim, says
-  something else, or does not say enough to tell.
-- Judge from the evidence alone, not from outside knowledge.
-</instructions>
-
-"""
-    + OUTPUT_FORMAT
-)
 
 GRADE_SCHEMA = {
     "type": "object",

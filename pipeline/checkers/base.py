@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from ..errors import InputError
-from ..grader import GraderPrompt
+from ..grader_prompts import GraderPrompt
 from ..score import Scorer
 from ..types import Document, Label, Prediction, VerdictValue
 

@@ -22,7 +22,7 @@ from pipeline.checkers.base import (
     Pair,
     ScorerCard,
 )
-from pipeline.grader import SUPPORT_PROMPT, GraderPrompt
+from pipeline.grader_prompts import SUPPORT_PROMPT, GraderPrompt
 from pipeline.jsonl import prediction_from_json
 from pipeline.types import Document, Prediction
 

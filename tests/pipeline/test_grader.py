@@ -6,7 +6,8 @@ import pytest
 
 from pipeline.checkers.extraction.grading import GRADER_PROMPT
 from pipeline.errors import ScorerError
-from pipeline.grader import GRADE_SCHEMA, SUPPORT_PROMPT, LLMGrader
+from pipeline.grader import GRADE_SCHEMA, LLMGrader
+from pipeline.grader_prompts import SUPPORT_PROMPT
 from pipeline.llm import LLMConfig, LLMError, Usage
 
 SUPPORTS = {"reasoning": "The context names the date.", "label": "SUPPORTS"}

@@ -14,7 +14,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any, ClassVar
 
 from ...errors import InputError
-from ...grader import SUPPORT_PROMPT, GraderPrompt
+from ...grader_prompts import SUPPORT_PROMPT, GraderPrompt
 from ...jsonl import prediction_from_json
 from ...score import Scorer
 from ...types import Document, Prediction

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ...errors import InputError
-from ...grader import GraderPrompt
+from ...grader_prompts import GraderPrompt
 from ...jsonl import prediction_from_json
 from ...score import Scorer
 from ...types import Document, Prediction, VerdictValue

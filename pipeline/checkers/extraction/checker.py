@@ -7,7 +7,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any, ClassVar
 
 from ...align import DEFAULT_THRESHOLD
-from ...grader import GraderPrompt
+from ...grader_prompts import GraderPrompt
 from ...jsonl import prediction_from_json
 from ...score import Scorer
 from ...types import CheckedPrediction, Document, Prediction

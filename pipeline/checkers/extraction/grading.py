@@ -3,7 +3,7 @@ the context support the entity, in the stated type?"""
 
 from __future__ import annotations
 
-from ...grader import OUTPUT_FORMAT, GraderPrompt
+from ...grader_prompts import OUTPUT_FORMAT, GraderPrompt
 
 # Appendix B. The paper's examples answer "(return true/false)" for "is a
 # hallucination" and the prompt breaks off after them; here the examples
