@@ -898,15 +898,14 @@ def labeling_items(
         # False: the LLM's context matches no passage of the document, and
         # its aligned span means nothing; None: not checked yet.
         context_found = p["reason"] != Reason.NOT_IN_DOCUMENT if p["verdict"] else None
+        type_display = type_display_name(p["type"], schema)
         item = {
             "id": pk,
             "external_id": p["external_id"],
             "model": p["model"],
             "type": p["type"],
-            "type_display": type_display_name(p["type"], schema),
-            "guideline_keys": guidelines.section_keys(
-                p["type"], type_display_name(p["type"], schema)
-            ),
+            "type_display": type_display,
+            "guideline_keys": guidelines.section_keys(p["type"], type_display),
             "value": p["value"],
             "value_display": render_value(
                 p["value"], render=spec.render if spec else None
