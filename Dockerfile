@@ -4,7 +4,7 @@ FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
-    DJANGO_SETTINGS_MODULE=annotator.settings \
+    DJANGO_SETTINGS_MODULE=annotator.core.settings \
     VAR_DIR=/var/lib/safepassage \
     STATIC_ROOT=/app/staticfiles \
     STATIC_MANIFEST=true
@@ -30,4 +30,4 @@ RUN SECRET_KEY=collectstatic-only \
 
 USER app
 EXPOSE 8000
-CMD ["gunicorn", "annotator.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", "--access-logfile", "-"]
+CMD ["gunicorn", "annotator.core.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", "--access-logfile", "-"]

@@ -1,5 +1,5 @@
 """SafePassage web app: projects, documents, predictions, labels, scorers."""
 
-from .celery import app as celery_app
+from annotator.core.celery import app as celery_app
 
 __all__ = ["celery_app"]

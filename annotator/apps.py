@@ -7,7 +7,7 @@ class AnnotatorConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from . import accounts  # noqa: F401  (connects the failed-login counter)
-        from .embedded import start_configured
+        from annotator.core import accounts  # noqa: F401  (connects the failed-login counter)
+        from annotator.core.embedded import start_configured
 
         start_configured()

@@ -12,8 +12,19 @@ from celery.signals import task_failure, worker_ready
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
-from . import checking, errors, extraction, recovery, training, webhooks
-from .models import ConsistencyRun, ExtractionRun, GradingRun, Project, RunStatus
+from annotator.claims import checking
+from annotator.core import errors
+from annotator.kinds.extraction import extraction_runs
+from annotator.models import (
+    ConsistencyRun,
+    ExtractionRun,
+    GradingRun,
+    Project,
+    RunStatus,
+)
+from annotator.projects import webhooks
+from annotator.runs import recovery
+from annotator.training import scorers
 
 logger = logging.getLogger(__name__)
 
@@ -61,8 +72,8 @@ def run_extraction(self, run_id: int) -> dict:
     return _llm_run(
         self,
         run_id,
-        execute=extraction.extraction_run_execute,
-        fail=extraction.extraction_run_fail,
+        execute=extraction_runs.extraction_run_execute,
+        fail=extraction_runs.extraction_run_fail,
     )
 
 
@@ -93,7 +104,7 @@ def check_predictions(project_id: int, force: bool = False) -> dict:
         # Checked with no scorer: its first one is trained without labels.
         project = Project.objects.filter(pk=project_id).first()
         if project is not None:
-            training.first_scorer_due(project)
+            scorers.first_scorer_due(project)
     return {
         "project": project_id,
         "checked": summary.checked,
@@ -147,7 +158,7 @@ def sweep_llm_runs() -> dict:
 
 @shared_task(**_LLM_RUN)
 def run_grading(self, run_id: int) -> dict:
-    from . import grading
+    from annotator.runs import grading
 
     return _llm_run(
         self,
@@ -162,7 +173,7 @@ def run_grading(self, run_id: int) -> dict:
 
 @shared_task(**_LLM_RUN)
 def run_consistency(self, run_id: int) -> dict:
-    from . import consistency_runs
+    from annotator.kinds.consistency import consistency_runs
 
     return _llm_run(
         self,
@@ -180,7 +191,7 @@ def run_consistency(self, run_id: int) -> dict:
 # the run no longer pending and returns.
 @shared_task
 def train_scorer(run_id: int) -> dict:
-    run = training.training_run_execute(run_id=run_id)
+    run = scorers.training_run_execute(run_id=run_id)
     return {"run": run_id, "status": run.status if run else None}
 
 
@@ -191,7 +202,7 @@ def _training_worker_lost(sender=None, exception=None, args=None, **kwargs):
     if getattr(sender, "name", None) != train_scorer.name:
         return
     if isinstance(exception, WorkerLostError) and args:
-        training.training_run_fail(
+        scorers.training_run_fail(
             run_id=int(args[0]),
             error=f"the worker process died ({exception}); the active scorer is "
             "unchanged",
@@ -202,8 +213,8 @@ def _training_worker_lost(sender=None, exception=None, args=None, **kwargs):
 def retrain_due() -> dict:
     """Periodic (beat): fail runs whose worker went silent, then start a run
     for each project with enough new expert labels."""
-    failed = training.training_runs_sweep_stale()
-    started = training.retrain_due()
+    failed = scorers.training_runs_sweep_stale()
+    started = scorers.retrain_due()
     return {"failed": failed, "started": started}
 
 

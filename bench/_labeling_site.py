@@ -51,7 +51,7 @@ def _base_url() -> str:
     url = os.environ.get("DATABASE_URL")
     if url:
         return url
-    from annotator import embedded
+    from annotator.core import embedded
 
     var_dir = Path(os.environ.get("VAR_DIR", ROOT / "var"))
     embedded.postgres_start(var_dir)
@@ -64,7 +64,7 @@ def _cache_url() -> str:
     url = os.environ.get("CACHE_URL")
     if url:
         return url
-    from annotator import embedded
+    from annotator.core import embedded
 
     var_dir = Path(os.environ.get("VAR_DIR", ROOT / "var"))
     embedded.redis_start(var_dir)
@@ -80,7 +80,7 @@ def _seed(*, annotators: int, documents: int, per_document: int) -> tuple[int, l
     from django.contrib.auth import get_user_model
     from django.contrib.auth.hashers import make_password
 
-    from annotator import labeling
+    from annotator.labeling import labels
     from annotator.models import Document, Prediction, Project
 
     rng = random.Random(7)
@@ -131,7 +131,7 @@ def _seed(*, annotators: int, documents: int, per_document: int) -> tuple[int, l
             )
     Prediction.objects.bulk_create(predictions, batch_size=2000)
     # As the check would have left them: queue order keys set.
-    labeling.queue_keys_refresh(project=project)
+    labels.queue_keys_refresh(project=project)
     from django.db import connection
 
     with connection.cursor() as cursor:
@@ -158,7 +158,7 @@ def labeling_site(
     env = {
         **os.environ,
         "DATABASE_URL": _with_database(base, name),
-        "DJANGO_SETTINGS_MODULE": "annotator.settings",
+        "DJANGO_SETTINGS_MODULE": "annotator.core.settings",
         "SECRET_KEY": os.environ.get("SECRET_KEY", "bench-only-secret-" + "x" * 40),
         "DEBUG": "false",
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
@@ -189,7 +189,7 @@ def labeling_site(
                 sys.executable,
                 "-m",
                 "gunicorn",
-                "annotator.wsgi",
+                "annotator.core.wsgi",
                 "--bind",
                 f"127.0.0.1:{port}",
                 "--workers",

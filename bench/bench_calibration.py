@@ -4,7 +4,7 @@ A scorer is trained on expert labels of part of the demo corpus (expert stage
 only, a few epochs: minutes on a CPU; ``--base`` scores with the untrained
 packaged encoder instead). The other documents play the gold set: they are
 split in two halves by document. On the first half the calibration is fitted
-(isotonic and temperature, as ``annotator.calibration`` does) and the
+(isotonic and temperature, as ``annotator.training.calibration`` does) and the
 threshold for a target recall of unsafe is chosen, aiming above the target
 as the app does (``confident_recall``: 95% sure to reach it on new claims);
 on the second, never seen by either, are measured:

@@ -58,7 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_quality import split_corpus  # noqa: E402
 
-from annotator.charts import Reference, Series, line_chart  # noqa: E402
+from annotator.dashboard.charts import Reference, Series, line_chart  # noqa: E402
 from pipeline.bases import base_or_best  # noqa: E402
 from pipeline.checkers.extraction import ExtractionChecker  # noqa: E402
 from pipeline.checkers.extraction.check import check_predictions  # noqa: E402

@@ -4,7 +4,7 @@ The uncertainty order labels the front of the queue first, so every label
 lands where the next hand-out starts reading. The queue indexes hold open
 predictions only (their label state is kept by database triggers), so a
 hand-out should cost the same with no labels as with most of the project
-labelled. Times ``labeling.labeling_next`` (20 items) and the expert's
+labelled. Times ``labels.labeling_next`` (20 items) and the expert's
 progress in-process on a 20,000-prediction project, labelled in queue order.
 
     python bench/bench_queue_scale.py      # ~1 minute
@@ -46,7 +46,7 @@ def main() -> int:
         from django.db import connection
         from django.utils import timezone
 
-        from annotator import labeling, selectors
+        from annotator.labeling import labels, queue
         from annotator.models import Annotation, Lease, Prediction, Project
 
         experts = list(get_user_model().objects.order_by("username"))
@@ -81,13 +81,11 @@ def main() -> int:
             with connection.cursor() as cursor:
                 cursor.execute("VACUUM ANALYZE")
             hand_out = _median_ms(
-                lambda u: labeling.labeling_next(
-                    project=project, annotator=u, count=20
-                ),
+                lambda u: labels.labeling_next(project=project, annotator=u, count=20),
                 experts,
             )
             progress = _median_ms(
-                lambda u: selectors.queue_progress(
+                lambda u: queue.queue_progress(
                     project=project, annotator=u, now=timezone.now()
                 ),
                 experts,

@@ -30,7 +30,7 @@ def use_broker(url: str) -> None:
     """Send this process's tasks to ``url`` from now on."""
     import kombu.pools
 
-    from annotator.celery import app
+    from annotator.core.celery import app
 
     # Celery caches its connection and producer pools (kombu keeps them per
     # URL); drop them all so that the next send connects to ``url``.
@@ -58,7 +58,7 @@ def unread_broker(_celery_test_broker):
 def _celery_test_broker():
     from django.conf import settings
 
-    from annotator.celery import app
+    from annotator.core.celery import app
 
     app.conf.broker_url = _test_broker_url(settings.CELERY_BROKER_URL)
     # Messages left by an interrupted earlier run would hit this run's database.
@@ -97,11 +97,11 @@ def celery_worker(django_db_setup, _celery_test_broker, tmp_path_factory):
     ``django_db(transaction=True)``."""
     from django.conf import settings
 
-    from annotator import embedded
+    from annotator.core import embedded
 
     log = tmp_path_factory.mktemp("worker") / "worker.log"
     env = {
-        "DJANGO_SETTINGS_MODULE": "annotator.settings",
+        "DJANGO_SETTINGS_MODULE": "annotator.core.settings",
         "DATABASE_URL": _database_url(settings.DATABASES["default"]),
         "DB_CONN_MAX_AGE": "0",
         "CELERY_BROKER_URL": _test_broker_url(settings.CELERY_BROKER_URL),
@@ -174,7 +174,7 @@ def api():
     """``api(user)`` -> a DRF client authenticated with that user's token."""
     from rest_framework.test import APIClient
 
-    from annotator.accounts import api_token_issue
+    from annotator.core.accounts import api_token_issue
 
     def make(user=None):
         client = APIClient()

@@ -11,13 +11,13 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotator import adjudication, selectors
-from annotator.labeling import LABEL_NOTE_MAX_CHARS
+from annotator.api.parsers import BoundedJSONParser
+from annotator.api.permissions import require_role
+from annotator.api.serializers import TextField
+from annotator.labeling import adjudication
+from annotator.labeling.labels import LABEL_NOTE_MAX_CHARS
 from annotator.models import Adjudication, Prediction, Project
-
-from .parsers import BoundedJSONParser
-from .permissions import require_role
-from .serializers import TextField
+from annotator.projects import access
 
 _ACTION = "adjudicating"
 
@@ -93,7 +93,7 @@ class AdjudicationView(APIView):
 
     def _project(self, request, pk: int) -> Project:
         try:
-            project = selectors.project_get(user=request.user, pk=pk)
+            project = access.project_get(user=request.user, pk=pk)
         except Project.DoesNotExist:
             raise NotFound("no such project") from None
         require_role(request.user, project, adjudication.REVIEW, action=_ACTION)

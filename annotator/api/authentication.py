@@ -9,7 +9,7 @@ from __future__ import annotations
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 from rest_framework.exceptions import AuthenticationFailed
 
-from annotator import accounts
+from annotator.core import accounts
 
 
 class ApiTokenAuthentication(BaseAuthentication):

@@ -9,7 +9,7 @@ from rest_framework import serializers
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from annotator import calibration
+from annotator.training import calibration
 
 
 class CalibrateSerializer(serializers.Serializer):

@@ -10,8 +10,8 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from annotator.errors import ApplicationError, LabelConflict, TransientError
-from annotator.ingest import describe_refusal
+from annotator.claims.ingest import describe_refusal
+from annotator.core.errors import ApplicationError, LabelConflict, TransientError
 
 logger = logging.getLogger(__name__)
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from annotator import grading, selectors
+from annotator.api.llm_runs import LLMRunViewSet
+from annotator.api.serializers import storable_json
 from annotator.models import GradingRun
-
-from .llm_runs import LLMRunViewSet
-from .serializers import storable_json
+from annotator.projects import access
+from annotator.runs import grading
 
 _PARAMS_HELP = (
     "Optional LLM settings within the deployment's bounds: temperature, top_p, "
@@ -157,7 +157,7 @@ class GradingRunViewSet(LLMRunViewSet):
     estimate_description = "What a run would grade and roughly cost; starts nothing."
 
     def runs_for(self, user):
-        return selectors.grading_runs_for(user)
+        return access.grading_runs_for(user)
 
     def run_start(self, project, data, user):
         return grading.grading_run_start(

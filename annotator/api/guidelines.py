@@ -1,7 +1,7 @@
 """A project's labeling guideline: read the latest version (or an older one),
 and, for the project's admins, save a new version.
 
-Members read it; the HTML comes from ``annotator.guidelines``, the one place
+Members read it; the HTML comes from ``annotator.labeling.guidelines``, the one place
 guideline Markdown becomes HTML (raw HTML shown as text, only http, https and
 mailto links).
 """
@@ -15,12 +15,12 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotator import guidelines, selectors
-
-from .params import id_param
-from .parsers import BoundedJSONParser
-from .permissions import require_role
-from .serializers import TextField
+from annotator.api.params import id_param
+from annotator.api.parsers import BoundedJSONParser
+from annotator.api.permissions import require_role
+from annotator.api.serializers import TextField
+from annotator.labeling import guidelines
+from annotator.projects import access
 
 
 class GuidelineSectionSerializer(serializers.Serializer):
@@ -92,7 +92,7 @@ class GuidelineView(APIView):
     def get(self, request, pk):
         """The project's guideline: its latest version, or the one asked for.
         A 404 while the project has none."""
-        project = selectors.project_get(user=request.user, pk=pk)
+        project = access.project_get(user=request.user, pk=pk)
         version = id_param(request.query_params, "version", what="a version number")
         guideline = (
             guidelines.guideline_latest(project)
@@ -115,10 +115,10 @@ class GuidelineView(APIView):
         """Save a new version of the guideline (project admins). Text identical
         to the latest version's makes no new version: 200 with that version
         instead of 201."""
-        project = selectors.project_get(user=request.user, pk=pk)
+        project = access.project_get(user=request.user, pk=pk)
         # The role first: a member who may not save learns nothing more.
         require_role(
-            request.user, project, selectors.MANAGE, action="editing the guideline"
+            request.user, project, access.MANAGE, action="editing the guideline"
         )
         payload = GuidelineInSerializer(data=request.data)
         payload.is_valid(raise_exception=True)

@@ -17,11 +17,10 @@ from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from annotator.api.params import project_param
+from annotator.api.parsers import BoundedJSONParser
+from annotator.api.permissions import ProjectAdminWrites, managed_project
 from annotator.models import Project
-
-from .params import project_param
-from .parsers import BoundedJSONParser
-from .permissions import ProjectAdminWrites, managed_project
 
 
 class LLMRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):

@@ -9,8 +9,8 @@ from __future__ import annotations
 from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
-from annotator import selectors
 from annotator.models import Project
+from annotator.projects import access
 
 
 def project_of(obj) -> Project:
@@ -19,7 +19,7 @@ def project_of(obj) -> Project:
 
 def require_role(user, project: Project, roles, *, action: str) -> None:
     """PermissionDenied unless ``user`` holds one of ``roles`` on ``project``."""
-    if selectors.project_role(user, project) not in roles:
+    if access.project_role(user, project) not in roles:
         raise PermissionDenied(
             f"{action} needs the role {' or '.join(roles)} on project {project.name!r}"
         )
@@ -29,10 +29,10 @@ def managed_project(user, pk, *, action: str) -> Project:
     """The project named in a request body, for one of its admins' actions:
     a 400 when the user cannot see it, a 403 when they may not manage it."""
     try:
-        project = selectors.project_get(user=user, pk=int(pk))
+        project = access.project_get(user=user, pk=int(pk))
     except (Project.DoesNotExist, TypeError, ValueError):
         raise ValidationError({"project": "no such project"}) from None
-    require_role(user, project, selectors.MANAGE, action=action)
+    require_role(user, project, access.MANAGE, action=action)
     return project
 
 
@@ -47,8 +47,8 @@ class ProjectAdminWrites(BasePermission):
     def has_object_permission(self, request, view, obj) -> bool:
         if request.method in SAFE_METHODS:
             return True
-        role = selectors.project_role(request.user, project_of(obj))
-        return role in selectors.MANAGE
+        role = access.project_role(request.user, project_of(obj))
+        return role in access.MANAGE
 
 
 class IsProjectAdmin(ProjectAdminWrites):
@@ -57,5 +57,5 @@ class IsProjectAdmin(ProjectAdminWrites):
     message = "this needs the project admin role"
 
     def has_object_permission(self, request, view, obj) -> bool:
-        role = selectors.project_role(request.user, project_of(obj))
-        return role in selectors.MANAGE
+        role = access.project_role(request.user, project_of(obj))
+        return role in access.MANAGE

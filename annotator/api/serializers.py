@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from annotator import allowlists, labeling, pdfs, projects, selectors
+from annotator.claims import pdfs
+from annotator.core import allowlists
+from annotator.labeling import labels
 from annotator.models import (
     Annotation,
     Document,
@@ -16,6 +18,7 @@ from annotator.models import (
     ScorerModel,
     TrainingRun,
 )
+from annotator.projects import access, services
 
 
 def storable_json(value) -> None:
@@ -134,7 +137,7 @@ class ProjectSerializer(serializers.ModelSerializer):
         return attrs
 
     def validate_name(self, value):
-        return projects.project_name_validate(value)
+        return services.project_name_validate(value)
 
     def validate_kind(self, value):
         if self.instance is not None and value != self.instance.kind:
@@ -282,13 +285,13 @@ class PredictionSerializer(serializers.ModelSerializer):
         return data
 
     def _machine_scores_visible(self, project_id: int) -> bool:
-        from annotator import selectors
+        from annotator.projects import access
 
         # One lookup per project per response, not per row.
         cache = self.context.setdefault("machine_scores_visible", {})
         if project_id not in cache:
             user = self.context["request"].user
-            cache[project_id] = selectors.machine_scores_visible(
+            cache[project_id] = access.machine_scores_visible(
                 user, Project.objects.get(pk=project_id)
             )
         return cache[project_id]
@@ -363,7 +366,7 @@ class LabelablePredictionField(serializers.PrimaryKeyRelatedField):
         if request is None:
             return Prediction.objects.none()
         return Prediction.objects.filter(
-            project__in=selectors.projects_for(request.user, roles=selectors.LABEL)
+            project__in=access.projects_for(request.user, roles=access.LABEL)
         )
 
     def to_internal_value(self, data):
@@ -588,7 +591,7 @@ class ScorerModelSerializer(serializers.ModelSerializer):
         }
 
     def get_calibration(self, scorer) -> dict | None:
-        from annotator.calibration import calibration_summary
+        from annotator.training.calibration import calibration_summary
 
         return calibration_summary(scorer)
 
@@ -710,7 +713,7 @@ class ProgressSerializer(serializers.Serializer):
 
 
 class LabelingItemSerializer(serializers.Serializer):
-    """Documentation only: items are built by selectors.labeling_items."""
+    """Documentation only: items are built by payload.labeling_items."""
 
     id = serializers.IntegerField(help_text="Prediction id.")
     external_id = serializers.CharField(help_text="Prediction id in imports/exports.")
@@ -778,7 +781,7 @@ class LabelInSerializer(serializers.Serializer):
     note = serializers.CharField(
         required=False,
         allow_blank=True,
-        max_length=labeling.LABEL_NOTE_MAX_CHARS,
+        max_length=labels.LABEL_NOTE_MAX_CHARS,
         help_text="Free text, at most 10,000 characters.",
     )
     corrected_type = serializers.CharField(
@@ -826,7 +829,7 @@ class LabelsInSerializer(serializers.Serializer):
     labels = LabelInSerializer(
         many=True,
         allow_empty=False,
-        max_length=labeling.LABELS_BATCH_MAX,
+        max_length=labels.LABELS_BATCH_MAX,
         help_text="Labels in the order they were given. Labels past the 500th "
         "are not processed: each gets an error result, to send again.",
     )

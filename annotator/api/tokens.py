@@ -13,7 +13,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotator import accounts
+from annotator.core import accounts
 
 
 class CredentialsSerializer(serializers.Serializer):

@@ -2,16 +2,9 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
-from . import (
-    adjudications,
-    consistency,
-    grading,
-    guidelines,
-    provenance,
-    tokens,
-    views,
-    webhooks,
-)
+from annotator.api import adjudications, grading, guidelines, tokens, views, webhooks
+from annotator.kinds.consistency import api as consistency
+from annotator.kinds.provenance import api as provenance
 
 router = DefaultRouter()
 router.register("projects", views.ProjectViewSet, basename="project")

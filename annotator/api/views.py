@@ -25,32 +25,26 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotator import (
-    checking,
-    errors,
-    export,
-    extraction,
-    ingest,
-    labeling,
-    projects,
-    selectors,
-)
-from annotator.models import (
-    ACTIVE_RUN_STATUSES,
-    Annotation,
-    Project,
-)
-
-from . import serializers as s
-from .calibration import ScorerCalibrationActions
-from .params import bool_param, float_param, id_param, project_param
-from .parsers import BoundedJSONParser, UploadParser, upload_limit_check
-from .permissions import (
+from annotator.api import serializers as s
+from annotator.api.calibration import ScorerCalibrationActions
+from annotator.api.params import bool_param, float_param, id_param, project_param
+from annotator.api.parsers import BoundedJSONParser, UploadParser, upload_limit_check
+from annotator.api.permissions import (
     IsProjectAdmin,
     ProjectAdminWrites,
     managed_project,
     require_role,
 )
+from annotator.claims import checking, export, ingest, selectors
+from annotator.core import errors
+from annotator.kinds.extraction import extraction_runs
+from annotator.labeling import handout, labels, queue
+from annotator.models import (
+    ACTIVE_RUN_STATUSES,
+    Annotation,
+    Project,
+)
+from annotator.projects import access, services
 
 
 def _check_upload_size(files) -> None:
@@ -91,19 +85,19 @@ class ProjectViewSet(viewsets.ModelViewSet):
     permission_classes = [ProjectAdminWrites]
 
     def get_queryset(self):
-        return selectors.projects_for(self.request.user).prefetch_related(
+        return access.projects_for(self.request.user).prefetch_related(
             "memberships__user"
         )
 
     def perform_create(self, serializer):
         if not self.request.user.has_perm("annotator.add_project"):
             raise PermissionDenied("creating projects needs the add_project permission")
-        serializer.instance = projects.project_create(
+        serializer.instance = services.project_create(
             creator=self.request.user, **serializer.validated_data
         )
 
     def perform_update(self, serializer):
-        serializer.instance = projects.project_update(
+        serializer.instance = services.project_update(
             serializer.instance, **serializer.validated_data
         )
 
@@ -116,7 +110,7 @@ class ProjectViewSet(viewsets.ModelViewSet):
         project = self.get_object()
         payload = s.MembershipSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        membership = projects.membership_set(
+        membership = services.membership_set(
             project=project,
             user=payload.validated_data["user"],
             role=payload.validated_data["role"],
@@ -134,7 +128,7 @@ class ProjectViewSet(viewsets.ModelViewSet):
         user = id_param(request.query_params, "user", what="a user id")
         if user is None:
             raise ValidationError({"user": "must be a user id"})
-        projects.membership_remove(project=project, user_id=user)
+        services.membership_remove(project=project, user_id=user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(
@@ -198,7 +192,7 @@ class DocumentViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = s.DocumentSerializer
 
     def get_queryset(self):
-        queryset = selectors.documents_for(self.request.user).annotate(
+        queryset = access.documents_for(self.request.user).annotate(
             prediction_count=Count("predictions")
         )
         project = project_param(self.request.query_params)
@@ -262,12 +256,12 @@ class PredictionViewSet(viewsets.ReadOnlyModelViewSet):
                 {"verdict": "one of " + ", ".join(selectors.VERDICT_FILTERS)}
             )
         project = project_param(params)
-        visible = selectors.predictions_for(self.request.user)
+        visible = access.predictions_for(self.request.user)
         if verdict or params.get("min_score") or params.get("max_score"):
             # Filtering on scores or verdicts would reveal them where they
             # are hidden from this user.
             visible = visible.filter(
-                project__in=selectors.projects_with_scores_for(self.request.user)
+                project__in=access.projects_with_scores_for(self.request.user)
             )
         queryset = selectors.predictions_filter(
             visible,
@@ -323,16 +317,14 @@ class AnnotationViewSet(
 ):
     """Expert labels. Experts create and change their own; project admins see
     and change all of their projects' labels. Writes go through
-    ``labeling.annotation_submit``, like the labeling page's."""
+    ``labels.annotation_submit``, like the labeling page's."""
 
     serializer_class = s.AnnotationSerializer
     permission_classes = [IsAuthenticated]
     parser_classes = [BoundedJSONParser, FormParser, MultiPartParser]
 
     def get_queryset(self):
-        queryset = selectors.annotations_for(self.request.user).select_related(
-            "annotator"
-        )
+        queryset = access.annotations_for(self.request.user).select_related("annotator")
         project = project_param(self.request.query_params)
         if project is not None:
             queryset = queryset.filter(prediction__project_id=project)
@@ -344,7 +336,7 @@ class AnnotationViewSet(
         data = dict(serializer.validated_data)
         # Only predictions the user may label validate (LabelablePredictionField).
         prediction = data.pop("prediction")
-        annotation, outcome = labeling.annotation_submit(
+        annotation, outcome = labels.annotation_submit(
             prediction=prediction, annotator=request.user, **data
         )
         return self._submitted(annotation, created=outcome == "created")
@@ -352,9 +344,9 @@ class AnnotationViewSet(
     def update(self, request, *args, **kwargs):
         annotation = self.get_object()
         user = request.user
-        role = selectors.project_role(user, annotation.prediction.project)
+        role = access.project_role(user, annotation.prediction.project)
         own = annotation.annotator_id == user.pk
-        if not (own and role in selectors.LABEL) and role not in selectors.MANAGE:
+        if not (own and role in access.LABEL) and role not in access.MANAGE:
             raise PermissionDenied("only its annotator can change a label")
         if annotation.annotator_id is None:
             raise ValidationError(
@@ -375,7 +367,7 @@ class AnnotationViewSet(
             "note",
             "seconds_spent",
         )
-        annotation, _ = labeling.annotation_change(
+        annotation, _ = labels.annotation_change(
             annotation=annotation,
             client_id=data.get("client_id"),
             # Not kept from the stored label: a change is a decision made now,
@@ -428,7 +420,7 @@ class ExtractionRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSe
     parser_classes = [BoundedJSONParser]
 
     def get_queryset(self):
-        queryset = selectors.extraction_runs_for(self.request.user)
+        queryset = access.extraction_runs_for(self.request.user)
         project = project_param(self.request.query_params)
         if project is not None:
             queryset = queryset.filter(project_id=project)
@@ -445,7 +437,7 @@ class ExtractionRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSe
         project = managed_project(
             request.user, data["project"], action="starting an extraction"
         )
-        run = extraction.extraction_run_start(
+        run = extraction_runs.extraction_run_start(
             project=project,
             model=data["model"],
             params=data["params"],
@@ -484,9 +476,7 @@ class ScorerModelViewSet(
             )
 
     def get_queryset(self):
-        queryset = selectors.scorer_models_for(self.request.user).select_related(
-            "project"
-        )
+        queryset = access.scorer_models_for(self.request.user).select_related("project")
         project = project_param(self.request.query_params)
         if project is not None:
             queryset = queryset.filter(project_id=project)
@@ -507,12 +497,12 @@ class ScorerModelViewSet(
         CrossEncoder, with a README.md model card."""
         import tempfile
 
-        from annotator import training
+        from annotator.training import scorers
 
         scorer = self.get_object()
         out = tempfile.TemporaryFile()  # closed by FileResponse when sent
         try:
-            training.scorer_archive(scorer, out)
+            scorers.scorer_archive(scorer, out)
         except BaseException:
             out.close()
             raise
@@ -538,7 +528,7 @@ class TrainingRunViewSet(
     parser_classes = [BoundedJSONParser]
 
     def get_queryset(self):
-        queryset = selectors.training_runs_for(self.request.user)
+        queryset = access.training_runs_for(self.request.user)
         project = project_param(self.request.query_params)
         if project is not None:
             queryset = queryset.filter(project_id=project)
@@ -550,14 +540,14 @@ class TrainingRunViewSet(
     def create(self, request, *args, **kwargs):
         """Start training the project's scorer on the training queue (400 when
         a run of the project is already pending or running)."""
-        from annotator import training
+        from annotator.training import scorers
 
         payload = s.TrainingRunStartSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         project = managed_project(
             request.user, payload.validated_data["project"], action="training"
         )
-        run = training.training_run_start(
+        run = scorers.training_run_start(
             project=project,
             created_by=request.user,
             params=payload.validated_data["params"],
@@ -571,9 +561,9 @@ class TrainingRunViewSet(
     def cancel(self, request, pk=None):
         """Cancel: a pending run at once, a running one at its next training
         step (it registers nothing). 400 once the run has ended."""
-        from annotator import training
+        from annotator.training import scorers
 
-        run = training.training_run_cancel(run=self.get_object())
+        run = scorers.training_run_cancel(run=self.get_object())
         return Response(self.get_serializer(run).data)
 
     def perform_destroy(self, instance):
@@ -593,12 +583,12 @@ class _LabelingView(APIView):
 
     def project(self, pk) -> Project:
         """The project, if the user labels on it (viewers only look)."""
-        project = selectors.project_get(user=self.request.user, pk=pk)
-        require_role(self.request.user, project, selectors.LABEL, action="labeling")
+        project = access.project_get(user=self.request.user, pk=pk)
+        require_role(self.request.user, project, access.LABEL, action="labeling")
         return project
 
     def progress(self, project: Project) -> dict:
-        return selectors.queue_progress(
+        return queue.queue_progress(
             project=project, annotator=self.request.user, now=timezone.now()
         )
 
@@ -612,7 +602,7 @@ class QueueNextView(_LabelingView):
         project = self.project(pk)
         payload = s.QueueNextSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        ids = labeling.labeling_next(
+        ids = labels.labeling_next(
             project=project,
             annotator=request.user,
             count=payload.validated_data.get("count") or settings.LABEL_BATCH_SIZE,
@@ -620,7 +610,7 @@ class QueueNextView(_LabelingView):
         )
         return Response(
             {
-                "items": selectors.labeling_items(
+                "items": handout.labeling_items(
                     project=project, annotator=request.user, ids=ids
                 ),
                 "lease_seconds": settings.LABEL_LEASE_SECONDS,
@@ -634,7 +624,7 @@ class LabelingItemView(_LabelingView):
         """One prediction as the labeling page shows it (no lease): for the
         other predictions of a document and for changing a past label."""
         project = self.project(pk)
-        items = selectors.labeling_items(
+        items = handout.labeling_items(
             project=project, annotator=request.user, ids=[int(prediction_pk)]
         )
         if not items:
@@ -679,10 +669,10 @@ class LabelsView(_LabelingView):
         payload = s.LabelsBatchSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         sent = payload.validated_data["labels"]
-        limit = labeling.LABELS_BATCH_MAX
+        limit = labels.LABELS_BATCH_MAX
         checked = [s.LabelInSerializer(data=item) for item in sent[:limit]]
         stored = iter(
-            labeling.labels_submit(
+            labels.labels_submit(
                 project=project,
                 annotator=request.user,
                 labels=[item.validated_data for item in checked if item.is_valid()],
@@ -691,7 +681,7 @@ class LabelsView(_LabelingView):
         results = [
             next(stored)
             if item.is_valid()
-            else labeling.LabelResult(
+            else labels.LabelResult(
                 _sent_client_id(item.initial_data),
                 "error",
                 error=_errors_text(item.errors),
@@ -699,7 +689,7 @@ class LabelsView(_LabelingView):
             for item in checked
         ]
         results += [
-            labeling.LabelResult(
+            labels.LabelResult(
                 _sent_client_id(item),
                 "error",
                 error=f"not processed: over {limit} labels in one batch; send it again",
@@ -716,7 +706,7 @@ class LabelUndoView(_LabelingView):
     def delete(self, request, pk, client_id):
         """Undo: delete your label saved under client_id. Repeating it is safe."""
         project = self.project(pk)
-        prediction = labeling.label_undo(
+        prediction = labels.label_undo(
             project=project, annotator=request.user, client_id=str(client_id)
         )
         return Response({"prediction": prediction})
@@ -734,7 +724,7 @@ class MyLabelsView(_LabelingView, generics.ListAPIView):
 
     def get_queryset(self):
         project = self.project(self.kwargs["pk"])
-        return selectors.labels_recent(
+        return queue.labels_recent(
             project=project, annotator=self.request.user
         ).select_related("prediction__document")
 

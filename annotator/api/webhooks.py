@@ -9,12 +9,11 @@ from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from annotator import webhooks
+from annotator.api.params import project_param
+from annotator.api.parsers import BoundedJSONParser
+from annotator.api.permissions import IsProjectAdmin, managed_project
 from annotator.models import Webhook, WebhookDelivery
-
-from .params import project_param
-from .parsers import BoundedJSONParser
-from .permissions import IsProjectAdmin, managed_project
+from annotator.projects import webhooks
 
 _EVENTS_HELP = (
     f"Run kinds the webhook is called for when one ends: {', '.join(webhooks.EVENTS)}"

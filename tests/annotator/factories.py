@@ -131,10 +131,11 @@ def train_on_labels(project):
     stage), run in this process: the scorer it made and its metadata."""
     from pathlib import Path
 
-    from annotator import tasks, training
+    from annotator import tasks
     from annotator.models import ScorerModel
+    from annotator.training import scorers
 
-    run = training.training_run_start(
+    run = scorers.training_run_start(
         project=project,
         params={"stages": ["human"], "human_epochs": 1, "batch_size": 8},
         enqueue=False,
@@ -147,7 +148,7 @@ def train_on_labels(project):
 def score_by_word_overlap(monkeypatch) -> None:
     """Check runs of this test score with ``WordOverlapScorer``, as if it
     were the project's active scorer (version "1")."""
-    from annotator import checking
+    from annotator.claims import checking
 
     monkeypatch.setattr(
         checking, "project_scorer", lambda project: (WordOverlapScorer(), "1")

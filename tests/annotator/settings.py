@@ -1,7 +1,7 @@
 """Test environment: production-like settings (DEBUG off) with a test secret.
 
 pytest-django imports settings before any conftest runs, so the environment
-the settings read has to be set here. Everything else is annotator.settings.
+the settings read has to be set here. Everything else is annotator.core.settings.
 """
 
 import os
@@ -41,7 +41,7 @@ os.environ.setdefault("LLM_PRICES", "*=1/2")
 os.environ.setdefault("WEBHOOK_ALLOWED_HOSTS", "127.0.0.1:*")
 os.environ.setdefault("WEBHOOK_RETRY_BACKOFF", "0.5")
 
-from annotator.settings import *  # noqa: E402,F403
+from annotator.core.settings import *  # noqa: E402,F403
 
 # Creating the personas' users with the production hasher costs ~0.3 s each.
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

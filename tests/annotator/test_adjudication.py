@@ -6,10 +6,11 @@ experts, with Krippendorff's alpha beside Cohen's kappa."""
 import pytest
 from django.contrib.auth import get_user_model
 
-from annotator import adjudication, gold, labeling, projects
-from annotator.errors import ApplicationError
+from annotator.core.errors import ApplicationError
+from annotator.labeling import adjudication, gold, labels
 from annotator.models import Adjudication, Role
-from annotator.training import expert_labels
+from annotator.projects import services
+from annotator.training.scorers import expert_labels
 from tests.annotator.factories import make_document, make_prediction
 
 pytestmark = pytest.mark.django_db
@@ -30,15 +31,15 @@ def split(personas):
         (rows["a"], "safe", "unsafe"),
         (rows["b"], "unsafe", "unsafe"),
     ):
-        labeling.annotation_submit(
+        labels.annotation_submit(
             prediction=prediction, annotator=ann1, label=first, note="looks fine"
         )
-        labeling.annotation_submit(
+        labels.annotation_submit(
             prediction=prediction, annotator=ann2, label=second, seconds_spent=12.5
         )
-    labeling.annotation_submit(prediction=rows["c"], annotator=ann1, label="safe")
+    labels.annotation_submit(prediction=rows["c"], annotator=ann1, label="safe")
     reviewer = get_user_model().objects.create_user("rev", password="rev-pass")
-    projects.membership_set(project=project, user=reviewer, role=Role.REVIEWER)
+    services.membership_set(project=project, user=reviewer, role=Role.REVIEWER)
     return project, rows, reviewer
 
 
@@ -110,8 +111,8 @@ def test_agreement_per_type_and_pair_with_alpha(split, personas):
 
     # A third expert on the amount: alpha counts all three labels of it.
     third = get_user_model().objects.create_user("ann3", password="ann3-pass")
-    projects.membership_set(project=project, user=third, role=Role.EXPERT)
-    labeling.annotation_submit(prediction=rows["a"], annotator=third, label="unsafe")
+    services.membership_set(project=project, user=third, role=Role.EXPERT)
+    labels.annotation_submit(prediction=rows["a"], annotator=third, label="unsafe")
     breakdown = adjudication.agreement_breakdown(project)
     assert breakdown["overall"]["items"] == 2 and breakdown["overall"]["pairs"] == 4
     assert {tuple(p["experts"]) for p in breakdown["by_pair"]} == {
@@ -168,7 +169,7 @@ def test_a_reviewer_never_decides_an_item_they_labelled(split, api, client):
     a = rows["a"]
     # ann1 labelled a (safe) and is made a reviewer afterwards.
     party = a.annotations.get(label="safe").annotator
-    projects.membership_set(project=project, user=party, role=Role.REVIEWER)
+    services.membership_set(project=project, user=party, role=Role.REVIEWER)
     with pytest.raises(ApplicationError, match="you labelled prediction"):
         adjudication.adjudicate(prediction=a, reviewer=party, label="safe")
 

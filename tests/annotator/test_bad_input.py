@@ -405,7 +405,7 @@ def test_a_refusal_in_the_third_batch_costs_only_its_line(
 ):
     """The audit's 1,200 lines again, with the checks before the database
     switched off: the batch is retried row by row and keeps its 199 good rows."""
-    from annotator import ingest
+    from annotator.claims import ingest
 
     monkeypatch.setattr("pipeline.jsonl.value_problem", lambda value, **kw: None)
     project = personas.project

@@ -9,9 +9,10 @@ import json
 import pytest
 from django.contrib.auth import get_user_model
 
-from annotator import adjudication, guidelines, labeling, projects
-from annotator.labeling import LABEL_NOTE_MAX_CHARS
+from annotator.labeling import adjudication, guidelines, labels
+from annotator.labeling.labels import LABEL_NOTE_MAX_CHARS
 from annotator.models import Adjudication, Guideline, Role
+from annotator.projects import services
 from tests.annotator.factories import make_document, make_prediction
 
 pytestmark = [pytest.mark.bad_input, pytest.mark.django_db]
@@ -26,14 +27,14 @@ def review(personas):
     a = make_prediction(document, external_id="a")
     b = make_prediction(document, external_id="b")
     for prediction in (a, b):
-        labeling.annotation_submit(
+        labels.annotation_submit(
             prediction=prediction, annotator=personas.annotator, label="safe"
         )
-        labeling.annotation_submit(
+        labels.annotation_submit(
             prediction=prediction, annotator=personas.annotator2, label="unsafe"
         )
     reviewer = get_user_model().objects.create_user("rev", password="rev-pass")
-    projects.membership_set(project=project, user=reviewer, role=Role.REVIEWER)
+    services.membership_set(project=project, user=reviewer, role=Role.REVIEWER)
     adjudication.adjudicate(prediction=a, reviewer=reviewer, label="safe", note="kept")
     elsewhere = personas.outsider.memberships.get().project
     foreign = make_prediction(make_document(elsewhere, external_id="f"))

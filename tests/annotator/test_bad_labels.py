@@ -11,7 +11,7 @@ import uuid
 import pytest
 from django.db import connection
 
-from annotator import labeling
+from annotator.labeling import labels
 from annotator.models import Annotation, LabelReceipt, Membership, Role
 from tests.annotator.factories import make_document, make_prediction
 
@@ -271,14 +271,14 @@ def test_a_batch_over_the_limit_stores_the_first_500_and_refuses_the_rest(
 ):
     project = personas.project
     predictions = _predictions(project, 5)
-    labels = [_good(predictions[i % 5]) for i in range(labeling.LABELS_BATCH_MAX + 2)]
-    results = _send(api(personas.annotator), project, labels)
+    batch = [_good(predictions[i % 5]) for i in range(labels.LABELS_BATCH_MAX + 2)]
+    results = _send(api(personas.annotator), project, batch)
     assert [r["status"] for r in results[:5]] == ["created"] * 5
     assert {r["status"] for r in results[5:500]} == {"updated"}
     assert [r["status"] for r in results[500:]] == ["error", "error"]
     assert "not processed" in results[500]["error"]
     assert [r["client_id"] for r in results[500:]] == [
-        label["client_id"] for label in labels[500:]
+        label["client_id"] for label in batch[500:]
     ]
     assert Annotation.objects.filter(prediction__project=project).count() == 5
     assert LabelReceipt.objects.count() == 500
@@ -535,7 +535,7 @@ def test_the_same_label_sent_twice_at_once_is_stored_once(personas):
     def send():
         try:
             barrier.wait()
-            (result,) = labeling.labels_submit(
+            (result,) = labels.labels_submit(
                 project=personas.project,
                 annotator=personas.annotator,
                 labels=[

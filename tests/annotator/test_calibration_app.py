@@ -4,7 +4,8 @@ admin applies by target recall of unsafe predictions."""
 import numpy as np
 import pytest
 
-from annotator import calibration, checking, gold
+from annotator.claims import checking
+from annotator.labeling import gold
 from annotator.models import (
     Annotation,
     Prediction,
@@ -12,6 +13,7 @@ from annotator.models import (
     Project,
     ScorerModel,
 )
+from annotator.training import calibration
 from pipeline.calibration import (
     Calibration,
     confident_recall,

@@ -2,7 +2,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from annotator.charts import (
+from annotator.dashboard.charts import (
     BarSeries,
     Reference,
     Series,

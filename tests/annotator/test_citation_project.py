@@ -5,8 +5,9 @@ evidence for the labeling screen."""
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotator import ingest, selectors
-from annotator.checking import claims_find, predictions_check
+from annotator.claims import ingest, selectors
+from annotator.claims.checking import claims_find, predictions_check
+from annotator.labeling import handout
 from annotator.models import Annotation, CaseCitation, CaseOpinion, Prediction
 from pipeline.checkers.citations import find_citations
 from tests.annotator.factories import make_project
@@ -91,7 +92,7 @@ def test_an_uploaded_brief_has_its_citations_found_and_checked(caselaw, unread_b
     assert claims_find(project) == 0
     assert predictions_check(project_id=project.pk).checked == 0
 
-    items = selectors.labeling_items(
+    items = handout.labeling_items(
         project=project, annotator=None, ids=[r.pk for r in rows[:2]]
     )
     assert items[1]["details"]["problems"] == ["case_name_mismatch"]

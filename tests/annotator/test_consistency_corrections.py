@@ -8,9 +8,12 @@ from decimal import Decimal
 
 import pytest
 
-from annotator import consistency_runs, ingest, labeling, tasks
-from annotator.checking import predictions_check
-from annotator.errors import ApplicationError, LabelInvalid
+from annotator import tasks
+from annotator.claims import ingest
+from annotator.claims.checking import predictions_check
+from annotator.core.errors import ApplicationError, LabelInvalid
+from annotator.kinds.consistency import consistency_runs
+from annotator.labeling import labels
 from annotator.models import Annotation, ConsistencyRun, Document, Prediction, RunStatus
 from tests.annotator.factories import jsonl, make_project, score_by_word_overlap
 from tests.consistency_data import LAMPORT
@@ -185,7 +188,7 @@ def test_a_budget_hit_stops_before_passing_it_and_keeps_what_finished(
 
 
 def test_new_samples_drop_the_corrections_made_from_the_old_ones(checked):
-    from annotator.sampling import SAMPLES
+    from annotator.kinds.consistency.sampling import SAMPLES
 
     document = Document.objects.get(project=checked, external_id="lamport")
     document.metadata = {
@@ -237,31 +240,31 @@ def test_the_experts_decision_on_a_suggestion_is_kept_with_the_label(
     assert (stored.suggestion, stored.corrected_value) == ("accepted", FIXED)
 
     with pytest.raises(LabelInvalid, match="an accepted correction must be"):
-        labeling.annotation_submit(
+        labels.annotation_submit(
             prediction=phd,
             annotator=personas.admin,
             label="unsafe",
             suggestion="accepted",
         )
     with pytest.raises(LabelInvalid, match="suggestion: empty or one of"):
-        labeling.annotation_submit(
+        labels.annotation_submit(
             prediction=phd, annotator=personas.admin, label="unsafe", suggestion="ok"
         )
-    rejected, _ = labeling.annotation_submit(
+    rejected, _ = labels.annotation_submit(
         prediction=phd, annotator=personas.admin, label="unsafe", suggestion="rejected"
     )
     assert rejected.suggestion == "rejected" and rejected.corrected_value is None
 
 
 def test_the_export_keeps_the_decision_and_the_guideline_version(personas, checked):
-    from annotator import guidelines
-    from annotator.selectors import export_rows
+    from annotator.claims.selectors import export_rows
+    from annotator.labeling import guidelines
 
     guideline, _ = guidelines.guideline_save(
         project=checked, user=personas.admin, text="# Response block\nCheck dates."
     )
     phd = Prediction.objects.get(project=checked, external_id="lamport#b1")
-    labeling.annotation_submit(
+    labels.annotation_submit(
         prediction=phd,
         annotator=personas.annotator,
         label="unsafe",

@@ -9,10 +9,10 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 
-from annotator import ingest
-from annotator.checking import predictions_check, project_checker
+from annotator.claims import ingest
+from annotator.claims.checking import predictions_check, project_checker
 from annotator.models import Annotation, Document, Prediction
-from annotator.training import labelled_data
+from annotator.training.scorers import labelled_data
 from tests.annotator.factories import (
     jsonl,
     make_project,

@@ -7,9 +7,11 @@ from decimal import Decimal
 
 import pytest
 
-from annotator import consistency_runs, ingest, tasks
-from annotator.checking import predictions_check
-from annotator.errors import TransientError
+from annotator import tasks
+from annotator.claims import ingest
+from annotator.claims.checking import predictions_check
+from annotator.core.errors import TransientError
+from annotator.kinds.consistency import consistency_runs
 from annotator.models import ConsistencyRun, Document, Prediction, RunStatus
 from tests.annotator.factories import make_project, score_by_word_overlap
 from tests.conftest import wait_for

@@ -7,7 +7,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from annotator import dashboard, gold
+from annotator.dashboard import stats
+from annotator.labeling import gold
 from annotator.models import Annotation, Prediction, ScorerModel, TrainingRun
 from tests.annotator.factories import make_document, make_prediction
 
@@ -79,7 +80,7 @@ def test_overview_counts_labelled_share_and_unsafe_rate(project, personas):
     label(a[0], personas.annotator2, "unsafe")
     label(a[1], personas.annotator, "unsure")  # not decisive: not labelled
     Annotation.objects.create(prediction=a[2], label="unsafe", source="import")
-    o = dashboard.overview(project)
+    o = stats.overview(project)
     assert (o["documents"], o["predictions"], o["checked"], o["unchecked"]) == (
         1,
         9,
@@ -108,7 +109,7 @@ def test_kappa_on_pairs_of_decisive_labels_from_two_experts(project, personas):
     label(unsure, personas.annotator, "safe")
     label(unsure, personas.annotator2, "unsure")
     label(single, None, "safe", source="import")
-    result = dashboard.agreement(project)
+    result = stats.agreement(project)
     assert result["kappa"] == 0.4
     assert result["strength"] == "fair"
     assert (result["pairs"], result["items"], result["observed"]) == (10, 10, 0.7)
@@ -120,7 +121,7 @@ def test_kappa_on_pairs_of_decisive_labels_from_two_experts(project, personas):
 
 def test_kappa_without_overlap_is_undefined(project, personas):
     label(project.rows[0], personas.annotator, "safe")
-    result = dashboard.agreement(project)
+    result = stats.agreement(project)
     assert (result["kappa"], result["pairs"], result["observed"]) == (None, 0, None)
     assert result["strength"] == "undefined"
 
@@ -153,7 +154,7 @@ def test_pace_is_the_median_over_plausible_times_not_scripted_bursts(project, pe
         created_at=now - timedelta(hours=1)
     )
     label(project.rows[0], personas.annotator, "unsafe", seconds=10.0)
-    rates = {r["annotator"]: r for r in dashboard.labels_per_hour(project)}
+    rates = {r["annotator"]: r for r in stats.labels_per_hour(project)}
     ann1 = rates["ann1"]
     assert (ann1["labels"], ann1["paced"], ann1["too_fast"], ann1["breaks"]) == (
         526,
@@ -172,7 +173,7 @@ def test_a_scripted_expert_gets_no_pace_rather_than_thousands_an_hour(
 ):
     bulk_labels(project, personas.annotator2, [0.25] * 300)  # 14,400 "an hour"
     bulk_labels(project, personas.annotator, [8.0, 12.0, 9.0, 400.0])
-    rates = {r["annotator"]: r for r in dashboard.labels_per_hour(project)}
+    rates = {r["annotator"]: r for r in stats.labels_per_hour(project)}
     assert rates["ann2"]["labels"] == 300 and rates["ann2"]["too_fast"] == 300
     assert rates["ann2"]["per_hour"] is None
     assert rates["ann1"]["per_hour"] == pytest.approx(400)  # median 9 s
@@ -184,7 +185,7 @@ def test_per_llm_safepassage_score_beside_human_score(project, personas):
     label(gpt[0], personas.annotator2, "unsafe")  # disagreement counts half
     label(gpt[4], personas.annotator, "unsafe")
     label(gpt[5], personas.annotator, "unsure")  # not decisive
-    rows = {r["model"]: r for r in dashboard.llm_scores(project)}
+    rows = {r["model"]: r for r in stats.llm_scores(project)}
     assert rows["gpt-x"]["predictions"] == 7
     assert rows["gpt-x"]["safepassage_score"] == 4 / 6  # of the checked ones
     assert rows["gpt-x"]["labels"] == 3
@@ -202,7 +203,7 @@ def test_the_page_says_how_well_safepassage_ranks_the_llms(personas, client):
             verdict = "safe" if i < n_safe else "unsafe"
             row = make_prediction(document, model=model, verdict=verdict)
             label(row, personas.annotator, verdict)
-    assert dashboard.dashboard(personas.project)["llm_rank_rho"] == 1.0
+    assert stats.dashboard(personas.project)["llm_rank_rho"] == 1.0
     client.force_login(personas.admin)
     page = client.get(f"/projects/{personas.project.pk}/dashboard/")
     assert "Spearman's rho between the two across LLMs: 1.00" in page.text
@@ -223,7 +224,7 @@ def test_learning_curve_points_come_from_measured_versions(project):
     scorer("v2", 200, 0.81, active=True)
     scorer("v1", 0, 0.42)
     scorer("v3", 400, None)
-    curve = dashboard.learning_curve(dashboard.scorer_versions(project))
+    curve = stats.learning_curve(stats.scorer_versions(project))
     assert curve["points"] == [
         {"version": "v1", "expert_labels": 0, "gold_f1": 0.42, "active": False},
         {"version": "v2", "expert_labels": 200, "gold_f1": 0.81, "active": True},
@@ -253,7 +254,7 @@ def test_pr_curve_uses_only_gold_document_labels(personas):
         project=project, version="v1", base_model="b", path="/x", threshold=0.35
     )
     active = ScorerModel.objects.get()
-    pr = dashboard.gold_pr_curve(project, active)
+    pr = stats.gold_pr_curve(project, active)
     assert (pr["labels"], pr["unsafe"]) == (4, 2)
     assert [(p["precision"], p["recall"]) for p in pr["points"]] == [
         (1.0, 0.5),
@@ -265,7 +266,7 @@ def test_pr_curve_uses_only_gold_document_labels(personas):
 
 
 def test_alignment_histogram_is_binned_in_sql(project):
-    counts = dashboard.evidence_histogram(project, bins=10)
+    counts = stats.evidence_histogram(project, bins=10)
     assert sum(counts) == 8  # one prediction is not aligned
     assert counts[1] == 1 and counts[3] == 1 and counts[6] == 2
     assert counts[8] == 1 and counts[9] == 3  # 1.0 falls in the last bin
@@ -353,8 +354,8 @@ def test_query_count_does_not_grow_with_rows(project, personas, client):
 def test_demo_simulates_two_experts_on_overlap_items_only(personas):
     from types import SimpleNamespace
 
+    from annotator.labeling.queue import is_overlap
     from annotator.management.commands.demo import Command
-    from annotator.selectors import is_overlap
     from pipeline.types import Label
 
     project = personas.project
@@ -376,9 +377,9 @@ def test_demo_simulates_two_experts_on_overlap_items_only(personas):
     labelled = set(simulated.values_list("prediction_id", flat=True))
     assert len(labelled) == 30
     assert all(is_overlap(project, pk) for pk in labelled)
-    result = dashboard.agreement(project)
+    result = stats.agreement(project)
     assert result["items"] >= 25 and 0.5 < result["kappa"] <= 1.0
-    rates = {r["annotator"]: r for r in dashboard.labels_per_hour(project)}
+    rates = {r["annotator"]: r for r in stats.labels_per_hour(project)}
     assert set(rates) == {"demo-expert-1", "demo-expert-2"}
     for r in rates.values():
         assert 100 < r["per_hour"] < 400
@@ -489,7 +490,7 @@ def test_the_alignment_histogram_shows_a_small_bin_beside_a_huge_one(personas):
         )
         for i in range(1005)
     )
-    svg = dashboard.dashboard(project)["charts"]["histogram"]
+    svg = stats.dashboard(project)["charts"]["histogram"]
     root = ET.fromstring(svg)
     ns = "{http://www.w3.org/2000/svg}"
     bars = {
@@ -523,6 +524,6 @@ def test_only_alignments_are_drawn_against_the_alignment_threshold(
     project = personas.project
     project.kind = kind
     project.save(update_fields=["kind"])
-    svg = dashboard.dashboard(project)["charts"]["histogram"]
+    svg = stats.dashboard(project)["charts"]["histogram"]
     texts = "".join(ET.fromstring(svg).itertext())
     assert ("keep >= " in texts) is marked

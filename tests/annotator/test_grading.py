@@ -9,13 +9,15 @@ from decimal import Decimal
 import pytest
 from django.db import connection
 
-from annotator import gold, grading, tasks
+from annotator import tasks
+from annotator.labeling import gold
 from annotator.models import (
     Annotation,
     GradingRun,
     PredictionScore,
     RunStatus,
 )
+from annotator.runs import grading
 from pipeline.checkers.extraction.grading import GRADER_PROMPT
 from pipeline.grader import GRADE_SCHEMA, LLMGrader
 from pipeline.llm import LLMConfig
@@ -616,7 +618,7 @@ def test_a_training_run_learns_from_the_graders_verdicts_as_silver(
     """The verdicts a grading run stored become silver pairs of the next
     training run (expert labels and the synthetic pairs beside them)."""
     import pipeline.train
-    from annotator import training
+    from annotator.training import scorers
     from pipeline.errors import TrainingError
 
     settings.VAR_DIR = tmp_path
@@ -638,7 +640,7 @@ def test_a_training_run_learns_from_the_graders_verdicts_as_silver(
         raise TrainingError("enough: the pairs are what this test looks at")
 
     monkeypatch.setattr(pipeline.train, "train_scorer", spy)
-    run = training.training_run_start(project=project, enqueue=False)
+    run = scorers.training_run_start(project=project, enqueue=False)
     tasks.train_scorer(run.pk)
 
     from_grader = {

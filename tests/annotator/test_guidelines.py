@@ -6,9 +6,10 @@ import uuid
 import pytest
 from django.core.exceptions import PermissionDenied
 
-from annotator import guidelines, labeling, selectors
-from annotator.errors import GuidelineInvalid, LabelInvalid
+from annotator.core.errors import GuidelineInvalid, LabelInvalid
+from annotator.labeling import guidelines, labels
 from annotator.models import Annotation, Guideline, Membership, Role
+from annotator.projects import access
 from tests.annotator.factories import make_document, make_prediction
 
 GUIDE = """# Labeling guide
@@ -264,7 +265,7 @@ def test_a_version_the_project_does_not_have_is_refused(personas, api):
     }
     assert not Annotation.objects.exists()
     with pytest.raises(LabelInvalid, match="no guideline version 9"):
-        labeling.annotation_submit(
+        labels.annotation_submit(
             prediction=prediction,
             annotator=personas.annotator,
             label="safe",
@@ -378,4 +379,4 @@ def test_the_dashboard_links_the_guideline_page(personas, client):
     client.force_login(personas.admin)
     page = client.get(f"/projects/{personas.project.pk}/dashboard/").content.decode()
     assert f'href="/projects/{personas.project.pk}/guideline/"' in page
-    assert selectors.project_role(personas.admin, personas.project) == Role.ADMIN
+    assert access.project_role(personas.admin, personas.project) == Role.ADMIN

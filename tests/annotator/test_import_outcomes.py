@@ -11,7 +11,7 @@ import pytest
 from django.core.management import ManagementUtility
 from django.db import connections
 
-from annotator import checking
+from annotator.claims import checking
 from annotator.models import Annotation, Document, Prediction
 from tests.annotator.factories import (
     documents_jsonl,

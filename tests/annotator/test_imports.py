@@ -7,7 +7,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import override_settings
 
-from annotator import checking, export, ingest
+from annotator.claims import checking, export, ingest
 from annotator.models import Annotation, Document, Prediction
 from tests.annotator.factories import (
     DOC_TEXT,

@@ -7,8 +7,8 @@ from django.core.exceptions import ValidationError
 from django.db import connection
 from django.utils import timezone
 
-from annotator import gold as gold_set
-from annotator import labeling, selectors
+from annotator.labeling import gold as gold_set
+from annotator.labeling import handout, labels, queue
 from annotator.models import Annotation, Lease, Prediction, PredictionScore
 from tests.annotator.factories import aligned, make_document, make_prediction
 
@@ -237,7 +237,7 @@ def test_a_batch_of_items_costs_the_same_few_queries_as_one(personas):
 
     def queries(ids):
         with CaptureQueriesContext(connection) as captured:
-            items = selectors.labeling_items(
+            items = handout.labeling_items(
                 project=project, annotator=personas.annotator, ids=ids
             )
         assert [item["id"] for item in items] == ids
@@ -261,7 +261,7 @@ def test_random_strategy_is_registered_and_stable_per_expert(personas, api):
     first = _next(client, project, count=8)
     Lease.objects.all().delete()
     assert _next(client, project, count=8) == first
-    assert set(selectors.QUEUE_STRATEGIES) >= {"uncertainty", "random"}
+    assert set(queue.QUEUE_STRATEGIES) >= {"uncertainty", "random"}
     project.queue_strategy = "nonsense"
     with pytest.raises(ValidationError):
         project.full_clean()
@@ -421,7 +421,7 @@ def test_concurrent_hand_outs_on_two_connections_do_not_overlap(personas):
             barrier.wait()
             got = []
             for _ in range(3):
-                got += labeling.labeling_next(
+                got += labels.labeling_next(
                     project=project, annotator=user, count=4, exclude=got
                 )
             results[user.username] = got

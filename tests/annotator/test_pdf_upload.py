@@ -9,8 +9,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.test import override_settings
 
-from annotator import ingest, selectors
-from annotator.checking import predictions_check
+from annotator.claims import ingest
+from annotator.claims.checking import predictions_check
+from annotator.labeling import handout
 from annotator.models import Document, Prediction
 from tests.annotator.factories import (
     jsonl,
@@ -68,7 +69,7 @@ def _checked_item(personas, api, monkeypatch, context):
     score_by_word_overlap(monkeypatch)
     assert predictions_check(project_id=project.pk).checked == 1
     prediction = Prediction.objects.get(external_id="p-city")
-    [item] = selectors.labeling_items(
+    [item] = handout.labeling_items(
         project=project, annotator=personas.annotator, ids=[prediction.pk]
     )
     return prediction, item
@@ -254,7 +255,7 @@ def test_documents_without_pages_and_evidence_elsewhere_are_left_alone(personas)
             ],
         ).pk,
     ]
-    items = selectors.labeling_items(
+    items = handout.labeling_items(
         project=project, annotator=personas.annotator, ids=ids
     )
     for item in items[:2]:
@@ -309,7 +310,7 @@ def test_a_pdf_brief_names_the_page_of_its_citation_not_of_the_opinion(
     assert (report.created, report.errors) == (1, [])
     assert predictions_check(project_id=project.pk).checked == 1
     row = Prediction.objects.get(project=project)
-    [item] = selectors.labeling_items(
+    [item] = handout.labeling_items(
         project=project, annotator=personas.annotator, ids=[row.pk]
     )
     citation, *others = item["evidence"]

@@ -4,7 +4,7 @@ with the tests' statement checker (tests/checkers)."""
 
 import pytest
 
-from annotator.checking import predictions_check
+from annotator.claims.checking import predictions_check
 from annotator.models import Prediction, Project, checker_kinds
 from pipeline.checkers import checker_class
 from tests.annotator.factories import (
@@ -119,8 +119,8 @@ def test_a_project_of_the_test_kind_retrains_its_own_scorer(settings, tmp_path):
 
 
 def test_a_checker_is_built_only_with_the_options_it_takes(settings):
-    from annotator.checking import project_checker
-    from annotator.errors import ConfigurationError
+    from annotator.claims.checking import project_checker
+    from annotator.core.errors import ConfigurationError
 
     settings.CITATION_COMPLETE_REPORTERS = "not a reporter list"
     settings.PROVENANCE_RELEVANCE = "lexical"

@@ -9,8 +9,8 @@ from django.contrib.auth.models import Permission
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from annotator import projects
 from annotator.models import Document, Membership, Prediction, Project, Role
+from annotator.projects import services
 from tests.annotator.factories import (
     DOC_TEXT,
     documents_jsonl,
@@ -66,7 +66,7 @@ def project_admin(personas):
     """A plain user (no superuser, no model permissions) who is admin of the
     personas' project."""
     user = User.objects.create_user("padmin", password="padmin-pass")
-    projects.membership_set(project=personas.project, user=user, role=Role.ADMIN)
+    services.membership_set(project=personas.project, user=user, role=Role.ADMIN)
     return user
 
 

@@ -7,8 +7,8 @@ import json
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from annotator import ingest
-from annotator.checking import predictions_check, project_checker
+from annotator.claims import ingest
+from annotator.claims.checking import predictions_check, project_checker
 from annotator.models import Annotation, Document, Prediction
 from tests.annotator.factories import jsonl, make_project, train_on_labels, upload
 

@@ -9,7 +9,7 @@ import uuid
 import pytest
 from django.db import connection, transaction
 
-from annotator import selectors
+from annotator.labeling import queue
 from annotator.models import Annotation, Prediction
 from tests.annotator.factories import make_document, make_prediction
 
@@ -38,7 +38,7 @@ def test_sql_labels_needed_agrees_with_python_overlap(personas, share):
         )
         needed = dict(cursor.fetchall())
     assert needed == {
-        pk: 3 if selectors.is_overlap(project, pk) else 1 for pk in range(1, 5001)
+        pk: 3 if queue.is_overlap(project, pk) else 1 for pk in range(1, 5001)
     }
 
 

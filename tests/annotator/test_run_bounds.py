@@ -8,7 +8,8 @@ from decimal import Decimal
 
 import pytest
 
-from annotator import extraction, tasks
+from annotator import tasks
+from annotator.kinds.extraction import extraction_runs
 from annotator.models import (
     ExtractionRun,
     GradingRun,
@@ -188,7 +189,7 @@ def test_an_extraction_run_stops_before_the_next_document_would_pass_its_budget(
     fake_openai.responder = lambda body: Answer(
         content=_entities("Toronto"), prompt_tokens=1000
     )
-    run = extraction.extraction_run_start(
+    run = extraction_runs.extraction_run_start(
         project=llm_project, model=MODEL, budget="0.0015"
     )
 
@@ -275,7 +276,7 @@ def test_a_training_run_at_the_bounds_is_accepted(personas, api):
 def test_llm_prices_read_pairs_or_json_and_a_bad_one_stops_the_start(monkeypatch):
     from django.core.exceptions import ImproperlyConfigured
 
-    from annotator.settings import env_prices
+    from annotator.core.settings import env_prices
 
     monkeypatch.setenv("PRICES", "gpt-4o=2.5/10, *=0/0")
     assert env_prices("PRICES") == {

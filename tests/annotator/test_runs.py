@@ -4,7 +4,7 @@ import pytest
 from django.db.models import Q
 
 from annotator.models import ExtractionRun, RunStatus, TrainingRun
-from annotator.runs import run_claim, run_end
+from annotator.runs.lifecycle import run_claim, run_end
 from tests.annotator.factories import make_project
 
 pytestmark = pytest.mark.django_db

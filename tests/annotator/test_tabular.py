@@ -5,7 +5,7 @@ import io
 
 import pytest
 
-from annotator import ingest, tabular
+from annotator.claims import ingest, tabular
 from annotator.models import Document, Prediction
 from pipeline.errors import InputError
 from tests.annotator.factories import DOC_TEXT, make_document

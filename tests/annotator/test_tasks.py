@@ -2,7 +2,9 @@
 
 import pytest
 
-from annotator import checking, extraction, tasks
+from annotator import tasks
+from annotator.claims import checking
+from annotator.kinds.extraction import extraction_runs
 from annotator.models import (
     ExtractionRun,
     Prediction,
@@ -112,7 +114,7 @@ def test_extraction_twice_calls_the_llm_once_per_document(fake_openai, monkeypat
     fake_openai.reply_json(_entities(("GPE", "Toronto", "took place in Toronto")))
     fake_openai.reply_json(_entities(("GPE", "Colombia", "a citizen of Colombia")))
 
-    run = extraction.extraction_run_start(project=project, model="fake-model")
+    run = extraction_runs.extraction_run_start(project=project, model="fake-model")
     done = tasks.run_extraction(run.pk)
     assert done["status"] == RunStatus.SUCCEEDED
     again = tasks.run_extraction(run.pk)
@@ -141,7 +143,7 @@ def test_document_the_llm_fails_on_is_recorded_and_the_run_goes_on(
     for _ in range(8):  # the answer stays unusable through the repair attempt
         fake_openai.reply_text("{not json")
 
-    run = extraction.extraction_run_start(
+    run = extraction_runs.extraction_run_start(
         project=project,
         model="fake-model",
         params={"max_retries": 0},
@@ -159,7 +161,7 @@ def test_missing_api_key_fails_the_run_permanently(fake_openai, monkeypatch):
     monkeypatch.delenv("SAFEPASSAGE_TEST_KEY", raising=False)
     project = _llm_project(fake_openai, llm_api_key_env="SAFEPASSAGE_TEST_KEY")
     make_document(project)
-    run = extraction.extraction_run_start(project=project, model="fake-model")
+    run = extraction_runs.extraction_run_start(project=project, model="fake-model")
     assert tasks.run_extraction(run.pk)["status"] == RunStatus.FAILED
     run.refresh_from_db()
     assert run.status == RunStatus.FAILED

@@ -19,7 +19,10 @@ import pytest
 from django.core.cache import cache
 from django.utils import timezone
 
-from annotator import embedded, gold, ingest, tasks, training
+from annotator import tasks
+from annotator.claims import ingest
+from annotator.core import embedded
+from annotator.labeling import gold
 from annotator.models import (
     Annotation,
     Document,
@@ -29,6 +32,7 @@ from annotator.models import (
     ScorerModel,
     TrainingRun,
 )
+from annotator.training import scorers
 from pipeline.checkers import checker_class
 from tests.annotator.factories import make_document, make_prediction, make_project
 from tests.conftest import ROOT, Worker, _database_url, _test_broker_url, wait_for
@@ -148,7 +152,7 @@ def _worker_env(tmp_path, config: dict, **extra) -> dict[str, str]:
     from django.conf import settings
 
     return {
-        "DJANGO_SETTINGS_MODULE": "annotator.settings",
+        "DJANGO_SETTINGS_MODULE": "annotator.core.settings",
         "DATABASE_URL": _database_url(settings.DATABASES["default"]),
         "DB_CONN_MAX_AGE": "0",
         "CELERY_BROKER_URL": _test_broker_url(settings.CELERY_BROKER_URL),
@@ -247,9 +251,9 @@ def test_disagreeing_experts_are_settled_by_majority_and_ties_count_as_unsafe(
         Annotation.objects.create(prediction=tie, annotator=expert, label=label)
     Annotation.objects.create(prediction=unsure, annotator=experts[0], label="unsure")
 
-    labels = training.expert_labels(project, gold_set=False)
+    labels = scorers.expert_labels(project, gold_set=False)
     assert labels == {majority.pk: "safe", tie.pk: "unsafe"}
-    assert training.expert_labels(project, gold_set=True) == {}
+    assert scorers.expert_labels(project, gold_set=True) == {}
 
 
 @pytest.mark.django_db
@@ -269,7 +273,7 @@ def test_labelled_data_costs_the_same_queries_for_3_predictions_or_40(personas):
                 prediction=p, annotator=personas.annotator, label="safe"
             )
         with CaptureQueriesContext(connection) as captured:
-            data = training.labelled_data(project, gold_set=False)
+            data = scorers.labelled_data(project, gold_set=False)
         assert all(p.extra == {"page": 3} for p in data.predictions)
         return len(captured.captured_queries)
 
@@ -351,36 +355,36 @@ def test_retrain_is_due_after_enough_new_labels_outside_the_gold_set(personas):
     for document in gold_side:
         label(document)  # gold labels never count towards retraining
     label(train_side[0])
-    cache.delete(training.RETRAIN_CHECKED_KEY)
+    cache.delete(scorers.RETRAIN_CHECKED_KEY)
     # The dashboard says why it has not retrained, and when beat looks next.
-    assert training.retrain_status(project).startswith(
+    assert scorers.retrain_status(project).startswith(
         "Waiting for expert labels: 1 new since the last run, 2 needed (1 to go); "
         "checked again when the scheduler next looks"
     )
-    assert training.retrain_due() == []
-    assert "checked again at the next check, about" in training.retrain_status(project)
+    assert scorers.retrain_due() == []
+    assert "checked again at the next check, about" in scorers.retrain_status(project)
     label(train_side[1])
-    assert training.retrain_status(project).startswith(
+    assert scorers.retrain_status(project).startswith(
         "Due: 2 new expert labels of the 2 needed; it starts at the next check"
     )
-    [run_id] = training.retrain_due()
+    [run_id] = scorers.retrain_due()
     run = _run(run_id)
     assert (run.status, run.trigger) == (RunStatus.PENDING, "schedule")
     assert "2 new expert labels" in run.log
-    assert training.retrain_due() == []  # a run is pending
-    assert training.retrain_status(project) == "A training run is in progress."
+    assert scorers.retrain_due() == []  # a run is pending
+    assert scorers.retrain_status(project) == "A training run is in progress."
 
     # After an attempt, only labels given since it started count.
     run.status, run.started_at = RunStatus.FAILED, timezone.now()
     run.save()
-    assert training.new_expert_labels(project) == 0
+    assert scorers.new_expert_labels(project) == 0
     label(train_side[2])
-    assert training.new_expert_labels(project) == 1
+    assert scorers.new_expert_labels(project) == 1
     project.retrain_min_labels = 0  # automatic retraining off
     project.save()
     label(train_side[3])
-    assert training.retrain_due() == []
-    assert training.retrain_status(project).startswith("Scheduled retraining is off")
+    assert scorers.retrain_due() == []
+    assert scorers.retrain_status(project).startswith("Scheduled retraining is off")
 
 
 @pytest.mark.django_db
@@ -403,7 +407,7 @@ def test_a_running_run_without_heartbeat_is_failed_by_the_sweep(personas, settin
     assert dead.status == RunStatus.FAILED and "no heartbeat" in dead.error
     assert dead.finished_at is not None and "failed: no heartbeat" in dead.log
     assert alive.status == RunStatus.RUNNING
-    assert training.training_runs_sweep_stale() == []
+    assert scorers.training_runs_sweep_stale() == []
 
 
 # --- training in-process: the gold slice, idempotence, promotion -----------------
@@ -441,7 +445,7 @@ def test_training_task_twice_trains_once_and_never_sees_the_gold_slice(
 
     monkeypatch.setattr(pipeline.train, "train_scorer", spy)
 
-    run = training.training_run_start(project=project, enqueue=False)
+    run = scorers.training_run_start(project=project, enqueue=False)
     assert tasks.train_scorer(run.pk) == {"run": run.pk, "status": "succeeded"}
     assert tasks.train_scorer(run.pk) == {"run": run.pk, "status": "succeeded"}
     assert len(calls) == 1
@@ -564,8 +568,8 @@ def test_a_new_version_is_promoted_only_if_its_gold_f1_is_not_worse(
         pipeline.train, "train_scorer", _fixed_trainer(base_folder, new_threshold)
     )
 
-    run = training.training_run_start(project=project, enqueue=False)
-    training.training_run_execute(run_id=run.pk)
+    run = scorers.training_run_start(project=project, enqueue=False)
+    scorers.training_run_execute(run_id=run.pk)
 
     run.refresh_from_db()
     assert run.status == RunStatus.SUCCEEDED, run.error
@@ -600,8 +604,8 @@ def test_without_gold_labels_the_active_scorer_stays(
     monkeypatch.setattr(
         pipeline.train, "train_scorer", _fixed_trainer(base_folder, 0.5)
     )
-    run = training.training_run_start(project=project, enqueue=False)
-    training.training_run_execute(run_id=run.pk)
+    run = scorers.training_run_start(project=project, enqueue=False)
+    scorers.training_run_execute(run_id=run.pk)
     new = ScorerModel.objects.get(project=project, version="v2")
     assert new.gold_f1 is None and not new.is_active
     assert "no gold labels" in new.metrics["promotion"]["reason"]
@@ -668,7 +672,7 @@ def test_a_model_card_says_what_its_kinds_scorer_reads(kind, says, never):
     scorer = ScorerModel.objects.create(
         project=project, version="v1", base_model="b", path="p", threshold=0.42
     )
-    card = training.model_card(scorer)
+    card = scorers.model_card(scorer)
     assert says in card and never not in card
     assert repr(checker_class(kind).scorer_card.example[1]) in card
 
@@ -859,7 +863,7 @@ def test_cancelled_run_stops_and_registers_nothing(
     assert not ScorerModel.objects.filter(project=project).exists()
     assert not list((tmp_path / "var" / "scorers").glob(f"project-{project.pk}/*"))
     # Nothing blocks the project's next run.
-    assert training.training_run_start(project=project, enqueue=False)
+    assert scorers.training_run_start(project=project, enqueue=False)
 
 
 def _children(pid: int) -> list[int]:

@@ -6,9 +6,10 @@ shows the agreement per type."""
 import pytest
 from django.contrib.auth import get_user_model
 
-from annotator import gold, projects
+from annotator.labeling import gold
 from annotator.models import Adjudication, Annotation, Role
-from annotator.training import expert_labels
+from annotator.projects import services
+from annotator.training.scorers import expert_labels
 from tests.annotator.factories import aligned, make_document, make_prediction
 from tests.browser.conftest import label_by_key, log_in, wait_all_sent
 
@@ -33,7 +34,7 @@ def test_a_disagreement_is_adjudicated_and_the_decision_trains(
         score=0.4,
     )
     reviewer = get_user_model().objects.create_user("rev", password="rev-pass")
-    projects.membership_set(project=project, user=reviewer, role=Role.REVIEWER)
+    services.membership_set(project=project, user=reviewer, role=Role.REVIEWER)
 
     for username, key, note in (("ann1", "s", ""), ("ann2", "k", "no amount here")):
         page = new_page()

@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from annotator.checking import predictions_check
+from annotator.claims.checking import predictions_check
 from annotator.models import Prediction
 from tests.annotator.factories import jsonl, upload
 from tests.browser.conftest import (

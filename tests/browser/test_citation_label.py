@@ -6,7 +6,7 @@ passage on the right; the expert labels them by keyboard."""
 import pytest
 from django.core.management import call_command
 
-from annotator.checking import predictions_check
+from annotator.claims.checking import predictions_check
 from tests.annotator.factories import upload
 from tests.browser.conftest import (
     label_by_key,

@@ -8,8 +8,9 @@ import json
 
 import pytest
 
-from annotator import consistency_runs, ingest
-from annotator.checking import predictions_check
+from annotator.claims import ingest
+from annotator.claims.checking import predictions_check
+from annotator.kinds.consistency import consistency_runs
 from annotator.models import Annotation, ConsistencyRun, Prediction
 from tests.annotator.factories import make_project, score_by_word_overlap
 from tests.browser.conftest import label_by_key, log_in, wait_all_sent

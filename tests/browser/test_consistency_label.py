@@ -6,7 +6,7 @@ variant and judgement; the expert labels the sentences by keyboard."""
 
 import pytest
 
-from annotator.checking import predictions_check
+from annotator.claims.checking import predictions_check
 from annotator.models import Prediction
 from tests.annotator.factories import jsonl, score_by_word_overlap, upload
 from tests.browser.conftest import (

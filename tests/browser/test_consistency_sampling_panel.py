@@ -6,7 +6,7 @@ import json
 import pytest
 from django.conf import settings
 
-from annotator import ingest
+from annotator.claims import ingest
 from annotator.models import ConsistencyRun
 from tests.annotator.factories import make_project
 from tests.browser.conftest import log_in

@@ -4,7 +4,7 @@ and the labels saved carry the version shown."""
 
 import pytest
 
-from annotator import guidelines
+from annotator.labeling import guidelines
 from annotator.models import Annotation, Guideline, Membership, Role
 from tests.annotator.factories import aligned, make_document, make_prediction
 from tests.browser.conftest import label_by_key, log_in, wait_all_sent

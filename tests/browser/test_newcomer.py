@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from annotator import selectors
+from annotator.labeling import handout
 from annotator.models import Annotation, Prediction, Project
 from tests.annotator.factories import DOC_TEXT, jsonl
 from tests.browser.conftest import log_in, wait_all_sent
@@ -141,7 +141,7 @@ def test_newcomer_sets_up_a_project_and_an_annotator_labels_it(
     annotator.wait_for_selector("#item:not([hidden])")
     shown = int(annotator.get_attribute("#item", "data-prediction-id"))
     user = project.memberships.get(user__username="newcomer").user
-    [item] = selectors.labeling_items(project=project, annotator=user, ids=[shown])
+    [item] = handout.labeling_items(project=project, annotator=user, ids=[shown])
     assert annotator.is_visible("#why")
     assert annotator.text_content("#why") == f"Why this item: {item['why']['text']}"
     data = json.loads(annotator.text_content("#label-data"))

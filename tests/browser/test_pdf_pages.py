@@ -7,8 +7,8 @@ import io
 
 import pytest
 
-from annotator import ingest
-from annotator.checking import predictions_check
+from annotator.claims import ingest
+from annotator.claims.checking import predictions_check
 from annotator.models import Document
 from tests.annotator.factories import jsonl, make_project, score_by_word_overlap
 from tests.browser.conftest import log_in

@@ -13,7 +13,7 @@ from typing import IO
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotator.ingest import ImportReport, Outcome
+from annotator.claims.ingest import ImportReport, Outcome
 from annotator.models import Project
 
 EXIT_STATUS = {Outcome.COMPLETE: 0, Outcome.PARTIAL: 1, Outcome.REFUSED: 2}

@@ -21,7 +21,8 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
-from annotator import checking, embedded, ingest
+from annotator.claims import checking, ingest
+from annotator.core import embedded
 from annotator.models import (
     Document,
     Prediction,
@@ -132,7 +133,7 @@ class Command(BaseCommand):
         """The experts' work: labels of whole documents outside the gold test
         set, up to 500, for training; and every gold-set prediction's label,
         which only measures scorer versions."""
-        from annotator import gold
+        from annotator.labeling import gold
 
         gold_documents = set(
             gold.restrict(
@@ -160,14 +161,14 @@ class Command(BaseCommand):
         this process with progress bars. A later demo reuses the registered
         scorer, so only the first run trains.
         """
-        from annotator import training
+        from annotator.training import scorers
         from pipeline.score import DEFAULT_BASE_MODEL
         from pipeline.train import ProgressBars
 
         if not ScorerModel.objects.filter(project=project, version="base").exists():
             self.step("base model: measuring the untuned scorer on the gold set")
-            data = training.labelled_data(project, gold_set=True, labelled_only=True)
-            metrics = training.gold_evaluate(
+            data = scorers.labelled_data(project, gold_set=True, labelled_only=True)
+            metrics = scorers.gold_evaluate(
                 project=project,
                 data=data,
                 model=DEFAULT_BASE_MODEL,
@@ -197,12 +198,12 @@ class Command(BaseCommand):
                 "first scorer: training on silver pairs, then the expert labels "
                 "(a few minutes on CPU, once)"
             )
-            run = training.training_run_start(
+            run = scorers.training_run_start(
                 project=project, trigger=TrainingRun.Trigger.DEMO, enqueue=False
             )
             bars = ProgressBars()
             try:
-                run = training.training_run_execute(run_id=run.pk, on_progress=bars)
+                run = scorers.training_run_execute(run_id=run.pk, on_progress=bars)
             finally:
                 bars.close()
             if run.status != RunStatus.SUCCEEDED:
@@ -283,8 +284,8 @@ class Command(BaseCommand):
 
         from django.utils import timezone
 
+        from annotator.labeling.queue import is_overlap
         from annotator.models import Annotation
-        from annotator.selectors import is_overlap
 
         users = get_user_model()
         experts = []

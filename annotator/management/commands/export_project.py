@@ -1,8 +1,7 @@
 from pathlib import Path
 
-from annotator import export
-
-from ._base import ProjectCommand, failure
+from annotator.claims import export
+from annotator.management.commands._base import ProjectCommand, failure
 
 
 class Command(ProjectCommand):

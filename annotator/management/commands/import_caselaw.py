@@ -1,8 +1,7 @@
 from pathlib import Path
 
-from annotator import caselaw
-
-from ._base import ProjectCommand
+from annotator.kinds.citations import caselaw
+from annotator.management.commands._base import ProjectCommand
 
 
 class Command(ProjectCommand):

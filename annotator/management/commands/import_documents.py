@@ -1,10 +1,9 @@
 from contextlib import ExitStack
 from pathlib import Path
 
-from annotator import ingest
+from annotator.claims import ingest
+from annotator.management.commands._base import ProjectCommand, failure
 from annotator.models import Project
-
-from ._base import ProjectCommand, failure
 
 
 class Command(ProjectCommand):

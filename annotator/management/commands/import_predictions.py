@@ -1,8 +1,7 @@
 from pathlib import Path
 
-from annotator import ingest
-
-from ._base import ProjectCommand
+from annotator.claims import ingest
+from annotator.management.commands._base import ProjectCommand
 
 
 class Command(ProjectCommand):

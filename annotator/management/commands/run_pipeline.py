@@ -1,9 +1,9 @@
-from annotator import checking, extraction
-from annotator.errors import ApplicationError
-from annotator.ingest import Outcome
+from annotator.claims import checking
+from annotator.claims.ingest import Outcome
+from annotator.core.errors import ApplicationError
+from annotator.kinds.extraction import extraction_runs
+from annotator.management.commands._base import ProjectCommand, failure
 from annotator.models import RunStatus
-
-from ._base import ProjectCommand, failure
 
 
 class Command(ProjectCommand):
@@ -58,11 +58,11 @@ class Command(ProjectCommand):
         """Extracts here (or queues the run); returns how many documents were
         extracted and how many failed, each named on stderr. Stops the command
         when every document failed."""
-        run = extraction.extraction_run_start(project=target, model=model)
+        run = extraction_runs.extraction_run_start(project=target, model=model)
         self.stdout.write(f"extraction run {run.pk}: {run.progress_total} documents")
         if queue:
             return 0, 0
-        run = extraction.extraction_run_execute(run_id=run.pk)
+        run = extraction_runs.extraction_run_execute(run_id=run.pk)
         self.stdout.write(
             f"extraction run {run.pk}: {run.status}, {run.progress_done} "
             f"documents, {run.prompt_tokens + run.completion_tokens} tokens"

@@ -1,0 +1,152 @@
+"""Reads of claims: the filters the pages and the API share, and export."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from django.db.models import (
+    Exists,
+    OuterRef,
+    QuerySet,
+)
+
+from annotator.models import (
+    Annotation,
+    Document,
+    Prediction,
+    Project,
+    Verdict,
+)
+from pipeline.checkers import checker_class
+
+#: The words a page or the API filters verdicts by: each verdict's value,
+#: and "unchecked" for the empty one.
+VERDICT_FILTERS: dict[str, str] = {(v.value or "unchecked"): v.value for v in Verdict}
+
+
+def predictions_filter(
+    queryset: QuerySet[Prediction],
+    *,
+    project: int | None = None,
+    document: str | None = None,
+    verdict: str | None = None,
+    type: str | None = None,
+    model: str | None = None,
+    min_score: float | None = None,
+    max_score: float | None = None,
+    labelled: bool | None = None,
+) -> QuerySet[Prediction]:
+    if project is not None:
+        queryset = queryset.filter(project_id=project)
+    if document:
+        queryset = queryset.filter(document__external_id=document)
+    if verdict is not None:
+        queryset = queryset.filter(verdict=VERDICT_FILTERS[verdict])
+    if type:
+        queryset = queryset.filter(type=type)
+    if model:
+        queryset = queryset.filter(model=model)
+    if min_score is not None:
+        queryset = queryset.filter(score__gte=min_score)
+    if max_score is not None:
+        queryset = queryset.filter(score__lte=max_score)
+    if labelled is not None:
+        has_label = Exists(Annotation.objects.filter(prediction=OuterRef("pk")))
+        queryset = queryset.filter(has_label if labelled else ~has_label)
+    return queryset
+
+
+def _finding_json(p: Prediction) -> dict[str, Any]:
+    """A checked claim's finding, as every kind stores it: the claim as read,
+    the evidence text and items, the scores, the verdict and its reason."""
+    return {
+        "hypothesis": p.hypothesis,
+        "premise": p.premise,
+        "evidence": p.evidence,
+        "evidence_score": p.evidence_score,
+        "score": p.score,
+        "verdict": p.verdict,
+        "reason": p.reason or None,
+        "details": p.details,
+    }
+
+
+def export_rows(*, project: Project, kind: str) -> Iterator[dict[str, Any]]:
+    """JSONL records in the pipeline's formats, streamed from the database:
+    a checked claim of a kind whose evidence is an alignment in the
+    ``check`` command's format, of any other kind as its finding."""
+    from annotator.claims.records import document_record, prediction_record
+    from pipeline.jsonl import (
+        checked_to_json,
+        document_to_json,
+        label_to_json,
+        prediction_to_json,
+    )
+    from pipeline.types import Alignment, CheckedPrediction, Label
+
+    if kind == "documents":
+        for d in Document.objects.filter(project=project).order_by("pk").iterator():
+            yield document_to_json(document_record(d, external=True))
+    elif kind == "predictions":
+        rows = (
+            Prediction.objects.filter(project=project)
+            .select_related("document")
+            .order_by("pk")
+        )
+        aligned = checker_class(project.kind).aligns
+        for p in rows.iterator(chunk_size=2000):
+            prediction = prediction_record(p, external=True)
+            if not p.verdict:
+                yield prediction_to_json(prediction)
+                continue
+            if not aligned:
+                yield {**prediction_to_json(prediction), **_finding_json(p)}
+                continue
+            # The deciding alignment in the checked format's "align", which
+            # the pipeline reads back.
+            deciding = p.evidence[0] if p.evidence else {}
+            yield checked_to_json(
+                CheckedPrediction(
+                    prediction=prediction,
+                    hypothesis=p.hypothesis,
+                    align=Alignment(
+                        score=p.evidence_score or 0.0,
+                        start=deciding.get("start"),
+                        end=deciding.get("end"),
+                        text=p.premise,
+                    ),
+                    score=p.score,
+                    verdict=p.verdict,
+                    reason=p.reason or None,
+                )
+            )
+    elif kind == "labels":
+        rows = (
+            Annotation.objects.filter(
+                prediction__project=project, label__in=Annotation.DECISIVE
+            )
+            .select_related("prediction", "annotator")
+            .order_by("pk")
+        )
+        for a in rows.iterator(chunk_size=2000):
+            extra = dict(a.extra)
+            if a.annotator is not None:
+                extra["annotator"] = a.annotator.get_username()
+            if a.note:
+                extra["note"] = a.note
+            if a.corrected_type:
+                extra["corrected_type"] = a.corrected_type
+            if a.corrected_value is not None:
+                extra["corrected_value"] = a.corrected_value
+            if a.suggestion:
+                extra["suggestion"] = a.suggestion
+            if a.guideline_version is not None:
+                extra["guideline_version"] = a.guideline_version
+            yield label_to_json(
+                Label(
+                    prediction_id=a.prediction.external_id, label=a.label, extra=extra
+                )
+            )
+    else:
+        raise ValueError(f"unknown export kind {kind!r}")

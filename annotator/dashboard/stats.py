@@ -1,0 +1,623 @@
+"""Read-only queries behind the admin dashboard.
+
+Everything is aggregated in SQL (counts, group-bys, a self-join for the
+agreement pairs, buckets for the histogram), so a project of 100k predictions
+costs a dozen small queries; only aggregates and the gold set's (score, label)
+pairs reach Python. The charts are drawn by :mod:`annotator.dashboard.charts`.
+"""
+
+from __future__ import annotations
+
+from itertools import repeat
+from typing import Any
+
+from django.db.models import (
+    Aggregate,
+    Count,
+    F,
+    FloatField,
+    IntegerField,
+    Max,
+    Min,
+    Q,
+)
+from django.db.models.functions import Cast, Floor, Least
+
+from annotator.dashboard.charts import (
+    BarSeries,
+    Reference,
+    Series,
+    bar_chart,
+    histogram,
+    line_chart,
+    pr_curve,
+)
+from annotator.labeling import gold
+from annotator.labeling.adjudication import agreement_breakdown
+from annotator.models import (
+    ACTIVE_RUN_STATUSES,
+    Annotation,
+    ConsistencyRun,
+    GradingRun,
+    Prediction,
+    Project,
+    ScorerModel,
+    TrainingRun,
+    Verdict,
+)
+from annotator.training.calibration import reliability, reliability_svg
+from annotator.training.scorers import retrain_status
+from pipeline.checkers import checker_class
+from pipeline.evaluate import (
+    cohen_kappa,
+    flag_metrics,
+    model_rank_rho,
+    precision_recall_curve,
+)
+
+# A label's time on screen outside these bounds says nothing about an expert's
+# pace: over a few minutes they took a break with the item open (the labeling
+# page caps it at an hour); under a second nobody read the item (a script, a
+# client replaying labels, a double submit). Such labels count as labels but do
+# not set the pace, so one scripted session cannot show thousands an hour.
+PACE_MIN_SECONDS = 1.0
+PACE_MAX_SECONDS = 300.0
+# Paper section 4.2.2: "annotators were able to generate 250 labels an hour".
+PAPER_LABELS_PER_HOUR = 250
+# Paper Table 1, NLI synth>human: the scorer this loop reproduces.
+PAPER_TABLE1 = {"precision": 0.928, "recall": 0.857, "f1": 0.891}
+HISTOGRAM_BINS = 20
+
+
+def overview(project: Project) -> dict[str, Any]:
+    """Counts, the labelled share and the unsafe rate.
+
+    The unsafe rate is over checked predictions (verdict given), so a check
+    in progress does not dilute it; the labelled share counts predictions
+    with at least one decisive (safe/unsafe) expert or imported label.
+    """
+    counts = Prediction.objects.filter(project=project).aggregate(
+        predictions=Count("pk"),
+        safe=Count("pk", filter=Q(verdict=Verdict.SAFE)),
+        unsafe=Count("pk", filter=Q(verdict=Verdict.UNSAFE)),
+        unscored=Count("pk", filter=Q(verdict=Verdict.UNSCORED)),
+    )
+    labels = Annotation.objects.filter(prediction__project=project).aggregate(
+        labels=Count("pk", filter=Q(label__in=Annotation.DECISIVE)),
+        labelled=Count(
+            "prediction", filter=Q(label__in=Annotation.DECISIVE), distinct=True
+        ),
+        unsure=Count("pk", filter=Q(label=Annotation.Label.UNSURE)),
+    )
+    checked = counts["safe"] + counts["unsafe"] + counts["unscored"]
+    total = counts["predictions"]
+    return {
+        "documents": project.documents.count(),
+        **counts,
+        **labels,
+        "checked": checked,
+        "unchecked": total - checked,
+        "labelled_share": labels["labelled"] / total if total else None,
+        "unsafe_rate": counts["unsafe"] / checked if checked else None,
+    }
+
+
+class Median(Aggregate):
+    # Postgres's ordered-set aggregate (the app runs on Postgres only); a
+    # FILTER clause after WITHIN GROUP is valid there.
+    function = "PERCENTILE_CONT"
+    template = "%(function)s(0.5) WITHIN GROUP (ORDER BY %(expressions)s)"
+    output_field = FloatField()
+
+
+def labels_per_hour(project: Project) -> list[dict[str, Any]]:
+    """Per expert: labels and their median pace in labels per hour.
+
+    The pace is 3600 over the median ``seconds_spent`` (the labeling page's
+    time from showing an item to the decision) of the expert's labels with a
+    plausible time, PACE_MIN_SECONDS to PACE_MAX_SECONDS: a median, so a
+    handful of breaks or a scripted burst of zero-second labels do not move
+    it, and those outside the bounds are counted apart (``too_fast``,
+    ``breaks``) rather than averaged in. Labels without a duration (API
+    clients that send none) count as labels only; imported labels have no
+    expert and are left out. ``created_at`` gives each expert's first and
+    last label. Unsure labels count: passing on an item is work too.
+    """
+    paced = Q(seconds_spent__gte=PACE_MIN_SECONDS, seconds_spent__lte=PACE_MAX_SECONDS)
+    rows = (
+        Annotation.objects.filter(prediction__project=project, annotator__isnull=False)
+        .values("annotator__username")
+        .annotate(
+            labels=Count("pk"),
+            paced=Count("pk", filter=paced),
+            too_fast=Count("pk", filter=Q(seconds_spent__lt=PACE_MIN_SECONDS)),
+            breaks=Count("pk", filter=Q(seconds_spent__gt=PACE_MAX_SECONDS)),
+            median_seconds=Median("seconds_spent", filter=paced),
+            first=Min("created_at"),
+            last=Max("created_at"),
+        )
+        .order_by("annotator__username")
+    )
+    out = []
+    for row in rows:
+        median = row["median_seconds"]
+        timed = row["paced"] + row["too_fast"] + row["breaks"]
+        out.append(
+            {
+                "annotator": row["annotator__username"],
+                "labels": row["labels"],
+                "paced": row["paced"],
+                "too_fast": row["too_fast"],
+                "breaks": row["breaks"],
+                "untimed": row["labels"] - timed,
+                "median_seconds": median,
+                "per_hour": 3600 / median if median else None,
+                "first": row["first"],
+                "last": row["last"],
+            }
+        )
+    return out
+
+
+def agreement(project: Project) -> dict[str, Any]:
+    """Cohen's kappa between experts on the predictions several labelled.
+
+    Pairs are two decisive labels on one prediction by two different experts
+    (one label per expert per prediction is a constraint, so a self-join on
+    the prediction with ``a.pk < b.pk`` gives each pair once, earlier label
+    first). The queue hands only overlap predictions to several experts, so
+    these are the overlap items; with more than two experts on an item every
+    pair counts (pooled pairwise kappa). Unsure and imported labels are left
+    out: they are not an expert's decision.
+    """
+    pair = dict(
+        prediction__project=project,
+        annotator__isnull=False,
+        label__in=Annotation.DECISIVE,
+        prediction__annotations__annotator__isnull=False,
+        prediction__annotations__label__in=Annotation.DECISIVE,
+        prediction__annotations__pk__gt=F("pk"),
+    )
+    cells = (
+        Annotation.objects.filter(**pair)
+        .values("label", "prediction__annotations__label")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    matrix = {a: {b: 0 for b in Annotation.DECISIVE} for a in Annotation.DECISIVE}
+    for cell in cells:
+        matrix[cell["label"]][cell["prediction__annotations__label"]] = cell["n"]
+    n = sum(sum(row.values()) for row in matrix.values())
+    items = (
+        Annotation.objects.filter(**pair)
+        .aggregate(n=Count("prediction", distinct=True))
+        .get("n")
+    )
+    # Four cells expanded back into pairs: as many tuples as overlap pairs.
+    pairs = [
+        (a, b)
+        for a, row in matrix.items()
+        for b, count in row.items()
+        for _ in repeat(None, count)
+    ]
+    agree = matrix["safe"]["safe"] + matrix["unsafe"]["unsafe"]
+    kappa = cohen_kappa(pairs)
+    return {
+        "kappa": kappa,
+        "strength": _kappa_strength(kappa),
+        "pairs": n,
+        "items": items,
+        "observed": agree / n if n else None,
+        "matrix": matrix,
+    }
+
+
+def _kappa_strength(kappa: float | None) -> str:
+    # Landis & Koch (1977), the usual reading of kappa.
+    if kappa is None:
+        return "undefined"
+    for bound, word in (
+        (0.0, "poor"),
+        (0.2, "slight"),
+        (0.4, "fair"),
+        (0.6, "moderate"),
+        (0.8, "substantial"),
+    ):
+        if kappa <= bound:
+            return word
+    return "almost perfect"
+
+
+def scorer_versions(project: Project) -> list[ScorerModel]:
+    return list(
+        ScorerModel.objects.filter(project=project)
+        .select_related("training_run")
+        .order_by("-created_at", "-pk")
+    )
+
+
+# One F1 per scorer version: wherever the page says "F1" it is the gold-set F1
+# (``ScorerModel.gold_f1``, the training run's ``metrics["gold"]``), measured
+# on the gold documents' expert labels, which training never sees. Training's
+# validation F1 is another figure on another split (silver pairs, for a scorer
+# trained before any label) and is always shown under its own name.
+VALIDATION_ON = {"silver": "silver pairs", "human": "expert labels"}
+NO_GOLD_LABELS = "no gold labels yet"
+
+
+def validation_f1(metrics: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Training's validation F1 from a version's or run's metrics, with what
+    it was measured on; None when not recorded. Runs from before the split's
+    source was recorded validated on expert labels (there was no other kind).
+    """
+    validation = (metrics or {}).get("validation") or {}
+    if validation.get("f1") is None:
+        return None
+    source = validation.get("source") or "human"
+    return {"f1": validation["f1"], "on": VALIDATION_ON.get(source, source)}
+
+
+def version_rows(versions: list[ScorerModel]) -> list[dict[str, Any]]:
+    return [{"scorer": v, "validation": validation_f1(v.metrics)} for v in versions]
+
+
+def training_rows(runs: list[TrainingRun]) -> list[dict[str, Any]]:
+    """A finished run's gold-set F1 is its version's; while a run trains only
+    the latest epoch's validation F1 is known."""
+    rows = []
+    for run in runs:
+        metrics = run.metrics or {}
+        validation = validation_f1(metrics)
+        if validation is None and run.val_f1 is not None:
+            validation = {"f1": run.val_f1, "on": "latest epoch"}
+        gold_metrics = metrics.get("gold") or {}
+        rows.append(
+            {
+                "run": run,
+                "version": metrics.get("version"),
+                "gold_f1": gold_metrics.get("f1"),
+                "validation": validation,
+            }
+        )
+    return rows
+
+
+def learning_curve(versions: list[ScorerModel]) -> dict[str, Any]:
+    """Gold-set F1 against the expert labels each version was trained on
+    (paper Figure 4); versions never measured on the gold set are left out."""
+    measured = sorted(
+        (v for v in versions if v.gold_f1 is not None),
+        key=lambda v: (v.expert_labels, v.created_at),
+    )
+    return {
+        "points": [
+            {
+                "version": v.version,
+                "expert_labels": v.expert_labels,
+                "gold_f1": v.gold_f1,
+                "active": v.is_active,
+            }
+            for v in measured
+        ],
+        "unmeasured": [v.version for v in versions if v.gold_f1 is None],
+    }
+
+
+def llm_scores(project: Project) -> list[dict[str, Any]]:
+    """Per source LLM: the SafePassage score (share of its checked predictions
+    judged safe) beside the human score (share of its decisive labels that
+    say safe), as in paper Figure 5.
+
+    The human score counts labels, not predictions: an overlap item two
+    experts disagree on counts half safe, which is what it is.
+    """
+    judged = (
+        Prediction.objects.filter(project=project)
+        .values("model")
+        .annotate(
+            n=Count("pk"),
+            checked=Count("pk", filter=~Q(verdict=Verdict.UNCHECKED)),
+            safe=Count("pk", filter=Q(verdict=Verdict.SAFE)),
+        )
+        .order_by("model")
+    )
+    labelled = {
+        row["prediction__model"]: row
+        for row in Annotation.objects.filter(
+            prediction__project=project, label__in=Annotation.DECISIVE
+        )
+        .values("prediction__model")
+        .annotate(labels=Count("pk"), safe=Count("pk", filter=Q(label="safe")))
+        .order_by()
+    }
+    out = []
+    for row in judged:
+        human = labelled.get(row["model"])
+        out.append(
+            {
+                "model": row["model"] or "unknown",
+                "predictions": row["n"],
+                "checked": row["checked"],
+                "safepassage_score": (
+                    row["safe"] / row["checked"] if row["checked"] else None
+                ),
+                "labels": human["labels"] if human else 0,
+                "human_score": human["safe"] / human["labels"] if human else None,
+            }
+        )
+    return out
+
+
+def gold_pr_curve(project: Project, active: ScorerModel | None) -> dict[str, Any]:
+    """Precision-recall of the active scorer flagging unsafe, on the decisive
+    labels of the gold documents (never trained on).
+
+    ``Prediction.score`` is the active scorer's: activating a scorer resets
+    every verdict and the check rescores with it. Predictions without a score
+    (not aligned: unsafe whatever a scorer says) are left out, so this is the
+    scorer's curve on today's labels, not the whole check's: its operating
+    point is not the version's gold-set F1 (alignment and scorer together, as
+    measured when it was registered) and the page does not call it F1. The
+    gold set is a tenth of the labelled predictions, thousands of pairs at
+    most, so the pairs are fetched; ``gold_labels`` counts the unscored too.
+    """
+    labels = gold.restrict(
+        Annotation.objects.filter(
+            prediction__project=project,
+            label__in=Annotation.DECISIVE,
+        ),
+        project,
+        gold=True,
+        document_field="prediction__document_id",
+    ).values_list("prediction__score", "label")
+    scores, unsafe = [], []
+    gold_labels = 0
+    for score, label in labels.iterator(chunk_size=5000):
+        gold_labels += 1
+        if score is None:
+            continue
+        scores.append(score)
+        unsafe.append(label == Annotation.Label.UNSAFE)
+    threshold = active.threshold if active else project.nli_threshold
+    operating = (
+        flag_metrics([s < threshold for s in scores], unsafe) if scores else None
+    )
+    return {
+        "gold_labels": gold_labels,
+        "labels": len(scores),
+        "unsafe": sum(unsafe),
+        "threshold": threshold,
+        "points": precision_recall_curve(scores, unsafe),
+        "operating": operating,
+    }
+
+
+def evidence_histogram(project: Project, *, bins: int = HISTOGRAM_BINS) -> list[int]:
+    """Counts of deciding-evidence scores (alignment scores, for extraction)
+    in ``bins`` equal bins over [0, 1]."""
+    bucket = Least(
+        Cast(Floor(F("evidence_score") * bins), IntegerField()),
+        bins - 1,
+        output_field=IntegerField(),
+    )
+    rows = (
+        Prediction.objects.filter(project=project, evidence_score__isnull=False)
+        .annotate(bucket=bucket)
+        .values("bucket")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    counts = [0] * bins
+    for row in rows:
+        counts[min(bins - 1, max(0, row["bucket"]))] += row["n"]
+    return counts
+
+
+def recent_runs(project: Project, *, limit: int = 8) -> dict[str, Any]:
+    # One run of each kind is pending or running at a time (the services
+    # refuse a second), and it is the newest: the first of the recent ones.
+    training = list(TrainingRun.objects.filter(project=project)[:limit])
+    grading = list(GradingRun.objects.filter(project=project)[:limit])
+    consistency = list(ConsistencyRun.objects.filter(project=project)[:limit])
+    return {
+        "training": training,
+        "grading": grading,
+        "consistency": consistency,
+        "live_training": next(
+            (r for r in training if r.status in ACTIVE_RUN_STATUSES), None
+        ),
+        "live_grading": next(
+            (r for r in grading if r.status in ACTIVE_RUN_STATUSES), None
+        ),
+        "live_consistency": next(
+            (r for r in consistency if r.status in ACTIVE_RUN_STATUSES), None
+        ),
+    }
+
+
+def dashboard(project: Project) -> dict[str, Any]:
+    """Everything the dashboard page shows, charts as SVG strings."""
+    versions = scorer_versions(project)
+    active = next((v for v in versions if v.is_active), None)
+    pr = gold_pr_curve(project, active)
+    runs = recent_runs(project)
+    llms = llm_scores(project)
+    stats = {
+        "overview": overview(project),
+        "rates": labels_per_hour(project),
+        "agreement": agreement(project),
+        "agreement_detail": agreement_breakdown(project),
+        "retrain": retrain_status(project),
+        "curve": learning_curve(versions),
+        "llms": llms,
+        "llm_rank_rho": model_rank_rho({r["model"]: r for r in llms}),
+        "pr": pr,
+        "reliability": reliability(active),
+        "histogram": evidence_histogram(project),
+        "versions": versions,
+        "version_rows": version_rows(versions),
+        "training_rows": training_rows(runs["training"]),
+        # What stands in for a version's F1 before it has one.
+        "no_gold_f1": (
+            "not measured on the gold set" if pr["gold_labels"] else NO_GOLD_LABELS
+        ),
+        "pace": {
+            "min_seconds": PACE_MIN_SECONDS,
+            "max_minutes": PACE_MAX_SECONDS / 60,
+        },
+        "active": active,
+        "runs": runs,
+    }
+    stats["charts"] = charts(project, stats)
+    return stats
+
+
+def charts(project: Project, stats: dict[str, Any]) -> dict[str, str]:
+    checker = checker_class(project.kind)
+    curve = stats["curve"]["points"]
+    learning = [
+        Series(
+            "Scorer versions",
+            [(p["expert_labels"], p["gold_f1"]) for p in curve],
+            notes=[_version_note(p) for p in curve],
+        )
+    ]
+    active_points = [p for p in curve if p["active"]]
+    if active_points:
+        learning.append(
+            Series(
+                "Active version",
+                [(p["expert_labels"], p["gold_f1"]) for p in active_points],
+                notes=[_version_note(p) for p in active_points],
+                line=False,
+            )
+        )
+    llms = stats["llms"]
+    rates = [r for r in stats["rates"] if r["per_hour"] is not None]
+    pr = stats["pr"]
+    operating = []
+    if pr["operating"]:
+        op = pr["operating"]
+        operating.append(
+            Series(
+                f"Active threshold {pr['threshold']:.2f}",
+                [(op["recall"], op["precision"])],
+                notes=[
+                    f"threshold {pr['threshold']:.3f}: precision {op['precision']}, "
+                    f"recall {op['recall']} (scorer alone, today's gold labels)"
+                ],
+            )
+        )
+    operating.append(
+        Series(
+            "Paper Table 1",
+            [(PAPER_TABLE1["recall"], PAPER_TABLE1["precision"])],
+            notes=["Paper Table 1, NLI synth>human: precision 0.928, recall 0.857"],
+        )
+    )
+    return {
+        "learning_curve": line_chart(
+            learning,
+            title="Learning curve: gold-set F1 by expert labels",
+            x_label="Expert labels trained on",
+            y_label="F1 flagging unsafe (gold set)",
+            y_range=(0.0, 1.0),
+            references=[Reference(PAPER_TABLE1["f1"], "paper Table 1 F1 0.891")],
+            empty_message="No scorer version measured on the gold set yet",
+        ),
+        "llms": bar_chart(
+            [r["model"] for r in llms],
+            [
+                BarSeries(
+                    "SafePassage score",
+                    [r["safepassage_score"] for r in llms],
+                    notes=[
+                        f"{r['model']}: SafePassage score "
+                        + _share(r["safepassage_score"])
+                        + f" of {r['checked']} checked"
+                        for r in llms
+                    ],
+                ),
+                BarSeries(
+                    "Human score",
+                    [r["human_score"] for r in llms],
+                    notes=[
+                        f"{r['model']}: human score {_share(r['human_score'])} "
+                        f"of {r['labels']} labels"
+                        for r in llms
+                    ],
+                ),
+            ],
+            title="Per source LLM: share safe",
+            value_label="Share of predictions safe",
+            value_range=(0.0, 1.0),
+            empty_message="No predictions yet",
+        ),
+        "rates": bar_chart(
+            [r["annotator"] for r in rates],
+            [
+                BarSeries(
+                    "Median pace",
+                    [r["per_hour"] for r in rates],
+                    notes=[
+                        f"{r['annotator']}: median pace {r['per_hour']:.0f} "
+                        f"labels/hour ({r['median_seconds']:.1f} s a label, over "
+                        f"{r['paced']} of {r['labels']} labels)"
+                        for r in rates
+                    ],
+                )
+            ],
+            title="Labels per hour per expert (median pace)",
+            value_label="Labels per hour at the median time per label",
+            references=[
+                Reference(PAPER_LABELS_PER_HOUR, "paper: 250/h"),
+            ],
+            empty_message="No labels with a plausible time yet",
+        ),
+        "pr_curve": pr_curve(
+            [
+                Series(
+                    f"Active scorer {stats['active'].version}"
+                    if stats["active"]
+                    else "Current scores",
+                    [(p["recall"], p["precision"]) for p in pr["points"]],
+                    notes=[
+                        f"score <= {p['threshold']:.3f}: precision {p['precision']}, "
+                        f"recall {p['recall']}"
+                        for p in pr["points"]
+                    ],
+                )
+            ],
+            title="Precision-recall on the gold set",
+            operating_points=operating,
+            empty_message="No unsafe gold labels with scores yet",
+        ),
+        "reliability": reliability_svg(stats["reliability"]),
+        "histogram": histogram(
+            stats["histogram"],
+            title="Evidence scores",
+            x_label=checker.evidence_score_name,
+            y_label="Predictions",
+            log_scale=True,
+            markers=[
+                Reference(
+                    project.align_threshold, f"keep >= {project.align_threshold:g}"
+                )
+            ]
+            if checker.aligns
+            else [],
+            empty_message="No evidence scored yet",
+        ),
+    }
+
+
+def _version_note(point: dict[str, Any]) -> str:
+    active = ", active" if point["active"] else ""
+    return (
+        f"{point['version']}{active}: F1 {point['gold_f1']:.3f} (gold set) "
+        f"after {point['expert_labels']} expert labels"
+    )
+
+
+def _share(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1%}"

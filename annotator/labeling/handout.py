@@ -1,0 +1,437 @@
+"""What the labeling page hands an expert for each claim: the claim, its
+excerpt of the document, the why, and the scores the expert may see."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from django.db.models import (
+    Case,
+    F,
+    IntegerField,
+    Value,
+    When,
+)
+from django.db.models.fields.json import KT
+from django.db.models.functions import Cast, Coalesce, Greatest, Length, Substr
+from django.db.models.lookups import Exact
+
+from annotator.claims import pdfs
+from annotator.labeling import gold as gold_set
+from annotator.labeling import guidelines
+from annotator.labeling.queue import is_overlap
+from annotator.models import (
+    Annotation,
+    Prediction,
+    PredictionScore,
+    Project,
+    Reason,
+    Verdict,
+)
+from pipeline.checkers import checker_class
+
+WINDOW_CHARS = 400
+#: How far a window's cut may move to land on a line or word boundary.
+WINDOW_SLACK = 80
+MAX_SIBLINGS = 50
+
+
+def project_schema_or_none(project: Project):
+    """The project's parsed entity schema; None when it has none or it does
+    not parse (pages then show default names; the check reports it)."""
+    from pipeline.errors import SchemaError
+
+    try:
+        return project.schema()
+    except SchemaError:
+        return None
+
+
+_ITEM_FIELDS = (
+    "pk",
+    "external_id",
+    "model",
+    "type",
+    "value",
+    "hypothesis",
+    "context",
+    "premise",
+    "evidence",
+    "evidence_score",
+    "details",
+    "document_id",
+)
+
+
+def _anchor(end: str) -> Case:
+    """Where the deciding evidence starts or ends (``end``) in the claim's own
+    document; null when it is elsewhere (another source) or absent. The
+    labeling window and the order of a document's claims follow it."""
+    return Case(
+        When(
+            Exact(KT("evidence__0__source"), F("document__external_id")),
+            then=Cast(KT(f"evidence__0__{end}"), IntegerField()),
+        ),
+        default=None,
+        output_field=IntegerField(),
+    )
+
+
+_MACHINE_FIELDS = ("score", "scored_by")
+
+
+def without_keys(value: Any, keys: frozenset[str]) -> Any:
+    """``value`` (JSON) with every object key in ``keys`` left out, at any
+    depth: a checker's details less the scorer's judgements."""
+    if isinstance(value, dict):
+        return {k: without_keys(v, keys) for k, v in value.items() if k not in keys}
+    if isinstance(value, list):
+        return [without_keys(v, keys) for v in value]
+    return value
+
+
+#: How near the active threshold a score makes a verdict a close call; the
+#: stored ``uncertainty`` is that distance.
+CLOSE_CALL = 0.1
+
+_WHITESPACE = re.compile(r"\s+")
+
+
+def _cut_start(text: str, at: int, *, limit: int, starts_document: bool) -> int:
+    """Where a window of ``text`` meant to start at ``at`` starts instead: the
+    nearest line start within WINDOW_SLACK characters, else the nearest word
+    start, never after ``limit`` (the evidence); ``at`` when there is none (a
+    run of that many characters without a space)."""
+    if at == 0 and starts_document:
+        return 0
+    lo, hi = max(at - WINDOW_SLACK, 0), min(at + WINDOW_SLACK, limit)
+    lines: list[int] = []
+    words: list[int] = []
+    if lo == 0 and starts_document:
+        lines.append(0)
+    for run in _WHITESPACE.finditer(text, lo, hi + 1):
+        i = run.end()
+        if i > hi or i >= len(text) or text[i].isspace():
+            continue  # cut short by the search's end: not a word start
+        (lines if "\n" in run.group() else words).append(i)
+    found = lines or words
+    return min(found, key=lambda i: abs(i - at)) if found else at
+
+
+def _cut_end(text: str, at: int, *, limit: int, ends_document: bool) -> int:
+    """``_cut_start`` from the other end: a line or word end, never before
+    ``limit``."""
+    n = len(text)
+    return n - _cut_start(
+        text[::-1], n - at, limit=n - limit, starts_document=ends_document
+    )
+
+
+def _excerpt(
+    raw: str,
+    raw_start: int,
+    *,
+    anchor_start: int | None,
+    anchor_end: int | None,
+    length: int,
+    least: int = 2 * WINDOW_CHARS,
+) -> tuple[int, str]:
+    """The window around the deciding evidence, cut at line or word
+    boundaries, and where it starts in the document. ``raw`` is the document
+    from ``raw_start``, WINDOW_SLACK characters wider than the window on each
+    side (as labeling_items reads it); the evidence itself is never cut.
+    ``least``: how far the window reaches at least, for evidence near the
+    start."""
+    start = max((anchor_start or 0) - WINDOW_CHARS, 0)
+    end = min(max((anchor_end or 0) + WINDOW_CHARS, least), length)
+    if not raw_start <= start <= end <= raw_start + len(raw):
+        # Evidence beyond the text (the check clears it when either changes).
+        return start, raw[start - raw_start : end - raw_start]
+    keep_from = min(max(anchor_start or start, start), end)
+    keep_to = min(max(anchor_end or start, keep_from), end)
+    i = _cut_start(
+        raw,
+        start - raw_start,
+        limit=keep_from - raw_start,
+        starts_document=raw_start == 0,
+    )
+    j = _cut_end(
+        raw,
+        end - raw_start,
+        limit=keep_to - raw_start,
+        ends_document=raw_start + len(raw) >= length,
+    )
+    return raw_start + i, raw[i:j]
+
+
+def _page_window(p: dict[str, Any], table) -> tuple[int, str, list[int]] | None:
+    """For a document with pages (a PDF's), the window around the deciding
+    evidence kept to the page(s) the evidence is on, and those pages: the
+    page's text around it, never a window running into the next page. None
+    without evidence in the document, or for evidence between two pages."""
+    if p["anchor_start"] is None or p["anchor_end"] is None:
+        return None
+    bounds = pdfs.page_bounds(table, p["anchor_start"], p["anchor_end"])
+    if bounds is None:
+        return None
+    pages, low, high = bounds
+    # The excerpt of the page(s) alone, as if they were the whole document:
+    # its cuts then land on their bounds, or inside them on a line or word.
+    raw_start, raw = p["raw_start"], p["raw_text"]
+    from_ = max(low, raw_start)
+    to = max(min(high, raw_start + len(raw)), from_)
+    start, text = _excerpt(
+        raw[from_ - raw_start : to - raw_start],
+        from_ - low,
+        anchor_start=p["anchor_start"] - low,
+        anchor_end=p["anchor_end"] - low,
+        length=high - low,
+        least=0,
+    )
+    return low + start, text, pages
+
+
+def _why(p: dict[str, Any], *, gold: bool, reasons: dict[str, str]) -> dict[str, str]:
+    """Why the claim is in front of the expert, in words: shown whether or
+    not the project shows machine scores, so it never names a score. A
+    flagged claim's reason is in its checker's own words (``reasons``)."""
+    if gold:
+        # The gold set measures the scorer: its items are drawn at random and
+        # say nothing of what the machine thought, so as not to anchor the
+        # labels it is measured against.
+        return {
+            "code": "gold",
+            "text": "Gold check: drawn at random for the test set "
+            "that measures the scorer",
+        }
+    verdict, reason = p["verdict"], p["reason"]
+    if verdict == Verdict.UNCHECKED:
+        return {"code": "unchecked", "text": "Not checked yet"}
+    if verdict == Verdict.UNSCORED:
+        return {"code": "unscored", "text": "No scorer has judged this yet"}
+    if verdict == Verdict.UNSAFE:
+        said = reasons.get(reason, "its evidence may not support it")
+        return {
+            "code": reason or "flagged",
+            "text": f"Flagged: {said[:1].lower()}{said[1:]}",
+        }
+    # The stored distance to the threshold, kept current by every hand-out
+    # (labeling.queue_keys_refresh): an item opened outside the queue may
+    # read one a threshold change behind.
+    if p["uncertainty"] is not None and p["uncertainty"] < CLOSE_CALL:
+        return {
+            "code": "close_call",
+            "text": "A close call: its evidence may not support it",
+        }
+    return {"code": "spot_check", "text": "Spot check of an item judged safe"}
+
+
+def labeling_items(
+    *, project: Project, annotator, ids: list[int]
+) -> list[dict[str, Any]]:
+    """What the labeling page needs to judge each prediction, in ``ids`` order.
+
+    Documents come as a window around the deciding evidence (cut in SQL, so a
+    long document is not shipped 20 times, then moved to line or word
+    boundaries); the page fetches the whole text only when the expert expands
+    it. Machine scores are left out unless the project shows them; why the
+    item is there (``why``) is said in words to every expert. A batch costs
+    the same few queries whatever its size, and rows come as dicts of the
+    columns used: building model instances and decoding unused JSON was most
+    of the time of a hand-out.
+    """
+    from pipeline.checkers.extraction.hypothesis import (
+        render_hypothesis,
+        render_value,
+        type_display_name,
+    )
+
+    if not ids:
+        return []
+    schema = project_schema_or_none(project)
+    # The window WINDOW_SLACK characters wider on each side, for _excerpt to
+    # cut at a line or word boundary.
+    anchor_start, anchor_end = _anchor("start"), _anchor("end")
+    start = Greatest(
+        Coalesce(anchor_start, Value(0)) - (WINDOW_CHARS + WINDOW_SLACK), Value(0)
+    )
+    end = (
+        Greatest(Coalesce(anchor_end, Value(0)) + WINDOW_CHARS, Value(2 * WINDOW_CHARS))
+        + WINDOW_SLACK
+    )
+    machine = _MACHINE_FIELDS if project.show_machine_scores else ()
+    reasons = checker_class(project.kind).reasons
+    rows = (
+        Prediction.objects.filter(project=project, pk__in=ids)
+        .order_by()
+        .values(
+            *_ITEM_FIELDS,
+            *machine,
+            "verdict",
+            "reason",
+            "uncertainty",
+            anchor_start=anchor_start,
+            anchor_end=anchor_end,
+            raw_start=start,
+            raw_text=Substr("document__text", start + 1, end - start),
+            document_length=Length("document__text"),
+            document_external_id=F("document__external_id"),
+            # A PDF's page table (null for other documents), with each row
+            # rather than in a query of its own: a long PDF's is a few
+            # kilobytes.
+            document_pages=F("document__metadata__pages"),
+        )
+    )
+    by_id = {p["pk"]: p for p in rows}
+    document_ids = {p["document_id"] for p in by_id.values()}
+    scores: dict[int, list[dict[str, Any]]] = {}
+    if machine:
+        for s in PredictionScore.objects.filter(prediction_id__in=by_id).values(
+            "prediction_id", "scorer", "scorer_version", "score", "reasoning"
+        ):
+            scores.setdefault(s["prediction_id"], []).append(
+                {
+                    "scorer": s["scorer"],
+                    "version": s["scorer_version"],
+                    "score": s["score"],
+                    # Why the LLM grader decided so: the expert weighs it.
+                    "reasoning": s["reasoning"],
+                }
+            )
+    siblings: dict[int, list[dict[str, Any]]] = {}
+    for sibling in (
+        Prediction.objects.filter(document_id__in=document_ids)
+        .alias(anchor=_anchor("start"))
+        .order_by("document_id", "anchor", "pk")
+        # The value only to render a hypothesis the check has not stored yet.
+        .values(
+            "pk",
+            "document_id",
+            "type",
+            "hypothesis",
+            unrendered_value=Case(When(hypothesis="", then="value")),
+        )
+    ):
+        siblings.setdefault(sibling["document_id"], []).append(sibling)
+    my_labels = {
+        a["prediction_id"]: a
+        for a in Annotation.objects.filter(
+            annotator=annotator, prediction__document_id__in=document_ids
+        ).values(
+            "prediction_id",
+            "label",
+            "client_id",
+            "note",
+            "corrected_type",
+            "corrected_value",
+            "suggestion",
+        )
+    }
+
+    def hypothesis(p: dict[str, Any], value: Any) -> str:
+        return p["hypothesis"] or render_hypothesis(p["type"], value, schema=schema)
+
+    hidden = checker_class(project.kind).score_fields
+
+    def label_of(prediction_id: int) -> dict[str, Any] | None:
+        a = my_labels.get(prediction_id)
+        if a is None:
+            return None
+        return {
+            "label": a["label"],
+            "client_id": str(a["client_id"]) if a["client_id"] else None,
+            "note": a["note"],
+            "corrected_type": a["corrected_type"],
+            "corrected_value": a["corrected_value"],
+            "suggestion": a["suggestion"],
+        }
+
+    items = []
+    for pk in ids:
+        p = by_id.get(pk)
+        if p is None:
+            continue
+        spec = schema.get(p["type"]) if schema else None
+        table = pdfs.page_table({"pages": p["document_pages"]}, p["document_length"])
+        paged = _page_window(p, table) if table else None
+        if paged is not None:
+            window_start, window_text, window_pages = paged
+        else:
+            window_start, window_text = _excerpt(
+                p["raw_text"],
+                p["raw_start"],
+                anchor_start=p["anchor_start"],
+                anchor_end=p["anchor_end"],
+                length=p["document_length"],
+            )
+            window_pages = (
+                pdfs.pages_of(table, window_start, window_start + len(window_text))
+                if table
+                else []
+            )
+        # False: the LLM's context matches no passage of the document, and
+        # its aligned span means nothing; None: not checked yet.
+        context_found = p["reason"] != Reason.NOT_IN_DOCUMENT if p["verdict"] else None
+        type_display = type_display_name(p["type"], schema)
+        item = {
+            "id": pk,
+            "external_id": p["external_id"],
+            "model": p["model"],
+            "type": p["type"],
+            "type_display": type_display,
+            "guideline_keys": guidelines.section_keys(p["type"], type_display),
+            "value": p["value"],
+            "value_display": render_value(
+                p["value"], render=spec.render if spec else None
+            ),
+            "hypothesis": hypothesis(p, p["value"]),
+            "context": p["context"],
+            "premise": p["premise"],
+            # Each span in the document with its page; none for a context not
+            # found, whose aligned span is only the least bad match.
+            "evidence": pdfs.evidence_paged(
+                p["evidence"],
+                document=p["document_external_id"],
+                table=table if context_found is not False else None,
+            ),
+            "evidence_score": p["evidence_score"],
+            "details": p["details"] if machine else without_keys(p["details"], hidden),
+            "document": {
+                "id": p["document_id"],
+                "external_id": p["document_external_id"],
+                "length": p["document_length"],
+                "window_start": window_start,
+                "window_text": window_text,
+                # A PDF's: the pages the window shows, and how many it has.
+                "pages": window_pages,
+                "page_label": pdfs.page_label(window_pages),
+                "page_count": len(table) if table else None,
+            },
+            "siblings": [
+                {
+                    "id": s["pk"],
+                    "hypothesis": hypothesis(s, s["unrendered_value"]),
+                    "my_label": my_labels.get(s["pk"], {}).get("label"),
+                }
+                for s in siblings.get(p["document_id"], [])[:MAX_SIBLINGS]
+            ],
+            "overlap": is_overlap(project, pk),
+            "my_label": label_of(pk),
+            "why": _why(
+                p,
+                gold=gold_set.is_gold_document(project, p["document_id"]),
+                reasons=reasons,
+            ),
+            "context_found": context_found,
+        }
+        if machine:
+            item["machine"] = {
+                "score": p["score"],
+                "scored_by": p["scored_by"],
+                "verdict": p["verdict"],
+                "reason": p["reason"],
+                "scores": scores.get(pk, []),
+            }
+        items.append(item)
+    return items

@@ -1,0 +1,550 @@
+"""Expert labels and the labeling queue: hand-outs under leases, saves from
+the page's outbox (every client_id remembered, so a resend never counts
+twice), undo.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import (
+    IntegrityError,
+    connection,
+    transaction,
+)
+from django.db.models import Case, F, Value, When
+from django.db.models.functions import Abs, Coalesce
+from django.utils import timezone
+
+from annotator.core.errors import ApplicationError, LabelConflict, LabelInvalid
+from annotator.labeling import guidelines
+from annotator.models import (
+    UNSCORED_UNCERTAINTY,
+    Annotation,
+    LabelReceipt,
+    Lease,
+    Prediction,
+    Project,
+    Verdict,
+)
+
+LABEL_NOTE_MAX_CHARS = 10_000
+
+
+LABEL_VALUE_MAX_CHARS = 10_000  # a corrected value, written as JSON
+
+
+LABEL_VALUE_MAX_DEPTH = 20
+
+
+LABELS_BATCH_MAX = 500
+
+
+def _json_problem(value: Any) -> str | None:
+    from pipeline.jsonl import value_problem
+
+    problem = value_problem(value, max_depth=LABEL_VALUE_MAX_DEPTH)
+    if problem:
+        return problem
+    size = len(json.dumps(value, ensure_ascii=False))
+    if size > LABEL_VALUE_MAX_CHARS:
+        return f"{size} characters as JSON, over the limit of {LABEL_VALUE_MAX_CHARS}"
+    return None
+
+
+def _label_values(**values) -> dict[str, Any]:
+    """The label's fields, once checked; LabelInvalid if one cannot be stored."""
+    problem = _label_problem(**values)
+    if problem:
+        raise LabelInvalid(problem)
+    return values
+
+
+def _label_problem(
+    *, label, corrected_type, corrected_value, suggestion, note, seconds_spent
+) -> str | None:
+    """Why a label cannot be stored, checked before any write. The API's
+    serializers check shapes; this is the last check before the database."""
+    from pipeline.jsonl import text_problem
+
+    if label not in Annotation.Label.values:
+        return f"label: one of {', '.join(Annotation.Label.values)}"
+    type_max = Annotation._meta.get_field("corrected_type").max_length
+    for name, text, limit in (
+        ("note", note, LABEL_NOTE_MAX_CHARS),
+        ("corrected_type", corrected_type, type_max),
+    ):
+        if not isinstance(text, str):
+            return f"{name}: must be text"
+        if len(text) > limit:
+            return f"{name}: {len(text)} characters, over the limit of {limit}"
+        problem = text_problem(text)
+        if problem:
+            return f"{name}: {problem}"
+    problem = _json_problem(corrected_value)
+    if problem:
+        return f"corrected_value: {problem}"
+    if suggestion not in ("", *Annotation.Suggestion.values):
+        return f"suggestion: empty or one of {', '.join(Annotation.Suggestion.values)}"
+    if suggestion == Annotation.Suggestion.ACCEPTED and corrected_value is None:
+        return "suggestion: an accepted correction must be the corrected_value"
+    if seconds_spent is not None and (
+        isinstance(seconds_spent, bool)
+        or not isinstance(seconds_spent, (int, float))
+        or not math.isfinite(seconds_spent)
+        or seconds_spent < 0
+    ):
+        return "seconds_spent: a number of seconds, 0 or more"
+    return None
+
+
+def _client_uuid(client_id: Any) -> uuid.UUID | None:
+    if client_id is None or isinstance(client_id, uuid.UUID):
+        return client_id
+    try:
+        return uuid.UUID(str(client_id))
+    except ValueError:
+        raise LabelInvalid("client_id: must be a UUID") from None
+
+
+def _receipt_seen(client_id: uuid.UUID, *, prediction: Prediction, annotator) -> bool:
+    """Whether ``client_id`` was processed before for this expert's label of
+    ``prediction``. LabelConflict if it was used for any other label."""
+    receipt = (
+        LabelReceipt.objects.filter(pk=client_id)
+        .values_list("annotator_id", "prediction_id")
+        .first()
+    )
+    if receipt is None:
+        return False
+    if receipt != (annotator.pk, prediction.pk):
+        raise LabelConflict("client_id already used")
+    return True
+
+
+def _annotation_save(
+    *, prediction: Prediction, annotator, client_id: uuid.UUID | None, values
+) -> tuple[Annotation | None, str]:
+    with transaction.atomic():
+        if client_id is not None and _receipt_seen(
+            client_id, prediction=prediction, annotator=annotator
+        ):
+            # A retry, or a stale resend of a label since changed or undone:
+            # never written over the expert's later decision.
+            current = Annotation.objects.filter(
+                prediction=prediction, annotator=annotator
+            ).first()
+            return current, "duplicate"
+        # By hand rather than update_or_create, whose nested savepoints
+        # cost a round trip each on the labeling page's hottest write.
+        annotation = (
+            Annotation.objects.select_for_update()
+            .filter(prediction=prediction, annotator=annotator)
+            .first()
+        )
+        created = annotation is None
+        if annotation is None:
+            annotation = Annotation.objects.create(
+                prediction=prediction,
+                annotator=annotator,
+                client_id=client_id,
+                source=Annotation.Source.UI,
+                **values,
+            )
+        else:
+            # A relabel takes the new client_id (undo names the label by it);
+            # the old one keeps its receipt.
+            values = {**values, "client_id": client_id, "source": Annotation.Source.UI}
+            for name, value in values.items():
+                setattr(annotation, name, value)
+            annotation.save(update_fields=[*values, "updated_at"])
+        if client_id is not None:
+            LabelReceipt.objects.create(
+                client_id=client_id, annotator=annotator, prediction=prediction
+            )
+    return annotation, "created" if created else "updated"
+
+
+def annotation_submit(
+    *,
+    prediction: Prediction,
+    annotator,
+    label: str,
+    corrected_type: str = "",
+    corrected_value: Any = None,
+    suggestion: str = "",
+    note: str = "",
+    seconds_spent: float | None = None,
+    guideline_version: int | None = None,
+    client_id=None,
+) -> tuple[Annotation | None, str]:
+    """Save an expert's label; a relabel of the prediction updates it in place.
+
+    Returns the expert's label of the prediction and what happened: created,
+    updated, or duplicate: the client_id was processed before (a retry, or a
+    stale resend of a label since changed or undone) and nothing changed; the
+    label returned is then the current one, None once undone. Every client_id
+    processed keeps a LabelReceipt.
+
+    The label records ``guideline_version``, a version of the project's
+    guideline, or its latest version when None (see
+    ``guidelines.label_guideline_version``).
+
+    Raises LabelInvalid for a label that cannot be stored, LabelConflict for a
+    client_id used for another label.
+    """
+    values = _label_values(
+        label=label,
+        corrected_type=corrected_type,
+        corrected_value=corrected_value,
+        suggestion=suggestion,
+        note=note,
+        seconds_spent=seconds_spent,
+    )
+    values["guideline_version"] = guidelines.label_guideline_version(
+        project_id=prediction.project_id, version=guideline_version
+    )
+    save = dict(
+        prediction=prediction,
+        annotator=annotator,
+        client_id=_client_uuid(client_id),
+        values=values,
+    )
+    try:
+        return _annotation_save(**save)
+    except IntegrityError:
+        # A concurrent copy of the same save, or the expert's first label of
+        # the prediction from another tab, committed between our look and our
+        # write; a second look sees it (READ COMMITTED).
+        pass
+    try:
+        return _annotation_save(**save)
+    except IntegrityError as e:
+        # Still taken: a label of a deleted user (no receipt) holds it.
+        raise LabelConflict("client_id already used") from e
+
+
+def annotation_change(
+    *,
+    annotation: Annotation,
+    label: str,
+    corrected_type: str = "",
+    corrected_value: Any = None,
+    suggestion: str = "",
+    note: str = "",
+    seconds_spent: float | None = None,
+    guideline_version: int | None = None,
+    client_id=None,
+) -> tuple[Annotation | None, str]:
+    """Change a stored label in place (the API's PUT and PATCH).
+
+    A new client_id makes it a new decision, as in ``annotation_submit``. None,
+    or the label's own client_id (a client sending back what it read), keeps
+    the label's client_id: no receipt names the change, and it is never taken
+    for a resend of the label.
+
+    A change is a decision made now: it records ``guideline_version`` as
+    ``annotation_submit`` does, the latest version when None.
+    """
+    values = _label_values(
+        label=label,
+        corrected_type=corrected_type,
+        corrected_value=corrected_value,
+        suggestion=suggestion,
+        note=note,
+        seconds_spent=seconds_spent,
+    )
+    values["guideline_version"] = guidelines.label_guideline_version(
+        project_id=annotation.prediction.project_id, version=guideline_version
+    )
+    client_id = _client_uuid(client_id)
+    if client_id is not None and client_id != annotation.client_id:
+        return annotation_submit(
+            prediction=annotation.prediction,
+            annotator=annotation.annotator,
+            client_id=client_id,
+            **values,
+        )
+    with transaction.atomic():
+        row = Annotation.objects.select_for_update().filter(pk=annotation.pk).first()
+        if row is None:
+            raise LabelInvalid("the label was deleted meanwhile")
+        for name, value in values.items():
+            setattr(row, name, value)
+        row.save(update_fields=[*values, "updated_at"])
+    return row, "updated"
+
+
+def queue_keys_refresh(*, project: Project) -> None:
+    """Recompute Prediction.uncertainty if the active threshold has moved.
+
+    Every hand-out calls this first, so a threshold changed by any path (a
+    scorer activated, edited or deleted, the project edited in the admin)
+    reorders the queue without each of them having to remember to.
+    """
+    from annotator.labeling import queue
+
+    threshold = queue.active_threshold(project)
+    if project.uncertainty_threshold == threshold:
+        return
+    with transaction.atomic():
+        # Claimed by updating the project row: a concurrent hand-out blocks on
+        # it, then finds the threshold already current and skips the work.
+        claimed = (
+            Project.objects.filter(pk=project.pk)
+            .exclude(uncertainty_threshold=threshold)
+            .update(uncertainty_threshold=threshold)
+        )
+        if claimed:
+            # Waits for rows a running check holds, then recomputes them too.
+            Prediction.objects.filter(project=project).update(
+                uncertainty=Coalesce(
+                    Abs(F("score") - threshold),
+                    Case(
+                        When(
+                            verdict=Verdict.UNSCORED,
+                            then=Value(UNSCORED_UNCERTAINTY),
+                        )
+                    ),
+                )
+            )
+    project.uncertainty_threshold = threshold
+
+
+def _commit_without_waiting_for_disk(cursor) -> None:
+    # Leases are disposable: one lost in a crash only returns its prediction
+    # to the pool early. Not waiting for the WAL flush at commit saves the
+    # hand-out its slowest step (tens of ms on a busy disk); the transaction
+    # stays atomic and consistent, only its durability is relaxed.
+    cursor.execute("SET LOCAL synchronous_commit TO OFF")
+
+
+def _queue_candidates(
+    *, project: Project, annotator, now, exclude: set[int], n: int
+) -> list[int]:
+    """Lock up to ``n`` available predictions, the gold slice's share of them
+    drawn from the gold documents in random order, the rest in the project's
+    queue order; each side fills in for the other when it runs dry."""
+    from annotator.labeling import queue
+
+    n_gold = sum(random.random() < project.gold_share for _ in range(n))
+    taken: list[int] = []
+    for gold, want in ((True, n_gold), (False, n - n_gold), (True, n)):
+        want = min(want, n - len(taken))
+        if want <= 0:
+            continue
+        ids = list(
+            queue.queue_candidates(
+                project=project,
+                annotator=annotator,
+                now=now,
+                exclude=exclude | set(taken),
+                gold=gold,
+            ).values_list("pk", flat=True)[:want]
+        )
+        taken += ids
+    return taken
+
+
+def labeling_next(
+    *, project: Project, annotator, count: int, exclude: Iterable[int] = ()
+) -> list[int]:
+    """Lease up to ``count`` predictions to ``annotator``; their ids, in order.
+
+    The expert's own live leases come first (a reload resumes where they
+    were), then new predictions in the project's queue order. ``exclude``
+    names predictions the page already holds or has labels for in its outbox.
+    """
+    from annotator.labeling import queue
+
+    queue_keys_refresh(project=project)
+    now = timezone.now()
+    expires = now + timedelta(seconds=settings.LABEL_LEASE_SECONDS)
+    exclude = set(exclude)
+    with transaction.atomic(), connection.cursor() as cursor:
+        _commit_without_waiting_for_disk(cursor)
+
+        def lease(ids: list[int]) -> list[int]:
+            return _leases_take(
+                cursor,
+                ids,
+                project=project,
+                annotator=annotator,
+                now=now,
+                expires=expires,
+            )
+
+        held = list(
+            queue.queue_held(
+                project=project, annotator=annotator, now=now, exclude=exclude
+            ).values_list("prediction_id", flat=True)[:count]
+        )
+        leased = lease(held)
+        seen = exclude | set(held)
+        # A second round only when a concurrent hand-out took rows between
+        # our snapshot and our lock.
+        for _ in range(2):
+            wanted = count - len(leased)
+            if wanted <= 0:
+                break
+            locked = _queue_candidates(
+                project=project, annotator=annotator, now=now, exclude=seen, n=wanted
+            )
+            if not locked:
+                break
+            seen.update(locked)
+            leased += lease(locked)
+    return leased
+
+
+def _leases_take(
+    cursor, ids: list[int], *, project: Project, annotator, now, expires
+) -> list[int]:
+    """Lease those of ``ids`` still available, in order.
+
+    The candidates' snapshot predates their locks: a row a competitor leased
+    and committed after it was taken but before we reached it passed the
+    filter. We hold the row locks now, so any competing lease on them is
+    committed, and this new statement sees it. Held leases are renewed.
+    """
+    from annotator.labeling import queue
+
+    if not ids:
+        return []
+    condition, params = queue.available_sql(
+        "p", project=project, annotator=annotator, now=now
+    )
+    cursor.execute(
+        f"""
+        INSERT INTO {Lease._meta.db_table}
+            (prediction_id, annotator_id, expires_at, created_at)
+        SELECT p.id, %s, %s, %s
+        FROM unnest(%s::bigint[]) AS w(id)
+            JOIN {Prediction._meta.db_table} p ON p.id = w.id
+        WHERE {condition}
+        ON CONFLICT (prediction_id, annotator_id)
+            DO UPDATE SET expires_at = EXCLUDED.expires_at
+        RETURNING prediction_id""",
+        [annotator.pk, expires, now, ids, *params],
+    )
+    leased = {row[0] for row in cursor.fetchall()}
+    return [pk for pk in ids if pk in leased]
+
+
+@dataclass
+class LabelResult:
+    client_id: str
+    status: str  # created | updated | duplicate | error
+    id: int | None = None
+    prediction: int | None = None
+    error: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "client_id": self.client_id,
+            "status": self.status,
+            "id": self.id,
+            "prediction": self.prediction,
+            "error": self.error,
+        }
+
+
+def _labelable_prediction(project: Project, pk: Any) -> Prediction | None:
+    # An id out of bigint's range would be a database error, not a miss.
+    if isinstance(pk, bool) or not isinstance(pk, int) or not 0 < pk < 2**63:
+        return None
+    return Prediction.objects.filter(project=project, pk=pk).first()
+
+
+def labels_submit(
+    *, project: Project, annotator, labels: list[dict[str, Any]]
+) -> list[LabelResult]:
+    """Save a batch of labels from the labeling page's outbox, in order.
+
+    Each label is its own transaction and gets its own result: one bad label
+    (a prediction deleted meanwhile, a note too long) is reported and the rest
+    still go in. A label whose client_id was processed before is a retry, or a
+    stale resend, and comes back as ``duplicate`` without changing anything.
+    """
+    results = []
+    for data in labels:
+        client_id = str(data["client_id"])
+        # Another project's prediction is as missing as one never imported.
+        prediction = _labelable_prediction(project, data["prediction"])
+        if prediction is None:
+            results.append(LabelResult(client_id, "error", error="no such prediction"))
+            continue
+        try:
+            with transaction.atomic():
+                annotation, status = annotation_submit(
+                    prediction=prediction,
+                    annotator=annotator,
+                    label=data["label"],
+                    corrected_type=data.get("corrected_type") or "",
+                    corrected_value=data.get("corrected_value"),
+                    suggestion=data.get("suggestion") or "",
+                    note=data.get("note") or "",
+                    seconds_spent=data.get("seconds_spent"),
+                    guideline_version=data.get("guideline_version"),
+                    client_id=client_id,
+                )
+                if status != "duplicate":
+                    # Not for a duplicate: the expert may hold the prediction
+                    # again since (leased back by an undo).
+                    Lease.objects.filter(
+                        prediction=prediction, annotator=annotator
+                    ).delete()
+        except ApplicationError as e:
+            results.append(LabelResult(client_id, "error", error=str(e)))
+            continue
+        results.append(
+            LabelResult(
+                client_id,
+                status,
+                id=annotation.pk if annotation is not None else None,
+                prediction=prediction.pk,
+            )
+        )
+    return results
+
+
+def label_undo(*, project: Project, annotator, client_id: str) -> int | None:
+    """Delete the expert's label saved under ``client_id``; safe to repeat.
+
+    The prediction is leased back to the expert, who is about to label it
+    again. Returns its id, or None when there was nothing to delete (already
+    undone, or replaced by a later label of the same prediction). The label's
+    receipt stays: a late resend of the undone label is a duplicate, and does
+    not bring it back.
+    """
+    with transaction.atomic():
+        annotation = (
+            Annotation.objects.select_for_update()
+            .filter(
+                client_id=client_id,
+                annotator=annotator,
+                prediction__project=project,
+            )
+            .first()
+        )
+        if annotation is None:
+            return None
+        prediction_id = annotation.prediction_id
+        annotation.delete()
+        Lease.objects.update_or_create(
+            prediction_id=prediction_id,
+            annotator=annotator,
+            defaults={
+                "expires_at": timezone.now()
+                + timedelta(seconds=settings.LABEL_LEASE_SECONDS)
+            },
+        )
+    return prediction_id

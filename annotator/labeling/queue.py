@@ -1,0 +1,318 @@
+"""The labeling queue: which claims are available to an expert, in which
+order, and how far the project has come."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db.models import (
+    BooleanField,
+    Case,
+    Count,
+    Exists,
+    F,
+    FloatField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+    When,
+)
+from django.db.models.expressions import RawSQL
+
+from annotator.labeling import gold as gold_set
+from annotator.models import (
+    GRADER_SCORER_PREFIX,
+    Annotation,
+    Lease,
+    Prediction,
+    PredictionScore,
+    Project,
+    ScorerModel,
+)
+from pipeline.checkers import checker_class
+from pipeline.grader import THRESHOLD as GRADER_THRESHOLD
+
+# --- labeling queue ----------------------------------------------------------
+#
+# A prediction is *available* to an expert when they have not labelled it and
+# it still needs decisive (safe/unsafe) labels that nobody else is holding:
+#   - a single prediction needs one, and none may be leased to someone else;
+#   - an overlap prediction needs ``project.overlap_labels``, counting other
+#     experts' live leases as pending labels.
+# "unsure" is a pass: the prediction stays available to the other experts.
+# Expired leases are ignored everywhere, which is what returns them to the pool.
+
+QueueOrder = Callable[..., QuerySet[Prediction]]
+QUEUE_STRATEGIES: dict[str, QueueOrder] = {}
+
+# Overlap predictions are a fixed pseudo-random share of ids: (id * A) mod P
+# is a permutation of the residues for prime P, so any run of ids spreads
+# evenly over [0, P). The SQL function annotator_labels_needed (migration
+# 0006) computes the same; a test holds the two together.
+_OVERLAP_MULTIPLIER = 7919
+_OVERLAP_MODULUS = 10007
+
+
+def queue_strategy(name: str) -> Callable[[QueueOrder], QueueOrder]:
+    """Register an order for the labeling queue under ``name``.
+
+    The function takes the available predictions and ``project``, ``annotator``
+    keywords and returns them ordered, best first.
+    """
+
+    def register(order: QueueOrder) -> QueueOrder:
+        QUEUE_STRATEGIES[name] = order
+        return order
+
+    return register
+
+
+def active_threshold(project: Project) -> float:
+    scorer = (
+        ScorerModel.objects.filter(project=project, is_active=True)
+        .values_list("threshold", flat=True)
+        .first()
+    )
+    return project.nli_threshold if scorer is None else scorer
+
+
+@queue_strategy("uncertainty")
+def _order_uncertainty(queryset, *, project, annotator):
+    # Score nearest the active threshold first; unscored predictions (not
+    # checked yet, or alignment only) have no key and come last. The hand-out
+    # keeps the key current (labeling.queue_keys_refresh); the order matches
+    # the prediction_queue_uncertainty index.
+    return queryset.order_by(F("uncertainty").asc(nulls_last=True), "pk")
+
+
+@queue_strategy("random")
+def _order_random(queryset, *, project, annotator):
+    # One stored random order, stable across reloads; leases and SKIP LOCKED
+    # split it between the experts. Matches the prediction_queue_random index.
+    return queryset.order_by("random_key", "pk")
+
+
+# How close to the project's evidence threshold (the alignment threshold) a
+# deciding evidence score counts as borderline.
+BORDERLINE_ALIGN = 0.1
+
+
+@queue_strategy("disagreement")
+def _order_disagreement(queryset, *, project, annotator):
+    # Where the machine judges disagree, one of them is wrong. First the NLI
+    # verdict against the LLM grader's, then (for a kind whose evidence is an
+    # alignment) evidence so close to its threshold that a few characters
+    # decide it; within each tier, and for the rest, the uncertainty order.
+    # Unlike the other orders this one sorts the available rows (no index
+    # serves it).
+    threshold = active_threshold(project)
+    grader = (
+        PredictionScore.objects.filter(
+            prediction=OuterRef("pk"), scorer__startswith=GRADER_SCORER_PREFIX
+        )
+        .order_by("-updated_at")
+        .values("score")[:1]
+    )
+    tier = Case(
+        When(
+            Q(score__gte=threshold, graded__lt=GRADER_THRESHOLD)
+            | Q(score__lt=threshold, graded__gte=GRADER_THRESHOLD),
+            then=Value(2),
+        ),
+        When(
+            Q(
+                evidence_score__gte=project.align_threshold - BORDERLINE_ALIGN,
+                evidence_score__lte=project.align_threshold + BORDERLINE_ALIGN,
+            )
+            if checker_class(project.kind).aligns
+            else Q(pk__in=[]),
+            then=Value(1),
+        ),
+        default=Value(0),
+    )
+    return (
+        queryset.alias(graded=Subquery(grader))
+        .alias(tier=tier)
+        .order_by(F("tier").desc(), F("uncertainty").asc(nulls_last=True), "pk")
+    )
+
+
+@queue_strategy("stratified")
+def _order_stratified(queryset, *, project, annotator):
+    # Equal allocation over (entity type, source LLM) strata, random within
+    # each: a prediction's key is its random key times the size of its
+    # stratum, so the i-th of every stratum has a key near i and the strata
+    # interleave, whatever their sizes. Rare types and weaker LLMs get as
+    # many labels as the common ones.
+    sizes = (
+        queryset.order_by()
+        .values_list("type", "model")
+        .annotate(n=Count("pk"))
+        .values_list("type", "model", "n")
+    )
+    size = Case(
+        *[When(type=t, model=m, then=Value(float(n))) for t, m, n in sizes],
+        default=Value(1.0),
+        output_field=FloatField(),
+    )
+    return queryset.order_by((F("random_key") * size).asc(), "pk")
+
+
+def _overlap_cutoff(project: Project) -> int:
+    return round(project.overlap_share * _OVERLAP_MODULUS)
+
+
+def is_overlap(project: Project, prediction_id: int) -> bool:
+    bucket = (prediction_id * _OVERLAP_MULTIPLIER) % _OVERLAP_MODULUS
+    return bucket < _overlap_cutoff(project)
+
+
+# The availability rule, stated once in SQL for both statements that need it:
+# scanning a project for candidates (queue_available) and re-checking rows
+# already locked in the statement that leases them (labeling.labeling_next).
+# Written out rather than composed in the ORM: compiling the ORM form took
+# three times as long as running it, twice per hand-out. The label counts it
+# reads are kept on the prediction by triggers (migration 0006).
+_PREDICTION = Prediction._meta.db_table
+_LEASE = Lease._meta.db_table
+_ANNOTATION = Annotation._meta.db_table
+
+
+def available_sql(
+    table: str, *, project: Project, annotator, now: datetime | None
+) -> tuple[str, list[Any]]:
+    """A condition true where the prediction row ``table`` may go to ``annotator``.
+
+    Open (fewer decisive labels than it needs: one, or the project's
+    ``overlap_labels`` for its overlap share), not labelled by them, and, when
+    ``now`` is given, not taken by enough other experts' live leases; with
+    ``now=None`` leases are ignored (the work left, whoever holds it).
+    Returns SQL with ``%s`` placeholders and their parameters.
+    """
+    sql = f"""
+        {table}.queue_open
+        AND NOT EXISTS (
+            SELECT 1 FROM {_ANNOTATION} a
+            WHERE a.prediction_id = {table}.id AND a.annotator_id = %s
+        )"""
+    params: list[Any] = [annotator.pk]
+    if now is not None:
+        sql += f"""
+        AND {table}.decisive_labels + (
+            SELECT count(*) FROM {_LEASE} l
+            WHERE l.prediction_id = {table}.id AND l.expires_at > %s
+                AND l.annotator_id <> %s
+        ) < annotator_labels_needed({table}.id, %s, %s)"""
+        params += [now, annotator.pk, project.overlap_share, project.overlap_labels]
+    return sql, params
+
+
+def queue_available(
+    *, project: Project, annotator, now: datetime | None
+) -> QuerySet[Prediction]:
+    """Predictions ``annotator`` may be handed now (unordered); see
+    available_sql. The condition names the prediction table itself, so use
+    this queryset at the top level of a query, not as a subquery."""
+    sql, params = available_sql(
+        _PREDICTION, project=project, annotator=annotator, now=now
+    )
+    return Prediction.objects.filter(project=project).filter(
+        RawSQL(sql, params, output_field=BooleanField())
+    )
+
+
+def queue_candidates(
+    *,
+    project: Project,
+    annotator,
+    now: datetime,
+    exclude: Iterable[int] = (),
+    gold: bool = False,
+) -> QuerySet[Prediction]:
+    """Available predictions in the project's order, row-locked as they are read.
+
+    ``gold`` picks the gold documents' predictions, in random order (an
+    unbiased test set), or the others, in the project's strategy order.
+    SKIP LOCKED lets concurrent hand-outs take different rows instead of
+    queueing behind each other; NO KEY UPDATE does not block annotation
+    inserts (their foreign key takes KEY SHARE on the prediction).
+    """
+    queryset = gold_set.restrict(
+        queue_available(project=project, annotator=annotator, now=now),
+        project,
+        gold=gold,
+    )
+    exclude = list(exclude)
+    if exclude:
+        queryset = queryset.exclude(pk__in=exclude)
+    if gold:
+        order = _order_random
+    else:
+        order = QUEUE_STRATEGIES.get(project.queue_strategy, _order_uncertainty)
+    return order(queryset, project=project, annotator=annotator).select_for_update(
+        skip_locked=True, no_key=True, of=("self",)
+    )
+
+
+def queue_held(
+    *, project: Project, annotator, now: datetime, exclude: Iterable[int] = ()
+) -> QuerySet[Lease]:
+    """The expert's live leases on predictions they have not labelled yet."""
+    return (
+        Lease.objects.filter(
+            annotator=annotator, prediction__project=project, expires_at__gt=now
+        )
+        .exclude(prediction__in=list(exclude))
+        .exclude(
+            Exists(
+                Annotation.objects.filter(
+                    prediction=OuterRef("prediction"), annotator=annotator
+                )
+            )
+        )
+        .order_by("created_at", "prediction_id")
+    )
+
+
+def queue_progress(*, project: Project, annotator, now: datetime) -> dict[str, Any]:
+    """Done, remaining and pace for one expert on one project."""
+    mine = Annotation.objects.filter(
+        annotator=annotator, prediction__project=project, source=Annotation.Source.UI
+    )
+    hour_ago = now - timedelta(hours=1)
+    done = mine.aggregate(
+        done=Count("pk"),
+        last_hour=Count("pk", filter=Q(updated_at__gte=hour_ago)),
+    )
+    # Pace over the recent labels: 3600 / mean seconds per label, so a
+    # coffee break does not count against it the way a wall-clock rate would.
+    recent = list(
+        mine.filter(seconds_spent__isnull=False)
+        .order_by("-updated_at")
+        .values_list("seconds_spent", flat=True)[:200]
+    )
+    seconds = sum(recent)
+    remaining = queue_available(project=project, annotator=annotator, now=None)
+    return {
+        "done": done["done"],
+        "last_hour": done["last_hour"],
+        "per_hour": round(3600 * len(recent) / seconds, 1) if seconds else None,
+        "remaining": remaining.count(),
+    }
+
+
+def labels_recent(*, project: Project, annotator) -> QuerySet[Annotation]:
+    """The expert's own labels on the project, newest change first."""
+    return (
+        Annotation.objects.filter(
+            annotator=annotator,
+            prediction__project=project,
+            source=Annotation.Source.UI,
+        )
+        .select_related("prediction")
+        .order_by("-updated_at", "-pk")
+    )

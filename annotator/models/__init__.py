@@ -1,0 +1,1063 @@
+"""The SafePassage data model.
+
+A Prediction is a claim an LLM made (an extracted field, a RAG answer, a
+citation, an answer sentence: the project's ``kind`` says which checker judges
+it). Checking gives it its evidence, per-scorer scores and a verdict;
+Annotations are expert labels on it.
+Rows that other rows derive from record what produced them, under unique
+constraints, so re-running an import or a check updates instead of duplicating.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models import Q
+from django.db.models.functions import Random
+
+from annotator.core.allowlists import (
+    llm_key_binding_problem,
+    scorer_folder_owner,
+    validate_llm_api_key_env,
+    validate_llm_base_url,
+    validate_scorer_source,
+)
+
+
+def _default_align_threshold() -> float:
+    return settings.DEFAULT_ALIGN_THRESHOLD
+
+
+def _default_nli_threshold() -> float:
+    return settings.DEFAULT_NLI_THRESHOLD
+
+
+_unit_interval = [MinValueValidator(0.0), MaxValueValidator(1.0)]
+
+
+def checker_kinds() -> list[tuple[str, str]]:
+    """``Project.kind`` choices: the checkers registered in the pipeline, so
+    adding a checker adds a kind without a migration."""
+    from pipeline.checkers import checker_class, kinds
+
+    return [(kind, checker_class(kind).title) for kind in kinds()]
+
+
+def reason_choices() -> list[tuple[str, str]]:
+    """``Prediction.reason`` choices: every registered checker's reasons for
+    an unsafe verdict, in its own words (a new checker adds its own without a
+    migration)."""
+    from pipeline.checkers import checker_class, kinds
+
+    choices = {"": "None"}
+    for kind in kinds():
+        choices.update(getattr(checker_class(kind), "reasons", {}))
+    return list(choices.items())
+
+
+def validate_evidence(value) -> None:
+    """Evidence is a list of the pipeline's evidence records (a checked JSON
+    document, so every kind stores and reads the same shape)."""
+    from django.core.exceptions import ValidationError
+
+    from pipeline.checkers.base import evidence_problem
+
+    problem = evidence_problem(value)
+    if problem:
+        raise ValidationError(f"evidence: {problem}")
+
+
+def validate_queue_strategy(value: str) -> None:
+    from django.core.exceptions import ValidationError
+
+    from annotator.labeling.queue import QUEUE_STRATEGIES
+
+    if value not in QUEUE_STRATEGIES:
+        raise ValidationError(
+            f"unknown queue strategy {value!r}; one of {', '.join(QUEUE_STRATEGIES)}"
+        )
+
+
+class RunStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+#: A run some worker may still be on (or will be); the rest are finished.
+ACTIVE_RUN_STATUSES = (RunStatus.PENDING, RunStatus.RUNNING)
+FINISHED_RUN_STATUSES = (RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED)
+
+
+class Verdict(models.TextChoices):
+    """What the check concluded. A claim is never safe on its evidence
+    alone: until the project has a scorer, one its checker would pass is
+    ``unscored`` (first in the labeling queue), not safe."""
+
+    UNCHECKED = "", "Not checked yet"
+    SAFE = "safe", "Safe"
+    UNSAFE = "unsafe", "Unsafe"
+    UNSCORED = "unscored", "Unscored (no scorer yet)"
+
+
+#: Prediction.uncertainty of an unscored claim: the most uncertain of all, so
+#: the queue hands it out first.
+UNSCORED_UNCERTAINTY = 0.0
+
+
+class Reason(models.TextChoices):
+    """The reasons the shared code names; ``reason_choices`` holds them all."""
+
+    NONE = "", "None"
+    NOT_IN_DOCUMENT = "not_in_document", "Not in document"
+    NOT_SUPPORTED = "not_supported", "Not supported"
+
+
+class Project(models.Model):
+    #: The kind of a project made without one.
+    DEFAULT_KIND = "extraction"
+
+    name = models.CharField(max_length=200, unique=True)
+    description = models.TextField(blank=True)
+    kind = models.CharField(
+        max_length=32,
+        choices=checker_kinds,
+        default=DEFAULT_KIND,
+        help_text="What the project checks (a checker of pipeline.checkers, "
+        "and the claim partial of the labeling page); chosen when it is created.",
+    )
+    entity_schema = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Entity types, display names and payload fields "
+        "(the pipeline's schema JSON).",
+    )
+    extraction_prompt = models.TextField(blank=True)
+    llm_base_url = models.URLField(
+        blank=True,
+        validators=[validate_llm_base_url],
+        help_text="OpenAI-compatible endpoint, one of the deployment's LLM_BASE_URLS.",
+    )
+    llm_models = models.JSONField(
+        default=list, blank=True, help_text="Model names extraction runs may use."
+    )
+    llm_api_key_env = models.CharField(
+        max_length=100,
+        blank=True,
+        validators=[validate_llm_api_key_env],
+        help_text="NAME of the environment variable holding the API key on the "
+        "workers, one of the deployment's LLM_API_KEY_ENVS; the key itself is "
+        "never stored.",
+    )
+    align_threshold = models.FloatField(
+        default=_default_align_threshold, validators=_unit_interval
+    )
+    nli_threshold = models.FloatField(
+        default=_default_nli_threshold, validators=_unit_interval
+    )
+    members = models.ManyToManyField(
+        settings.AUTH_USER_MODEL,
+        through="Membership",
+        related_name="projects",
+        blank=True,
+    )
+    # Labeling queue.
+    queue_strategy = models.CharField(
+        max_length=64,
+        default="uncertainty",
+        validators=[validate_queue_strategy],
+        help_text="Order in which the labeling queue hands out predictions: "
+        "uncertainty (score nearest the threshold first) or random.",
+    )
+    overlap_share = models.FloatField(
+        default=0.1,
+        validators=_unit_interval,
+        help_text="Share of predictions labelled by several experts, to measure "
+        "agreement; every other prediction goes to one expert only.",
+    )
+    overlap_labels = models.PositiveSmallIntegerField(
+        default=2,
+        validators=[MinValueValidator(2)],
+        help_text="How many experts label each overlap prediction.",
+    )
+    gold_share = models.FloatField(
+        default=0.1,
+        validators=_unit_interval,
+        help_text="Share of documents whose predictions form the gold test set: "
+        "handed out in random order, used to measure scorer versions, never "
+        "trained on. Changing it moves documents in or out of the set.",
+    )
+    retrain_min_labels = models.PositiveIntegerField(
+        default=50,
+        help_text="Retrain when this many new expert labels (outside the gold "
+        "set) have come in since the active scorer was trained.",
+    )
+    show_machine_scores = models.BooleanField(
+        default=False,
+        help_text="Show scorer scores and verdicts on the labeling screen "
+        "(hidden by default so they do not anchor the experts).",
+    )
+    uncertainty_threshold = models.FloatField(
+        null=True,
+        editable=False,
+        help_text="The threshold Prediction.uncertainty was computed against; "
+        "the queue recomputes it when the active threshold differs.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self) -> None:
+        # Each field's validator sees one field: the key and the endpoint it
+        # would be sent to are checked together.
+        problem = llm_key_binding_problem(self.llm_api_key_env, self.llm_base_url)
+        if problem:
+            raise ValidationError({"llm_api_key_env": problem})
+
+    def schema(self):
+        """The entity schema as the pipeline reads it, None when there is none.
+
+        Raises:
+            pipeline.errors.SchemaError: the stored schema does not parse.
+        """
+        from pipeline.checkers.extraction.schema import schema_from_dict
+
+        return schema_from_dict(self.entity_schema) if self.entity_schema else None
+
+
+class Role(models.TextChoices):
+    """What a member may do on one project. Superusers may do everything on
+    every project; ``is_staff`` alone grants only the Django admin, where model
+    permissions apply."""
+
+    ADMIN = "admin", "Project admin"
+    REVIEWER = "reviewer", "Reviewer"
+    EXPERT = "expert", "Expert"
+    VIEWER = "viewer", "Viewer"
+
+
+class Membership(models.Model):
+    """A user's role on a project. Its table is the one the plain
+    ``Project.members`` many-to-many used before roles (migration 0008)."""
+
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="memberships"
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    role = models.CharField(max_length=8, choices=Role.choices, default=Role.EXPERT)
+
+    class Meta:
+        db_table = "annotator_project_members"
+        # The auto-created table's own constraint, under the name Django gave it.
+        unique_together = [("project", "user")]
+
+    def __str__(self) -> str:
+        return f"{self.user} ({self.role}) on {self.project}"
+
+
+class Document(models.Model):
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="documents"
+    )
+    external_id = models.CharField(max_length=255)
+    text = models.TextField()
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["project", "external_id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "external_id"], name="document_unique_external_id"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
+class LLMRun(models.Model):
+    """What every run of LLM calls tracks: status, progress, parameters, token
+    usage and cost, failure, and who started it when. Extraction, grading and
+    sampling runs add their own fields."""
+
+    model = models.CharField(max_length=200, help_text="LLM model name.")
+    status = models.CharField(
+        max_length=16, choices=RunStatus.choices, default=RunStatus.PENDING
+    )
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
+    params = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="LLM settings (and a job's options), within the deployment's "
+        "bounds; prices come from its LLM_PRICES.",
+    )
+    prompt_tokens = models.PositiveBigIntegerField(default=0)
+    completion_tokens = models.PositiveBigIntegerField(default=0)
+    cost_estimate = models.DecimalField(
+        max_digits=12,
+        decimal_places=6,
+        null=True,
+        blank=True,
+        help_text="At the deployment's prices, computed at the start.",
+    )
+    error = models.TextField(blank=True, help_text="Why the whole run failed.")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="Last progress of a worker; a running run silent for "
+        "LLM_RUN_STALE_SECONDS is handed to another worker by the sweep.",
+    )
+    resumes = models.PositiveSmallIntegerField(
+        default=0,
+        help_text="Times the sweep handed this run to a worker again; past "
+        "LLM_RUN_MAX_RESUMES the run is failed instead.",
+    )
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+        ordering = ["-created_at"]
+
+
+class ExtractionRun(LLMRun):
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="extraction_runs"
+    )
+    budget = models.DecimalField(
+        max_digits=12,
+        decimal_places=6,
+        null=True,
+        blank=True,
+        help_text="The run stops before its cost would pass this; null on runs "
+        "started before extraction had budgets (EXTRACTION_DEFAULT_BUDGET then).",
+    )
+    cost = models.DecimalField(
+        max_digits=12,
+        decimal_places=6,
+        default=0,
+        help_text="From the token usage at the deployment's prices.",
+    )
+
+    class Meta(LLMRun.Meta):
+        indexes = [models.Index(fields=["project", "status"])]
+
+    def __str__(self) -> str:
+        return f"run {self.pk} ({self.model}, {self.status})"
+
+
+class ExtractionItem(models.Model):
+    """One document of a run; the unit of work, retry and error reporting."""
+
+    run = models.ForeignKey(
+        ExtractionRun, on_delete=models.CASCADE, related_name="items"
+    )
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
+    status = models.CharField(
+        max_length=16, choices=RunStatus.choices, default=RunStatus.PENDING
+    )
+    error = models.TextField(blank=True)
+    prediction_count = models.PositiveIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "document"], name="extraction_item_unique_document"
+            )
+        ]
+        indexes = [models.Index(fields=["run", "status"])]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} document {self.document_id}"
+
+
+class Prediction(models.Model):
+    """A claim of the project's kind, from ``document``; the check fills in
+    what its checker found (the scorer's premise and hypothesis, the evidence,
+    the verdict)."""
+
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="predictions"
+    )
+    document = models.ForeignKey(
+        Document, on_delete=models.CASCADE, related_name="predictions"
+    )
+    external_id = models.CharField(max_length=255)
+    model = models.CharField(max_length=200, blank=True, help_text="Source LLM.")
+    type = models.CharField(max_length=200)
+    value = models.JSONField(null=True, blank=True)
+    context = models.TextField(blank=True)
+    extra = models.JSONField(default=dict, blank=True)
+    # Filled by the check; cleared when the prediction or its document changes.
+    hypothesis = models.TextField(
+        blank=True, help_text="The claim as the scorer and the expert read it."
+    )
+    premise = models.TextField(
+        blank=True,
+        help_text="The evidence text the scorer read the hypothesis against "
+        "(for extraction, the aligned span of the document).",
+    )
+    evidence = models.JSONField(
+        default=list,
+        blank=True,
+        validators=[validate_evidence],
+        help_text="The evidence found, deciding first: source, start, end, "
+        "text, role, score.",
+    )
+    evidence_score = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="Score of the deciding evidence (for extraction, the "
+        "alignment score), kept as a column for charts and the queue.",
+    )
+    score = models.FloatField(
+        null=True, blank=True, help_text="Score of the scorer that gave the verdict."
+    )
+    scored_by = models.CharField(max_length=255, blank=True)
+    verdict = models.CharField(
+        max_length=8, choices=Verdict.choices, default=Verdict.UNCHECKED, blank=True
+    )
+    reason = models.CharField(
+        max_length=32, choices=reason_choices, default=Reason.NONE, blank=True
+    )
+    details = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="What the checker found beyond the verdict, for the expert "
+        "(for a citation: its status, each check and the case it matched).",
+    )
+    checked_at = models.DateTimeField(null=True, blank=True)
+    pipeline_version = models.CharField(max_length=32, blank=True)
+    # Order keys of the labeling queue, indexed so that a hand-out reads the
+    # first rows of an index instead of sorting the project.
+    uncertainty = models.FloatField(
+        null=True,
+        editable=False,
+        help_text="|score - active threshold|; empty until scored.",
+    )
+    random_key = models.FloatField(db_default=Random(), editable=False)
+    # Queue state kept by database triggers (migration 0006), whichever path a
+    # label takes (the page, imports, the API, the admin, a cascade): the
+    # queue indexes hold open predictions only, so a hand-out does not walk
+    # past every prediction already labelled at the front of its order.
+    decisive_labels = models.PositiveSmallIntegerField(
+        db_default=0,
+        editable=False,
+        help_text="Safe and unsafe labels; kept by the database.",
+    )
+    queue_open = models.BooleanField(
+        db_default=True,
+        editable=False,
+        help_text="Needs more labels: fewer decisive labels than the project "
+        "asks of it (overlap_labels for its overlap share, else one); kept by "
+        "the database.",
+    )
+    source_run = models.ForeignKey(
+        ExtractionRun,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="predictions",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["document_id", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "external_id"], name="prediction_unique_external_id"
+            )
+        ]
+        indexes = [
+            models.Index(fields=["project", "verdict"]),
+            models.Index(fields=["project", "type"]),
+            models.Index(fields=["project", "model"]),
+            models.Index(fields=["project", "score"]),
+            # The queue strategies' orders over open predictions (ASC sorts
+            # NULLs last, like the uncertainty order: unscored come last).
+            models.Index(
+                fields=["project", "uncertainty", "id"],
+                condition=Q(queue_open=True),
+                name="prediction_queue_uncertainty",
+            ),
+            models.Index(
+                fields=["project", "random_key", "id"],
+                condition=Q(queue_open=True),
+                name="prediction_queue_random",
+            ),
+            # The check task's work queue: predictions not checked yet, or
+            # waiting for a rescore (their old verdict kept until then).
+            models.Index(
+                fields=["project"],
+                condition=Q(checked_at=None),
+                name="prediction_to_check",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
+#: PredictionScore.scorer of the LLM grader's verdicts: this plus the model name.
+GRADER_SCORER_PREFIX = "llm-grader:"
+
+
+class PredictionScore(models.Model):
+    """One scorer's opinion of one prediction; a rescore updates it in place."""
+
+    prediction = models.ForeignKey(
+        Prediction, on_delete=models.CASCADE, related_name="scores"
+    )
+    scorer = models.CharField(max_length=255)
+    scorer_version = models.CharField(max_length=64, blank=True)
+    score = models.FloatField()
+    reasoning = models.TextField(
+        blank=True, help_text="Why the scorer decided so (the LLM grader's words)."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["prediction", "scorer", "scorer_version"],
+                name="prediction_score_unique_scorer",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.scorer}@{self.scorer_version}: {self.score:.3f}"
+
+
+class Annotation(models.Model):
+    class Label(models.TextChoices):
+        SAFE = "safe", "Safe"
+        UNSAFE = "unsafe", "Unsafe"
+        UNSURE = "unsure", "Unsure"
+
+    class Source(models.TextChoices):
+        UI = "ui", "Labeling UI"
+        IMPORT = "import", "Imported file"
+
+    #: The labels that say something (unsure does not): what training, the
+    #: gold set and agreement count.
+    DECISIVE = (Label.SAFE, Label.UNSAFE)
+
+    prediction = models.ForeignKey(
+        Prediction, on_delete=models.CASCADE, related_name="annotations"
+    )
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="annotations",
+    )
+    source = models.CharField(max_length=8, choices=Source.choices, default=Source.UI)
+    label = models.CharField(max_length=8, choices=Label.choices)
+
+    class Suggestion(models.TextChoices):
+        ACCEPTED = "accepted", "Accepted"
+        REJECTED = "rejected", "Rejected"
+
+    corrected_type = models.CharField(max_length=200, blank=True)
+    corrected_value = models.JSONField(null=True, blank=True)
+    suggestion = models.CharField(
+        max_length=8,
+        choices=Suggestion.choices,
+        blank=True,
+        help_text="The expert's decision on the correction the app suggested "
+        "(a consistency run's improver): accepted, when corrected_value holds "
+        "it, or rejected; empty when there was none or no decision.",
+    )
+    note = models.TextField(blank=True)
+    seconds_spent = models.FloatField(null=True, blank=True)
+    guideline_version = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="The project's guideline version the label was made under.",
+    )
+    extra = models.JSONField(default=dict, blank=True)
+    client_id = models.UUIDField(
+        null=True,
+        blank=True,
+        unique=True,
+        help_text="Chosen by the client so a retried save is not stored twice.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            # One current label per expert per prediction; relabeling updates it.
+            models.UniqueConstraint(
+                fields=["prediction", "annotator"],
+                condition=Q(annotator__isnull=False),
+                name="annotation_one_per_annotator",
+            ),
+            # Re-importing a labels file updates instead of duplicating.
+            models.UniqueConstraint(
+                fields=["prediction"],
+                condition=Q(source="import"),
+                name="annotation_one_imported",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["prediction", "label"]),
+            # An expert's recent labels and progress.
+            models.Index(fields=["annotator", "-updated_at"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.label} on {self.prediction_id}"
+
+
+class LabelReceipt(models.Model):
+    """Every client_id a label was ever saved under. A relabel moves
+    ``Annotation.client_id`` to the new label; the receipt keeps the old id, so
+    a late retry of the first label is recognised as a duplicate instead of
+    overwriting the newer decision."""
+
+    client_id = models.UUIDField(primary_key=True)
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    prediction = models.ForeignKey(
+        Prediction, on_delete=models.CASCADE, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.client_id} by {self.annotator_id}"
+
+
+class ApiToken(models.Model):
+    """An API token. Only its SHA-256 digest is stored (the key is shown once,
+    when issued), and it expires."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    digest = models.CharField(max_length=64, unique=True)
+    prefix = models.CharField(
+        max_length=8, help_text="First characters of the key, to tell tokens apart."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["user", "expires_at"], name="api_token_user_expiry")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… of {self.user}"
+
+
+class Lease(models.Model):
+    """A prediction handed to one expert until ``expires_at``.
+
+    Leases are never the source of truth for "done" (annotations are): an
+    expired lease is simply ignored, and the next hand-out to the same expert
+    renews it in place.
+    """
+
+    prediction = models.ForeignKey(
+        Prediction, on_delete=models.CASCADE, related_name="leases"
+    )
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="leases"
+    )
+    expires_at = models.DateTimeField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["prediction", "annotator"], name="lease_one_per_annotator"
+            )
+        ]
+        indexes = [models.Index(fields=["annotator", "expires_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.prediction_id} to {self.annotator_id} until {self.expires_at}"
+
+
+class TrainingRun(models.Model):
+    class Trigger(models.TextChoices):
+        MANUAL = "manual", "Started by an admin"
+        SCHEDULE = "schedule", "Enough new expert labels (beat)"
+        DEMO = "demo", "Demo set-up"
+        FIRST = "first", "First scorer, before any label"
+
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="training_runs"
+    )
+    status = models.CharField(
+        max_length=16, choices=RunStatus.choices, default=RunStatus.PENDING
+    )
+    trigger = models.CharField(
+        max_length=16, choices=Trigger.choices, default=Trigger.MANUAL
+    )
+    base_model = models.CharField(max_length=255, blank=True)
+    params = models.JSONField(default=dict, blank=True)
+    expert_labels = models.PositiveIntegerField(
+        default=0, help_text="Expert labels (outside the gold set) trained on."
+    )
+    # Live progress, written by the worker as it trains.
+    progress = models.FloatField(default=0.0, validators=_unit_interval)
+    stage = models.CharField(max_length=32, blank=True)
+    epoch = models.PositiveIntegerField(null=True, blank=True)
+    loss = models.FloatField(null=True, blank=True)
+    val_f1 = models.FloatField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="Last sign of life from the worker; a stale one marks the "
+        "run failed (the worker died).",
+    )
+    cancel_requested = models.BooleanField(default=False)
+    log = models.TextField(blank=True)
+    metrics = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["project", "status"])]
+
+    def __str__(self) -> str:
+        return f"training {self.pk} ({self.status})"
+
+
+class ScorerModel(models.Model):
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="scorer_models"
+    )
+    version = models.CharField(max_length=64)
+    base_model = models.CharField(max_length=255)
+    path = models.CharField(
+        max_length=1000,
+        validators=[validate_scorer_source],
+        help_text="Model folder on the workers (inside SCORER_ROOTS) or a model "
+        "name in SCORER_MODELS.",
+    )
+    label_counts = models.JSONField(default=dict, blank=True)
+    threshold = models.FloatField(default=0.5, validators=_unit_interval)
+    metrics = models.JSONField(default=dict, blank=True)
+    expert_labels = models.PositiveIntegerField(
+        default=0, help_text="Expert labels it was trained on (learning curve)."
+    )
+    gold_f1 = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="F1 flagging unsafe predictions on the gold test set, "
+        "measured when registered; decides promotion.",
+    )
+    calibration = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Calibration fitted on the gold set "
+        "(pipeline.calibration.Calibration.to_json); empty until fitted.",
+    )
+    operating_point = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The operating point the admin applied: target recall of "
+        "unsafe, the threshold it gave and its precision, recall and workload "
+        "on the gold set; empty while the threshold is the trained one.",
+    )
+    is_active = models.BooleanField(default=False)
+    training_run = models.ForeignKey(
+        TrainingRun,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="scorer_models",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "version"], name="scorer_unique_version"
+            ),
+            models.UniqueConstraint(
+                fields=["project"],
+                condition=Q(is_active=True),
+                name="scorer_one_active_per_project",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.project} scorer {self.version}"
+
+    def clean(self) -> None:
+        # The path's validator cannot see the row's project: a folder training
+        # wrote for another project is never this one's scorer.
+        owner = scorer_folder_owner(self.path)
+        if owner is not None and owner != self.project_id:
+            raise ValidationError(
+                {"path": "a folder of another project's scorer versions"}
+            )
+
+
+class GradingRun(LLMRun):
+    """The LLM grader labelling unlabelled predictions as silver data, under a
+    budget fixed before it starts."""
+
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="grading_runs"
+    )
+    budget = models.DecimalField(
+        max_digits=12,
+        decimal_places=6,
+        help_text="The run stops before its cost would pass this.",
+    )
+    cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    cancel_requested = models.BooleanField(default=False)
+
+    def __str__(self) -> str:
+        return f"grading {self.pk} with {self.model} ({self.status})"
+
+
+class ConsistencyRun(LLMRun):
+    """LLM calls for a consistency project's answers (FINCH-ZK), under a
+    budget fixed before it starts: other models sampling the answers imported
+    without samples (``model`` the reformulator writing the LLM-made prompt
+    variants, the samplers in ``params``), or the improver correcting the
+    blocks the check flagged (``model`` the improver)."""
+
+    class Job(models.TextChoices):
+        SAMPLES = "samples", "Sample other models"
+        CORRECTIONS = "corrections", "Correct flagged blocks"
+
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="consistency_runs"
+    )
+    job = models.CharField(max_length=16, choices=Job.choices, default=Job.SAMPLES)
+    budget = models.DecimalField(
+        max_digits=12,
+        decimal_places=6,
+        help_text="The run stops before its cost would pass this.",
+    )
+    cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    cancel_requested = models.BooleanField(default=False)
+    usage = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Tokens and requests per model: {model: {prompt_tokens, "
+        "completion_tokens, requests}}.",
+    )
+
+    def __str__(self) -> str:
+        return f"{self.job} run {self.pk} ({self.status})"
+
+
+class CaseOpinion(models.Model):
+    """A court opinion of the deployment's case-law store, shared by every
+    citation project: cited cases are looked up in it by citation."""
+
+    external_id = models.CharField(max_length=255, unique=True)
+    case_name = models.TextField(blank=True)
+    citations = models.JSONField(default=list, blank=True)
+    court = models.TextField(blank=True)
+    date = models.CharField(max_length=32, blank=True)
+    text = models.TextField()
+    pages = models.JSONField(
+        default=list, blank=True, help_text="Page markers with their offsets."
+    )
+    syllabus = models.TextField(blank=True)
+    first_page = models.IntegerField(null=True, blank=True)
+    last_page = models.IntegerField(null=True, blank=True)
+    extra = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return self.case_name or self.external_id
+
+
+class CaseCitation(models.Model):
+    """A reporter citation known to name a case: one of a stored opinion's
+    citations, or an entry of a citation index (no ``opinion``: the case
+    exists, its text is not held). ``key`` is the citation in standard
+    spelling; ``reporter``/``volume``/``page`` split it (null where not a
+    number) for the page bounds of the next case in a volume and the years
+    of the volumes."""
+
+    key = models.CharField(max_length=255)
+    reporter = models.CharField(max_length=100)
+    volume = models.IntegerField(null=True)
+    page = models.IntegerField(null=True)
+    opinion = models.ForeignKey(
+        CaseOpinion,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="citation_keys",
+    )
+    case_name = models.TextField(blank=True)
+    date = models.CharField(max_length=32, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["key", "opinion"], name="case_citation_unique_opinion"
+            ),
+            models.UniqueConstraint(
+                fields=["key"],
+                condition=Q(opinion=None),
+                name="case_citation_unique_index_entry",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["key"]),
+            models.Index(fields=["reporter", "volume", "page"]),
+        ]
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class Adjudication(models.Model):
+    """A reviewer's decision on a prediction its experts disagreed on: the
+    training and gold label from then on. The experts' labels stay as they
+    were, so the disagreement is kept."""
+
+    class Label(models.TextChoices):
+        SAFE = "safe", "Safe"
+        UNSAFE = "unsafe", "Unsafe"
+
+    prediction = models.OneToOneField(
+        Prediction, on_delete=models.CASCADE, related_name="adjudication"
+    )
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="adjudications",
+    )
+    label = models.CharField(max_length=8, choices=Label.choices)
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.label} on {self.prediction_id} (adjudicated)"
+
+
+class Guideline(models.Model):
+    """One version of a project's labeling guideline, in Markdown: a section
+    per entity type or claim kind under a heading of its name. Saving makes
+    a new version; labels record the version they were made under."""
+
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="guidelines"
+    )
+    version = models.PositiveIntegerField()
+    text = models.TextField(help_text="Markdown; rendered without raw HTML.")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-version"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "version"], name="guideline_unique_version"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.project} guideline v{self.version}"
+
+
+class Webhook(models.Model):
+    """A URL a project calls when one of its runs finishes, so a pipeline can
+    wait on the app instead of polling. Calls are signed with ``secret``
+    (HMAC-SHA256); the URL's host must be in WEBHOOK_ALLOWED_HOSTS."""
+
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="webhooks"
+    )
+    url = models.URLField(max_length=1000)
+    secret = models.CharField(max_length=128, help_text="Signs every call.")
+    events = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Run kinds to be called for (check, extraction, grading, "
+        "training, consistency); empty for all.",
+    )
+    is_active = models.BooleanField(default=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.project} -> {self.url}"
+
+
+class WebhookDelivery(models.Model):
+    """One event sent (or being sent) to a webhook: the delivery log."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        DELIVERED = "delivered", "Delivered"
+        FAILED = "failed", "Failed"
+
+    webhook = models.ForeignKey(
+        Webhook, on_delete=models.CASCADE, related_name="deliveries"
+    )
+    event = models.CharField(max_length=64)
+    payload = models.JSONField(default=dict)
+    status = models.CharField(
+        max_length=16, choices=Status.choices, default=Status.PENDING
+    )
+    attempts = models.PositiveSmallIntegerField(default=0)
+    response_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_attempt_at = models.DateTimeField(null=True, blank=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["webhook", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.event} to webhook {self.webhook_id} ({self.status})"

@@ -1,0 +1,128 @@
+"""Who may see and do what in a project. Views and the API go through these,
+so "which projects may this user see" is decided in one place."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.db.models import (
+    Q,
+    QuerySet,
+)
+
+from annotator.models import (
+    Annotation,
+    ConsistencyRun,
+    Document,
+    ExtractionRun,
+    GradingRun,
+    Membership,
+    Prediction,
+    Project,
+    Role,
+    ScorerModel,
+    TrainingRun,
+)
+
+#: Roles that may change a project: its settings, imports, runs, scorers.
+MANAGE = (Role.ADMIN,)
+#: Roles that may label a project's predictions.
+LABEL = (Role.ADMIN, Role.REVIEWER, Role.EXPERT)
+
+
+def projects_for(user, *, roles: Iterable[str] | None = None) -> QuerySet[Project]:
+    """The projects ``user`` is a member of (with one of ``roles``, if given).
+
+    Superusers hold every role on every project; ``is_staff`` alone grants
+    nothing here (only the Django admin, under its model permissions).
+    """
+    if not user.is_authenticated:
+        return Project.objects.none()
+    if user.is_superuser:
+        return Project.objects.all()
+    memberships = Membership.objects.filter(user=user)
+    if roles is not None:
+        memberships = memberships.filter(role__in=list(roles))
+    return Project.objects.filter(pk__in=memberships.values("project_id"))
+
+
+def project_get(*, user, pk: int) -> Project:
+    """The project if ``user`` may see it; DoesNotExist otherwise (a 404, so
+    outsiders cannot probe which projects exist)."""
+    return projects_for(user).get(pk=pk)
+
+
+def project_role(user, project: Project) -> str | None:
+    """``user``'s role on ``project``: None for a non-member."""
+    if user.is_superuser:
+        return Role.ADMIN
+    if not user.is_authenticated:
+        return None
+    return (
+        Membership.objects.filter(user=user, project=project)
+        .values_list("role", flat=True)
+        .first()
+    )
+
+
+def project_roles(user) -> dict[int, str]:
+    """``user``'s role on each project they can see, by project id."""
+    if user.is_superuser:
+        return dict.fromkeys(Project.objects.values_list("pk", flat=True), Role.ADMIN)
+    return dict(Membership.objects.filter(user=user).values_list("project_id", "role"))
+
+
+def machine_scores_shown(project: Project, role: str | None) -> bool:
+    """Experts see scores and verdicts only where the project shows them (so
+    they do not anchor the labels); its admins always do."""
+    return project.show_machine_scores or role in MANAGE
+
+
+def machine_scores_visible(user, project: Project) -> bool:
+    """:func:`machine_scores_shown` for ``user``'s role on ``project``."""
+    return machine_scores_shown(project, project_role(user, project))
+
+
+def projects_with_scores_for(user) -> QuerySet[Project]:
+    """The projects whose machine scores ``user`` may see."""
+    return projects_for(user).filter(
+        Q(show_machine_scores=True) | Q(pk__in=projects_for(user, roles=MANAGE))
+    )
+
+
+def documents_for(user) -> QuerySet[Document]:
+    return Document.objects.filter(project__in=projects_for(user))
+
+
+def predictions_for(user) -> QuerySet[Prediction]:
+    return Prediction.objects.filter(project__in=projects_for(user))
+
+
+def annotations_for(user) -> QuerySet[Annotation]:
+    """A project's admins see every label on it; other members their own."""
+    if not user.is_authenticated:
+        return Annotation.objects.none()
+    return Annotation.objects.filter(
+        Q(prediction__project__in=projects_for(user, roles=MANAGE))
+        | Q(prediction__project__in=projects_for(user), annotator=user)
+    )
+
+
+def extraction_runs_for(user) -> QuerySet[ExtractionRun]:
+    return ExtractionRun.objects.filter(project__in=projects_for(user))
+
+
+def scorer_models_for(user) -> QuerySet[ScorerModel]:
+    return ScorerModel.objects.filter(project__in=projects_for(user, roles=MANAGE))
+
+
+def training_runs_for(user) -> QuerySet[TrainingRun]:
+    return TrainingRun.objects.filter(project__in=projects_for(user, roles=MANAGE))
+
+
+def grading_runs_for(user) -> QuerySet[GradingRun]:
+    return GradingRun.objects.filter(project__in=projects_for(user))
+
+
+def consistency_runs_for(user) -> QuerySet[ConsistencyRun]:
+    return ConsistencyRun.objects.filter(project__in=projects_for(user))
