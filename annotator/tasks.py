@@ -14,16 +14,15 @@ from django.db import InterfaceError, OperationalError
 
 from annotator.claims import checking
 from annotator.core import errors
+from annotator.core.dispatch import send_after_commit
+from annotator.kinds.consistency import consistency_runs
 from annotator.kinds.extraction import extraction_runs
 from annotator.models import (
-    ConsistencyRun,
-    ExtractionRun,
-    GradingRun,
     Project,
     RunStatus,
 )
 from annotator.projects import webhooks
-from annotator.runs import recovery
+from annotator.runs import grading, recovery
 from annotator.training import scorers
 
 logger = logging.getLogger(__name__)
@@ -133,18 +132,14 @@ def _sweep_on_start(sender=None, **kwargs):
 
 @shared_task
 def sweep_llm_runs() -> dict:
-    """Periodic (beat): send extraction, grading and consistency runs again whose
-    message or worker was lost, failing those lost too often, and webhook
+    """Periodic (beat): send LLM runs (extraction, grading, a kind's own) again
+    whose message or worker was lost, failing those lost too often, and webhook
     deliveries whose message was lost."""
     swept = {}
-    for model, task in (
-        (ExtractionRun, run_extraction),
-        (GradingRun, run_grading),
-        (ConsistencyRun, run_consistency),
-    ):
+    for model in recovery.llm_run_models():
         resend, failed = recovery.llm_runs_lost(model)
         for run_id in resend:
-            task.delay(run_id)
+            send_after_commit(model.TASK, run_id)
         swept[model.__name__] = {"resent": resend, "failed": failed}
     lost = webhooks.deliveries_lost()
     for delivery_id in lost:
@@ -158,8 +153,6 @@ def sweep_llm_runs() -> dict:
 
 @shared_task(**_LLM_RUN)
 def run_grading(self, run_id: int) -> dict:
-    from annotator.runs import grading
-
     return _llm_run(
         self,
         run_id,
@@ -173,8 +166,6 @@ def run_grading(self, run_id: int) -> dict:
 
 @shared_task(**_LLM_RUN)
 def run_consistency(self, run_id: int) -> dict:
-    from annotator.kinds.consistency import consistency_runs
-
     return _llm_run(
         self,
         run_id,

@@ -10,9 +10,8 @@ from __future__ import annotations
 import inspect
 import logging
 import threading
-import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +25,8 @@ from annotator.core.dispatch import send_after_commit
 from annotator.core.errors import (
     ApplicationError,
     ConfigurationError,
-    ItemInvalid,
-    TransientError,
 )
+from annotator.kinds import kind_hook
 from annotator.models import (
     UNSCORED_UNCERTAINTY,
     Document,
@@ -39,6 +37,8 @@ from annotator.models import (
     ScorerModel,
     Verdict,
 )
+from pipeline.checkers import checker_class
+from pipeline.errors import SchemaError
 
 logger = logging.getLogger(__name__)
 
@@ -120,8 +120,6 @@ def project_schema(project: Project):
     Raises:
         ConfigurationError: the stored schema does not parse.
     """
-    from pipeline.errors import SchemaError
-
     try:
         return project.schema()
     except SchemaError as e:
@@ -139,15 +137,11 @@ def project_checker(project: Project, documents: dict[str, Any]):
         ConfigurationError: the stored schema or the case-law settings do
             not parse.
     """
-    from annotator.kinds.citations.caselaw import deployment_caselaw
-    from pipeline.checkers import checker_class
-
     offered: dict[str, Callable[[], Any]] = {
         "schema": lambda: project_schema(project),
         "align_threshold": lambda: project.align_threshold,
-        "caselaw": deployment_caselaw,
-        "relevance": lambda: settings.PROVENANCE_RELEVANCE,
         "int8": lambda: settings.SCORER_INT8,
+        **kind_hook(project.kind).checker_options,
     }
     checker = checker_class(project.kind)
     taken = inspect.signature(checker).parameters
@@ -158,8 +152,6 @@ def project_checker(project: Project, documents: dict[str, Any]):
 
 def finds_claims(project: Project) -> bool:
     """Whether the project's checker reads its claims from the documents."""
-    from pipeline.checkers import checker_class
-
     return hasattr(checker_class(project.kind), "find_claims")
 
 
@@ -324,80 +316,6 @@ def predictions_check(
     return summary
 
 
-#: The setting behind each field of the pipeline's CheckLimits.
-_CHECK_LIMIT_SETTINGS = {
-    "query_chars": "PROVENANCE_CHECK_MAX_QUERY_CHARS",
-    "claims": "PROVENANCE_CHECK_MAX_CLAIMS",
-    "sentences": "PROVENANCE_CHECK_MAX_SENTENCES",
-}
-
-
-def rag_item_check(*, project: Project, raw: Any) -> dict[str, Any]:
-    """One RAG item (``{"id", "query", "answer", "contexts"}``) checked as the
-    check run would check it in ``project``, a provenance project (its
-    checker, its scorer), for a caller waiting on the answer: the checked
-    item's output line, as ``python -m pipeline provenance`` writes it.
-    Nothing is stored.
-
-    The work is bounded by the PROVENANCE_CHECK_* settings: an item over a
-    limit is refused before any model runs, and a check past
-    PROVENANCE_CHECK_SECONDS stops.
-
-    Raises:
-        ItemInvalid: the item does not parse, naming the field, or is over a
-            limit, naming the setting.
-        TransientError: the check ran out of time.
-        ConfigurationError: as ``project_checker``.
-    """
-    from pipeline.checkers.provenance import (
-        CheckLimits,
-        DeadlineExceeded,
-        LimitExceeded,
-        item_claim,
-        item_document,
-        item_from_json,
-    )
-    from pipeline.checkers.provenance.commands import result_to_json
-
-    try:
-        item = item_from_json(raw)
-    except ValueError as e:
-        raise ItemInvalid(str(e)) from e
-    scorer, _ = project_scorer(project)
-    checker = project_checker(project, {item.id: item_document(item)})
-    # Models load once per process, whatever is sent: the budget is the
-    # item's own work, so the clock starts once they are in memory.
-    checker.relevance  # noqa: B018
-    deadline = time.monotonic() + settings.PROVENANCE_CHECK_SECONDS
-    try:
-        checked, errors = checker.results(
-            [item_claim(item)],
-            scorer=scorer,
-            limits=CheckLimits(
-                query_chars=settings.PROVENANCE_CHECK_MAX_QUERY_CHARS,
-                claims=settings.PROVENANCE_CHECK_MAX_CLAIMS,
-                sentences=settings.PROVENANCE_CHECK_MAX_SENTENCES,
-            ),
-            deadline=deadline,
-        )
-    except LimitExceeded as e:
-        setting = _CHECK_LIMIT_SETTINGS[e.limit]
-        raise ItemInvalid(f"{e} ({setting})") from e
-    except DeadlineExceeded as e:
-        raise TransientError(
-            f"the check took longer than PROVENANCE_CHECK_SECONDS "
-            f"({settings.PROVENANCE_CHECK_SECONDS:g} s) and was stopped: send "
-            "fewer or shorter sentences, or import the item into the project "
-            "for the check run"
-        ) from e
-    if errors:
-        raise ItemInvalid(str(errors[0])) from errors[0]
-    [(_, result)] = checked
-    # The item as sent: the checker rebuilds it from its document, without
-    # the caller's own fields (a trace id), which the answer echoes.
-    return result_to_json(replace(result, item=item))
-
-
 def _source_name(source: str, row: Prediction) -> str:
     """Evidence found in the claim's own document is named by the document's
     external id (the check names documents by database id)."""
@@ -417,9 +335,7 @@ def predictions_check_queue(*, project: Project, force: bool = False) -> int:
 
 
 def check_enqueue(project_id: int) -> None:
-    from annotator import tasks
-
-    send_after_commit(tasks.check_predictions, project_id)
+    send_after_commit("annotator.tasks.check_predictions", project_id)
 
 
 def scorer_problem(scorer: ScorerModel) -> str | None:

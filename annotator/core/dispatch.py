@@ -14,19 +14,26 @@ import logging
 from django.db import transaction
 from kombu.exceptions import OperationalError
 
+from annotator.core.celery import app
+
 logger = logging.getLogger(__name__)
 
 
-def send_after_commit(task, *args, **kwargs) -> None:
-    """Send ``task(*args, **kwargs)`` once the current transaction commits (at
-    once outside one); a broker that cannot be reached is logged, not raised."""
+def send_after_commit(task: str, *args, **kwargs) -> None:
+    """Send the task named ``task`` with ``args`` and ``kwargs`` once the
+    current transaction commits (at once outside one); a broker that cannot be
+    reached is logged, not raised.
+
+    By name, so that services never import the tasks that call them: the
+    tasks module is the edge, and its routes (``annotator.core.celery``) go by
+    name too."""
 
     def send() -> None:
         try:
-            task.apply_async(args, kwargs)
+            app.send_task(task, args, kwargs)
         except OperationalError as e:
             logger.warning(
-                "broker unreachable, %s%r left for the sweep: %s", task.name, args, e
+                "broker unreachable, %s%r left for the sweep: %s", task, args, e
             )
 
     transaction.on_commit(send)

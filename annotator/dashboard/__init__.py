@@ -1,0 +1,1 @@
+"""The admin's dashboard: its statistics and the charts drawn from them."""

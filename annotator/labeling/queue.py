@@ -31,6 +31,7 @@ from annotator.models import (
     Prediction,
     PredictionScore,
     Project,
+    QueueStrategy,
     ScorerModel,
 )
 from pipeline.checkers import checker_class
@@ -63,6 +64,9 @@ def queue_strategy(name: str) -> Callable[[QueueOrder], QueueOrder]:
     The function takes the available predictions and ``project``, ``annotator``
     keywords and returns them ordered, best first.
     """
+
+    if name not in QueueStrategy.values:
+        raise ValueError(f"{name!r} is not a QueueStrategy (annotator.models)")
 
     def register(order: QueueOrder) -> QueueOrder:
         QUEUE_STRATEGIES[name] = order

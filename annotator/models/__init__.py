@@ -24,6 +24,7 @@ from annotator.core.allowlists import (
     validate_llm_base_url,
     validate_scorer_source,
 )
+from pipeline.checkers.base import evidence_problem
 
 
 def _default_align_threshold() -> float:
@@ -60,23 +61,26 @@ def reason_choices() -> list[tuple[str, str]]:
 def validate_evidence(value) -> None:
     """Evidence is a list of the pipeline's evidence records (a checked JSON
     document, so every kind stores and reads the same shape)."""
-    from django.core.exceptions import ValidationError
-
-    from pipeline.checkers.base import evidence_problem
-
     problem = evidence_problem(value)
     if problem:
         raise ValidationError(f"evidence: {problem}")
 
 
+class QueueStrategy(models.TextChoices):
+    """The orders the labeling queue hands claims out in (each implemented in
+    ``annotator.labeling.queue``)."""
+
+    UNCERTAINTY = "uncertainty", "Score nearest the threshold first"
+    RANDOM = "random", "Random"
+    DISAGREEMENT = "disagreement", "Scorer and evidence disagree first"
+    STRATIFIED = "stratified", "Spread over claim types and source models"
+
+
 def validate_queue_strategy(value: str) -> None:
-    from django.core.exceptions import ValidationError
-
-    from annotator.labeling.queue import QUEUE_STRATEGIES
-
-    if value not in QUEUE_STRATEGIES:
+    if value not in QueueStrategy.values:
         raise ValidationError(
-            f"unknown queue strategy {value!r}; one of {', '.join(QUEUE_STRATEGIES)}"
+            f"unknown queue strategy {value!r}; "
+            f"one of {', '.join(QueueStrategy.values)}"
         )
 
 
@@ -291,7 +295,10 @@ class Document(models.Model):
 class LLMRun(models.Model):
     """What every run of LLM calls tracks: status, progress, parameters, token
     usage and cost, failure, and who started it when. Extraction, grading and
-    sampling runs add their own fields."""
+    sampling runs add their own fields, and name the Celery task that runs
+    them (``TASK``): the lifecycle sends it, the sweep sends it again."""
+
+    TASK: str
 
     model = models.CharField(max_length=200, help_text="LLM model name.")
     status = models.CharField(
@@ -339,6 +346,8 @@ class LLMRun(models.Model):
 
 
 class ExtractionRun(LLMRun):
+    TASK = "annotator.tasks.run_extraction"
+
     project = models.ForeignKey(
         Project, on_delete=models.CASCADE, related_name="extraction_runs"
     )
@@ -834,6 +843,8 @@ class GradingRun(LLMRun):
     """The LLM grader labelling unlabelled predictions as silver data, under a
     budget fixed before it starts."""
 
+    TASK = "annotator.tasks.run_grading"
+
     project = models.ForeignKey(
         Project, on_delete=models.CASCADE, related_name="grading_runs"
     )
@@ -855,6 +866,8 @@ class ConsistencyRun(LLMRun):
     without samples (``model`` the reformulator writing the LLM-made prompt
     variants, the samplers in ``params``), or the improver correcting the
     blocks the check flagged (``model`` the improver)."""
+
+    TASK = "annotator.tasks.run_consistency"
 
     class Job(models.TextChoices):
         SAMPLES = "samples", "Sample other models"

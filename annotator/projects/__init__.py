@@ -1,0 +1,1 @@
+"""Projects, who may see and do what in them, and their webhooks."""

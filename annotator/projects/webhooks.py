@@ -42,9 +42,9 @@ from django.utils import timezone
 
 from annotator.core.dispatch import send_after_commit
 from annotator.core.errors import ApplicationError
+from annotator.core.locks import advisory_lock
 from annotator.models import Prediction, Project, Webhook, WebhookDelivery
 from annotator.projects.access import MANAGE, projects_for
-from annotator.runs.lifecycle import run_lock
 
 logger = logging.getLogger(__name__)
 
@@ -238,10 +238,8 @@ def webhooks_notify(project: Project | int, event: str, payload: dict) -> list[i
                 WebhookDelivery.objects.create(webhook=w, event=event, payload=body)
                 for w in webhooks.only("pk")
             ]
-            from annotator import tasks
-
             for delivery in deliveries:
-                send_after_commit(tasks.deliver_webhook, delivery.pk)
+                send_after_commit("annotator.tasks.deliver_webhook", delivery.pk)
     except Exception:
         logger.exception("project %s: %s webhooks not sent", project_id, event)
         return []
@@ -487,7 +485,7 @@ def webhook_deliver(*, delivery_id: int) -> float | None:
     # WEBHOOK_TIMEOUT_SECONDS): a session advisory lock keeps a duplicate
     # message from calling the receiver at the same time, and ends with the
     # worker's connection if the worker dies mid-call.
-    with run_lock(_LOCK_CLASS, delivery_id) as held:
+    with advisory_lock(_LOCK_CLASS, delivery_id) as held:
         if not held:
             return None
         delivery = (

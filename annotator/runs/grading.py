@@ -255,13 +255,11 @@ def grading_run_start(
     params = dict(params or {})
     estimate = grading_estimate(project, model, params)
     run_prices(model)
-    from annotator import tasks
 
     return run_create_alone(
         GradingRun,
         project=project,
         noun="grading",
-        task=tasks.run_grading,
         model=model,
         params=params,
         budget=budget,

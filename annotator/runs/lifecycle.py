@@ -7,31 +7,32 @@ sweep and a cancel can race and exactly one of them moves the run.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Case, F, Q, TextField, Value, When
 from django.db.models.functions import Coalesce, Concat
 from django.utils import timezone
 
 from annotator.core.dispatch import send_after_commit
 from annotator.core.errors import ApplicationError
+from annotator.core.locks import advisory_lock
 from annotator.models import (
     ACTIVE_RUN_STATUSES,
     FINISHED_RUN_STATUSES,
     Project,
     RunStatus,
 )
+from annotator.projects.webhooks import run_ended_notify
 
 
 def run_create_alone(
-    model, /, *, project: Project, noun: str | Callable[..., str], task, **fields
+    model, /, *, project: Project, noun: str | Callable[..., str], **fields
 ):
-    """Create a run of ``model`` on ``project`` with ``fields`` and send
-    ``task`` with its id once the transaction commits; refused while the
-    project has a run of ``model`` pending or running.
+    """Create a run of ``model`` on ``project`` with ``fields`` and send its
+    task (``model.TASK``) with its id once the transaction commits; refused
+    while the project has a run of ``model`` pending or running.
 
     ``model`` is positional only: a run's ``fields`` may have a ``model``
     (the LLM's). ``noun`` names the active run in the refusal: a string, or
@@ -53,7 +54,7 @@ def run_create_alone(
                 f"{project.name!r}; wait for it or cancel it"
             )
         run = model.objects.create(project=project, **fields)
-        send_after_commit(task, run.pk)
+        send_after_commit(model.TASK, run.pk)
     return run
 
 
@@ -111,29 +112,7 @@ def run_ended(model, run_id: int) -> None:
     """What follows the end of every run, once: its project's webhooks are
     called when the transaction commits. run_end does it; a service that ends
     a run with its own UPDATE (under a row lock) calls it after that."""
-    from annotator.projects.webhooks import run_ended_notify
-
     run_ended_notify(model, run_id)
-
-
-@contextlib.contextmanager
-def run_lock(lock_class: int, run_id: int) -> Iterator[bool]:
-    """A session advisory lock, held by whoever executes the run: it ends with
-    the connection, so a run whose worker died can be picked up again.
-
-    ``lock_class`` (the key's high bits) is the kind of run's own, as run ids
-    of different tables overlap.
-    """
-    key = (lock_class << 40) + run_id
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_try_advisory_lock(%s::bigint)", [key])
-        held = cursor.fetchone()[0]
-    try:
-        yield held
-    finally:
-        if held:
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_unlock(%s::bigint)", [key])
 
 
 def run_execute_alone(model, /, run_id: int, *, lock_class: int, execute) -> Any:
@@ -147,7 +126,7 @@ def run_execute_alone(model, /, run_id: int, *, lock_class: int, execute) -> Any
     run = model.objects.select_related("project").get(pk=run_id)
     if run.status in FINISHED_RUN_STATUSES:
         return run
-    with run_lock(lock_class, run_id) as held:
+    with advisory_lock(lock_class, run_id) as held:
         if not held:
             return run  # another worker is executing it
         if run_claim(model, run_id):
@@ -168,7 +147,7 @@ def run_cancel(run, *, lock_class: int, noun: str):
         raise ApplicationError(f"{noun} run {run.pk} already {run.status}")
     model = type(run)
     model.objects.filter(pk=run.pk).update(cancel_requested=True)
-    with run_lock(lock_class, run.pk) as free:
+    with advisory_lock(lock_class, run.pk) as free:
         if free:
             run_end(model, run.pk, RunStatus.CANCELLED)
     run.refresh_from_db()

@@ -33,6 +33,7 @@ from annotator.models import (
     ScorerModel,
     Verdict,
 )
+from annotator.training.data import expert_labels
 from pipeline.calibration import (
     DEFAULT_MIN_PER_TYPE,
     METHODS,
@@ -86,8 +87,6 @@ def _version_scores(scorer: ScorerModel):
 
 def gold_scores(scorer: ScorerModel) -> GoldScores:
     """``scorer``'s scores on the gold set's labelled predictions."""
-    from annotator.training.scorers import expert_labels
-
     project = scorer.project
     labels = expert_labels(project, gold_set=True)
     rows = gold.restrict(

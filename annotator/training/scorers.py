@@ -15,14 +15,13 @@ or cancelled run never touches the active scorer.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import shutil
 import threading
 import time
 import zipfile
-from dataclasses import asdict, dataclass, fields
+from dataclasses import fields
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -30,21 +29,18 @@ from typing import Any
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection, transaction
-from django.db.models import Count, F, Max, Q, Value
+from django.db.models import F, Max, Q, Value
 from django.db.models.functions import Concat
 from django.utils import timezone
 
 from annotator.claims.checking import project_checker, scorer_activate
-from annotator.claims.records import document_record, prediction_record
 from annotator.core.allowlists import project_scorers_dir, scorer_source_problem
 from annotator.core.dispatch import send_after_commit
 from annotator.core.errors import ApplicationError
 from annotator.labeling import gold
 from annotator.models import (
     ACTIVE_RUN_STATUSES,
-    Adjudication,
     Annotation,
-    Document,
     Prediction,
     Project,
     RunStatus,
@@ -52,6 +48,13 @@ from annotator.models import (
     TrainingRun,
 )
 from annotator.runs.lifecycle import run_claim, run_end, run_ended
+from annotator.training.calibration import calibration_from_findings
+from annotator.training.data import (
+    LabelledData,
+    graded_examples,
+    labelled_data,
+    silver_cached,
+)
 from pipeline.checkers import checker_class
 
 logger = logging.getLogger(__name__)
@@ -60,6 +63,8 @@ logger = logging.getLogger(__name__)
 # the gold evaluation (after); training takes the rest.
 _PREPARE_SHARE, _EVALUATE_SHARE = 0.05, 0.05
 _PROGRESS_WRITE_SECONDS = 1.0
+#: The Celery task that runs a training run (``annotator.tasks``).
+TRAIN_TASK = "annotator.tasks.train_scorer"
 
 
 class TrainingStopped(Exception):
@@ -67,173 +72,6 @@ class TrainingStopped(Exception):
 
 
 # --- labels and data ---------------------------------------------------------
-
-
-def expert_labels(project: Project, *, gold_set: bool) -> dict[int, str]:
-    """One label per prediction, from the decisive (safe/unsafe) annotations.
-
-    Experts who disagree are settled by a reviewer's adjudication where there
-    is one (:mod:`.adjudication`), else by majority, a tie counting as unsafe:
-    one expert saw a problem, and a missed hallucination costs more than a
-    flag (the item waits in the reviewers' queue meanwhile). ``unsure``
-    labels are ignored. ``gold_set`` picks the gold test set's predictions
-    (True) or the training side (False).
-    """
-    annotations = gold.restrict(
-        Annotation.objects.filter(
-            prediction__project=project, label__in=Annotation.DECISIVE
-        ),
-        project,
-        gold=gold_set,
-        document_field="prediction__document_id",
-    )
-    rows = (
-        annotations.order_by()  # Meta.ordering would join the GROUP BY
-        .values("prediction_id")
-        .annotate(
-            safe=Count("pk", filter=Q(label=Annotation.Label.SAFE)),
-            unsafe=Count("pk", filter=Q(label=Annotation.Label.UNSAFE)),
-        )
-    )
-    labels = {
-        r["prediction_id"]: "safe" if r["safe"] > r["unsafe"] else "unsafe"
-        for r in rows
-    }
-    decisions = gold.restrict(
-        Adjudication.objects.filter(prediction__project=project),
-        project,
-        gold=gold_set,
-        document_field="prediction__document_id",
-    )
-    labels.update(decisions.values_list("prediction_id", "label"))
-    return labels
-
-
-@dataclass
-class LabelledData:
-    """Pipeline records for one side of the gold split."""
-
-    documents: dict[str, Any]
-    predictions: list[Any]
-    labels: dict[str, Any]
-    pool_key: str = ""
-
-
-def labelled_data(
-    project: Project, *, gold_set: bool, labelled_only: bool = False
-) -> LabelledData:
-    """Documents, predictions and expert labels of one side of the gold split,
-    as the pipeline's records (ids are database ids, as in the check).
-
-    ``pool_key`` hashes what silver pairs are made from (documents,
-    predictions, schema), not the labels: it names the silver cache.
-    """
-    from pipeline.jsonl import label_from_json
-
-    labels = expert_labels(project, gold_set=gold_set)
-    predictions_qs = gold.restrict(
-        Prediction.objects.filter(project=project), project, gold=gold_set
-    ).order_by("pk")
-    if labelled_only:
-        predictions_qs = predictions_qs.filter(pk__in=list(labels))
-    digest = hashlib.sha256()
-    digest.update(json.dumps(project.entity_schema, sort_keys=True).encode())
-    predictions = []
-    # Every field prediction_record reads: a deferred one costs a query a row.
-    rows = predictions_qs.only(
-        "pk", "document_id", "type", "value", "context", "model", "extra"
-    ).iterator(chunk_size=2000)
-    for row in rows:
-        p = prediction_record(row)
-        predictions.append(p)
-        digest.update(
-            json.dumps([row.pk, row.document_id, p.type, p.value, p.context]).encode()
-        )
-    document_ids = {int(p.document_id) for p in predictions}
-    documents = {}
-    for row in (
-        Document.objects.filter(pk__in=document_ids)
-        .order_by("pk")
-        .only("pk", "text", "metadata")
-        .iterator(chunk_size=500)
-    ):
-        documents[str(row.pk)] = document_record(row)
-        text_hash = hashlib.sha256(row.text.encode()).hexdigest()
-        digest.update(f"{row.pk}:{text_hash}".encode())
-        if row.metadata:
-            # What some kinds check besides the text (a RAG item's query).
-            digest.update(json.dumps(row.metadata, sort_keys=True).encode())
-    return LabelledData(
-        documents=documents,
-        predictions=predictions,
-        labels={
-            str(pk): label_from_json({"prediction_id": str(pk), "label": label})
-            for pk, label in labels.items()
-        },
-        pool_key=digest.hexdigest()[:32],
-    )
-
-
-def _silver_cached(project: Project, data: LabelledData, config, checker, log):
-    """The silver pairs the project's checker makes of the training-side pool,
-    from VAR_DIR/silver when the pool (and what shapes the pairs: the seed,
-    the kind and its alignment threshold) has not changed."""
-    from pipeline import __version__
-    from pipeline.checkers import Example
-
-    shape = f"{config.seed}:{project.kind}:{project.align_threshold}:{__version__}"
-    key = hashlib.sha256(f"{data.pool_key}:{shape}".encode()).hexdigest()[:24]
-    folder = settings.VAR_DIR / "silver" / f"project-{project.pk}"
-    path = folder / f"{key}.json"
-    if path.is_file():
-        try:
-            rows = json.loads(path.read_text(encoding="utf-8"))
-            examples = [Example(*row) for row in rows]
-            log(f"silver pairs: {len(examples)} from the cache ({path.name})")
-            return examples
-        except (OSError, ValueError, TypeError) as e:
-            log(f"silver cache unreadable ({e}); making the pairs again")
-    started = time.monotonic()
-    examples = checker.silver_examples(data.predictions, seed=config.seed)
-    folder.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(
-        json.dumps([list(asdict(e).values()) for e in examples]), encoding="utf-8"
-    )
-    tmp.replace(path)  # atomic: a concurrent reader sees all or nothing
-    for old in folder.glob("*.json"):
-        if old != path:
-            old.unlink(missing_ok=True)
-    log(
-        f"silver pairs: {len(examples)} made from {len(data.predictions)} "
-        f"predictions in {time.monotonic() - started:.0f} s (cached)"
-    )
-    return examples
-
-
-def _graded_examples(project: Project, data: LabelledData, checker, log):
-    """The LLM grader's verdicts (grading runs) on the training side's
-    unlabelled claims, as silver pairs the scorer reads like any other."""
-    from annotator.runs.grading import grader_silver_labels
-    from pipeline.checkers import Example
-
-    graded = {str(pk): label for pk, label in grader_silver_labels(project).items()}
-    if not graded:
-        return []
-    pairs = checker.training_pairs(data.predictions, only=graded)
-    examples = [
-        Example(
-            p.premise,
-            p.hypothesis,
-            graded[p.claim_id] == "safe",
-            p.document_id,
-            "silver:llm",
-        )
-        for p in pairs
-        if p.scored
-    ]
-    log(f"silver pairs: {len(examples)} from the LLM grader's verdicts")
-    return examples
 
 
 def train_config(
@@ -398,9 +236,7 @@ def training_run_start(
             log=_line(f"queued ({TrainingRun.Trigger(trigger).label})"),
         )
         if enqueue:
-            from annotator import tasks
-
-            send_after_commit(tasks.train_scorer, run.pk)
+            send_after_commit(TRAIN_TASK, run.pk)
     return run
 
 
@@ -451,8 +287,6 @@ def training_runs_sweep_stale(*, now=None) -> list[int]:
     """Fail running runs whose heartbeat is older than TRAINING_STALE_SECONDS
     (their worker died), and re-queue pending runs that long unclaimed (their
     message was lost; a duplicate is harmless, the claim refuses it)."""
-    from annotator import tasks
-
     now = now or timezone.now()
     cutoff = now - timedelta(seconds=settings.TRAINING_STALE_SECONDS)
     silent = Q(status=RunStatus.RUNNING) & (
@@ -480,7 +314,7 @@ def training_runs_sweep_stale(*, now=None) -> list[int]:
             failed.append(run.pk)
     lost = TrainingRun.objects.filter(status=RunStatus.PENDING, created_at__lt=cutoff)
     for pk in lost.values_list("pk", flat=True):
-        tasks.train_scorer.delay(pk)
+        send_after_commit(TRAIN_TASK, pk)
     return failed
 
 
@@ -811,8 +645,8 @@ def _execute(run_id: int, on_progress) -> None:
     silver = None
     if "silver" in config.stages:
         _stage(run_id, "silver pairs")
-        silver = _silver_cached(project, data, config, checker, log)
-        silver += _graded_examples(project, data, checker, log)
+        silver = silver_cached(project, data, config, checker, log)
+        silver += graded_examples(project, data, checker, log)
     _check_still_wanted(run_id)
     _stage(run_id, "loading", _PREPARE_SHARE)
     tmp = scorers_dir(project) / f"run-{run_id}.tmp"
@@ -865,8 +699,6 @@ def _execute(run_id: int, on_progress) -> None:
         log(mine + theirs)
     fitted = {}
     if measured is not None:
-        from annotator.training.calibration import calibration_from_findings
-
         fitted = calibration_from_findings(measured[1], gold_data, log=log)
     _check_still_wanted(run_id)
     final = scorers_dir(project) / f"run-{run_id}"

@@ -1,0 +1,1 @@
+"""Server-rendered pages: thin, each checks access, reads, renders."""

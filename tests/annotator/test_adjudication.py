@@ -10,7 +10,7 @@ from annotator.core.errors import ApplicationError
 from annotator.labeling import adjudication, gold, labels
 from annotator.models import Adjudication, Role
 from annotator.projects import services
-from annotator.training.scorers import expert_labels
+from annotator.training.data import expert_labels
 from tests.annotator.factories import make_document, make_prediction
 
 pytestmark = pytest.mark.django_db

@@ -12,7 +12,7 @@ from django.core.management import call_command
 from annotator.claims import ingest
 from annotator.claims.checking import predictions_check, project_checker
 from annotator.models import Annotation, Document, Prediction
-from annotator.training.scorers import labelled_data
+from annotator.training.data import labelled_data
 from tests.annotator.factories import (
     jsonl,
     make_project,

@@ -32,6 +32,7 @@ from annotator.models import (
     ScorerModel,
     TrainingRun,
 )
+from annotator.training import data as training_data
 from annotator.training import scorers
 from pipeline.checkers import checker_class
 from tests.annotator.factories import make_document, make_prediction, make_project
@@ -251,9 +252,9 @@ def test_disagreeing_experts_are_settled_by_majority_and_ties_count_as_unsafe(
         Annotation.objects.create(prediction=tie, annotator=expert, label=label)
     Annotation.objects.create(prediction=unsure, annotator=experts[0], label="unsure")
 
-    labels = scorers.expert_labels(project, gold_set=False)
+    labels = training_data.expert_labels(project, gold_set=False)
     assert labels == {majority.pk: "safe", tie.pk: "unsafe"}
-    assert scorers.expert_labels(project, gold_set=True) == {}
+    assert training_data.expert_labels(project, gold_set=True) == {}
 
 
 @pytest.mark.django_db
@@ -273,7 +274,7 @@ def test_labelled_data_costs_the_same_queries_for_3_predictions_or_40(personas):
                 prediction=p, annotator=personas.annotator, label="safe"
             )
         with CaptureQueriesContext(connection) as captured:
-            data = scorers.labelled_data(project, gold_set=False)
+            data = training_data.labelled_data(project, gold_set=False)
         assert all(p.extra == {"page": 3} for p in data.predictions)
         return len(captured.captured_queries)
 

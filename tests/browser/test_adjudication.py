@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from annotator.labeling import gold
 from annotator.models import Adjudication, Annotation, Role
 from annotator.projects import services
-from annotator.training.scorers import expert_labels
+from annotator.training.data import expert_labels
 from tests.annotator.factories import aligned, make_document, make_prediction
 from tests.browser.conftest import label_by_key, log_in, wait_all_sent
 

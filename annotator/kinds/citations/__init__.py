@@ -1,0 +1,1 @@
+"""The citations kind on the app side: the case-law store."""

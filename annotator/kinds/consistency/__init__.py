@@ -1,0 +1,2 @@
+"""The consistency kind on the app side: runs that sample other models
+and correct flagged sentences."""

@@ -13,12 +13,11 @@ answer's blocks are reset so the check judges them again with it.
 from __future__ import annotations
 
 import logging
-import math
-from collections.abc import Collection, Sequence
-from concurrent.futures import Executor, ThreadPoolExecutor
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Protocol
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -26,6 +25,9 @@ from django.utils import timezone
 from annotator.claims.checking import check_enqueue, predictions_reset
 from annotator.claims.ingest import batched
 from annotator.core.errors import ApplicationError, ConfigurationError, TransientError
+from annotator.kinds.consistency.corrections import CORRECTIONS
+from annotator.kinds.consistency.jobs import TOKENS_PER_CALL, Job
+from annotator.kinds.consistency.sampling import SAMPLES
 from annotator.kinds.extraction.extraction_runs import llm_config
 from annotator.models import (
     ConsistencyRun,
@@ -44,7 +46,6 @@ from annotator.runs.budgets import (
     budget_from,
     cost,
     llm_failure_kind,
-    llm_model_check,
     llm_params_check,
     run_prices,
 )
@@ -62,12 +63,6 @@ KIND = "consistency"
 #: Answers per batch: the budget is checked before each one, and the batch's
 #: results are stored (and its cost booked) together.
 BATCH_SIZE = 4
-#: Approximate characters per token, for estimates only (runs count real
-#: usage, and the call ledger refuses any call that could pass the budget);
-#: ~3 tokens of framing per message plus ~3 to prime the reply.
-CHARS_PER_TOKEN = 4
-TOKENS_PER_CALL = 3 + 3
-
 # High bits of the Postgres advisory lock key held by whoever executes a run
 # (grading's are 0x5AFE).
 _LOCK_CLASS = 0x5AFF
@@ -77,72 +72,7 @@ _SETTINGS = ("temperature", "max_tokens", "max_concurrency", "timeout", "max_ret
 BUDGET = "budget"
 
 
-def tokens(chars: int) -> int:
-    """Estimated tokens of ``chars`` characters of text."""
-    return math.ceil(chars / CHARS_PER_TOKEN)
-
-
-@dataclass(frozen=True)
-class Calls:
-    """What one answer would cost a job: calls by kind, and tokens."""
-
-    by_kind: dict[str, int]
-    prompt_tokens: int
-    completion_tokens: int
-
-
-class Job(Protocol):
-    """One kind of consistency run. A unit of work is an answer (a
-    document) with what the job needs of it (``data``), found by ``todo``."""
-
-    #: ``ConsistencyRun.job``.
-    name: str
-    #: What the run's messages call it ("sampling").
-    noun: str
-    #: The answers still to do, for messages ("answers left without samples").
-    left: str
-    #: The params of the job besides prices and LLM settings.
-    option_keys: tuple[str, ...]
-    #: The kinds of call an estimate counts.
-    call_kinds: tuple[str, ...]
-
-    def options(self, project: Project, params: dict[str, Any]) -> dict[str, Any]:
-        """The job's params checked (ApplicationError naming a bad one),
-        defaults filled in."""
-
-    def models(self, options: dict[str, Any]) -> list[str]:
-        """Every model the run calls; the first is the run's ``model``."""
-
-    def todo(
-        self, project: Project, ids: Collection[int] | None = None
-    ) -> list[tuple[Document, Any]]:
-        """The answers to do (of ``ids`` only, when given), in id order."""
-
-    def estimate(self, document: Document, data: Any, options: dict) -> Calls:
-        """The calls one answer would take."""
-
-    def work(
-        self,
-        document: Document,
-        data: Any,
-        *,
-        specs: dict[str, Any],
-        ledger: Any,
-        pool: Executor,
-        options: dict[str, Any],
-    ) -> tuple[Any, list[str]]:
-        """The answer's result and notes on what was unusable; raises the
-        library's PipelineError (BudgetExceeded, LLMError) when a call fails."""
-
-    def store(self, row: Document, document: Document, data: Any, result: Any) -> bool:
-        """Put ``result`` into ``row`` (the answer, locked, as it is now);
-        False when it answers something no longer there."""
-
-
 def _jobs() -> dict[str, Job]:
-    from annotator.kinds.consistency.corrections import CORRECTIONS
-    from annotator.kinds.consistency.sampling import SAMPLES
-
     return {SAMPLES.name: SAMPLES, CORRECTIONS.name: CORRECTIONS}
 
 
@@ -159,19 +89,6 @@ def job_of(name: Any) -> Job:
 
 
 # --- params ------------------------------------------------------------------
-
-
-def model_param(project: Project, params: dict[str, Any], key: str, default=None):
-    """``params[key]``, a model the project allows (``default`` when absent).
-
-    Raises:
-        ApplicationError: not a model name, or one the project refuses.
-    """
-    model = params.get(key) or default
-    if not isinstance(model, str) or not model:
-        raise ApplicationError(f"params.{key} must be a model name")
-    llm_model_check(project, model)
-    return model
 
 
 def run_params(project: Project, job: Job, params: Any) -> dict[str, Any]:
@@ -280,13 +197,11 @@ def consistency_run_start(
     estimate = options_estimate(
         project, job, options, prices=run_prices(job.models(options))
     )
-    from annotator import tasks
 
     return run_create_alone(
         ConsistencyRun,
         project=project,
         noun=lambda active: active.job,
-        task=tasks.run_consistency,
         job=job.name,
         model=job.models(options)[0],
         params=options,

@@ -18,7 +18,7 @@ from typing import Any
 
 from annotator.claims.records import document_record
 from annotator.core.errors import ApplicationError
-from annotator.kinds.consistency.consistency_runs import Calls, model_param, tokens
+from annotator.kinds.consistency.jobs import Calls, model_param, tokens
 from annotator.models import Document, Prediction, Project, Verdict
 
 # Deliberate approximations, for the estimate only: an error summary runs to

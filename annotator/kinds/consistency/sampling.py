@@ -18,7 +18,7 @@ from django.db.models import Q, QuerySet
 
 from annotator.claims.records import document_record
 from annotator.core.errors import ApplicationError
-from annotator.kinds.consistency.consistency_runs import Calls, model_param, tokens
+from annotator.kinds.consistency.jobs import Calls, model_param, tokens
 from annotator.models import Document, Project
 from annotator.runs.budgets import integer_param, llm_model_check
 

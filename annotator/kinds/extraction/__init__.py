@@ -1,0 +1,1 @@
+"""The extraction kind on the app side: LLM extraction runs."""

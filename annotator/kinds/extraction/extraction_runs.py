@@ -97,7 +97,6 @@ def extraction_run_start(
     documents = Document.objects.filter(project=project)
     if document_ids is not None:
         documents = documents.filter(pk__in=list(document_ids))
-    from annotator import tasks
 
     with transaction.atomic():
         # The task is sent when this outer transaction commits, items and all.
@@ -105,7 +104,6 @@ def extraction_run_start(
             ExtractionRun,
             project=project,
             noun="extraction",
-            task=tasks.run_extraction,
             model=model,
             params=params,
             budget=budget,

@@ -15,7 +15,7 @@ from rest_framework.throttling import SimpleRateThrottle
 from rest_framework.views import APIView
 
 from annotator.api.parsers import LimitedJSONParser
-from annotator.claims import checking
+from annotator.kinds.provenance import online
 from annotator.models import Project
 from annotator.projects import access
 
@@ -159,4 +159,4 @@ class ProvenanceCheckView(APIView):
             raise ValidationError("the body must be a JSON object: one item")
         project = _project(request.user, body.get("project"))
         item = {k: v for k, v in body.items() if k != "project"}
-        return Response(checking.rag_item_check(project=project, raw=item))
+        return Response(online.rag_item_check(project=project, raw=item))

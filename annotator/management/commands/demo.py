@@ -31,6 +31,7 @@ from annotator.models import (
     ScorerModel,
     TrainingRun,
 )
+from annotator.training.data import labelled_data
 
 PROJECT_NAME = "Refugee decisions (demo)"
 EXPERT_LABELS = 500
@@ -167,7 +168,7 @@ class Command(BaseCommand):
 
         if not ScorerModel.objects.filter(project=project, version="base").exists():
             self.step("base model: measuring the untuned scorer on the gold set")
-            data = scorers.labelled_data(project, gold_set=True, labelled_only=True)
+            data = labelled_data(project, gold_set=True, labelled_only=True)
             metrics = scorers.gold_evaluate(
                 project=project,
                 data=data,

@@ -1,0 +1,6 @@
+"""What the citations kind brings to the app: the deployment's case law."""
+
+from annotator.kinds import KindHook
+from annotator.kinds.citations.caselaw import deployment_caselaw
+
+HOOK = KindHook(kind="citations", checker_options={"caselaw": deployment_caselaw})

@@ -1,0 +1,11 @@
+"""What the provenance kind brings to the app: how its checker ranks the
+context's sentences (PROVENANCE_RELEVANCE)."""
+
+from django.conf import settings
+
+from annotator.kinds import KindHook
+
+HOOK = KindHook(
+    kind="provenance",
+    checker_options={"relevance": lambda: settings.PROVENANCE_RELEVANCE},
+)
