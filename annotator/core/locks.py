@@ -9,14 +9,15 @@ from django.db import connection
 
 
 @contextlib.contextmanager
-def advisory_lock(lock_class: int, run_id: int) -> Iterator[bool]:
-    """A session advisory lock, held by whoever executes the run: it ends with
-    the connection, so a run whose worker died can be picked up again.
+def advisory_lock(lock_class: int, row_id: int) -> Iterator[bool]:
+    """A session advisory lock on one row, held by whoever executes it (a run,
+    a webhook delivery): it ends with the connection, so work whose worker
+    died can be picked up again.
 
-    ``lock_class`` (the key's high bits) is the kind of run's own, as run ids
-    of different tables overlap.
+    ``lock_class`` (the key's high bits) is the table's own, as ids of
+    different tables overlap.
     """
-    key = (lock_class << 40) + run_id
+    key = (lock_class << 40) + row_id
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_try_advisory_lock(%s::bigint)", [key])
         held = cursor.fetchone()[0]
