@@ -1,8 +1,8 @@
 """Checking: align, score and judge a project's claims with its checker and
 scorer (the worker runs it), and the scorer activation that rescores them.
 
-The pipeline is imported inside the functions that use it: the web process
-never loads torch.
+The pipeline's scorers are imported inside the functions that use them: the
+web process never loads torch.
 """
 
 from __future__ import annotations
@@ -22,10 +22,7 @@ from django.utils import timezone
 from annotator.claims.records import document_record, prediction_record
 from annotator.core import allowlists
 from annotator.core.dispatch import send_after_commit
-from annotator.core.errors import (
-    ApplicationError,
-    ConfigurationError,
-)
+from annotator.core.errors import ApplicationError, ConfigurationError
 from annotator.kinds import kind_hook
 from annotator.models import (
     UNSCORED_UNCERTAINTY,
@@ -129,8 +126,8 @@ def project_schema(project: Project):
 def project_checker(project: Project, documents: dict[str, Any]):
     """The checker of the project's kind over ``documents`` (pipeline
     records by id), built with the options its constructor names among those
-    the app offers (the project's schema and alignment threshold, the
-    deployment's case law and provenance relevance): an option is made only
+    the app offers (the project's schema and alignment threshold, int8, and
+    what its kind's hook offers from the deployment): an option is made only
     for a checker that takes it, so a check builds no case law it ignores.
 
     Raises:

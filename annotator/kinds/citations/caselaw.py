@@ -20,6 +20,7 @@ from annotator.claims.ingest import (
     batched,
     parsed_records,
 )
+from annotator.core.errors import ConfigurationError
 from annotator.models import CaseCitation, CaseOpinion
 
 
@@ -269,7 +270,6 @@ def deployment_caselaw():
     Raises:
         ConfigurationError: CITATION_COMPLETE_REPORTERS does not parse.
     """
-    from annotator.core.errors import ConfigurationError
     from pipeline.checkers.citations.checks import CaseLaw
     from pipeline.checkers.citations.courtlistener import CourtListener
     from pipeline.checkers.citations.reporters import Coverage

@@ -72,8 +72,8 @@ _SETTINGS = ("temperature", "max_tokens", "max_concurrency", "timeout", "max_ret
 BUDGET = "budget"
 
 
-def _jobs() -> dict[str, Job]:
-    return {SAMPLES.name: SAMPLES, CORRECTIONS.name: CORRECTIONS}
+#: The jobs a run can do, by ``ConsistencyRun.job``.
+JOBS: dict[str, Job] = {SAMPLES.name: SAMPLES, CORRECTIONS.name: CORRECTIONS}
 
 
 def job_of(name: Any) -> Job:
@@ -82,10 +82,9 @@ def job_of(name: Any) -> Job:
     Raises:
         ApplicationError: no such job.
     """
-    jobs = _jobs()
-    if name not in jobs:
-        raise ApplicationError(f"job must be one of {sorted(jobs)}, got {name!r}")
-    return jobs[name]
+    if name not in JOBS:
+        raise ApplicationError(f"job must be one of {sorted(JOBS)}, got {name!r}")
+    return JOBS[name]
 
 
 # --- params ------------------------------------------------------------------
