@@ -15,12 +15,7 @@ from django.db import InterfaceError, OperationalError
 from annotator.claims import checking
 from annotator.core import errors
 from annotator.core.dispatch import send_after_commit
-from annotator.kinds.consistency import consistency_runs
-from annotator.kinds.extraction import extraction_runs
-from annotator.models import (
-    Project,
-    RunStatus,
-)
+from annotator.models import Project, RunStatus, llm_run_models
 from annotator.projects import webhooks
 from annotator.runs import grading, recovery
 from annotator.training import scorers
@@ -28,20 +23,25 @@ from annotator.training import scorers
 logger = logging.getLogger(__name__)
 
 
-# LLM runs (extraction, grading, consistency): retried with backoff on transient
-# failures (429, 5xx, timeouts), every other failure recorded on the run.
-_LLM_RUN = dict(
+#: The options of every LLM run's task (extraction, grading, a kind's own):
+#: retried with backoff on transient failures (429, 5xx, timeouts), every
+#: other failure recorded on the run (``llm_run``). A kind's task is named
+#: ``run_<something>`` in its ``tasks`` module, which routes it to the llm
+#: queue (``core.celery``).
+LLM_RUN_TASK = dict(
     bind=True,
     acks_late=True,
     reject_on_worker_lost=True,
     autoretry_for=(errors.TransientError,),
     retry_backoff=10,
     retry_backoff_max=600,
-    max_retries=settings.EXTRACTION_MAX_RETRIES,
+    max_retries=settings.LLM_RUN_TASK_RETRIES,
 )
 
 
-def _llm_run(task, run_id: int, *, execute, fail) -> dict:
+def llm_run(task, run_id: int, *, execute, fail) -> dict:
+    """Run ``execute(run_id=)`` for an LLM run's task, failing the run with
+    ``fail(run_id=, error=)`` where a retry will not help."""
     try:
         run = execute(run_id=run_id)
     except errors.ConfigurationError:
@@ -64,16 +64,6 @@ def _llm_run(task, run_id: int, *, execute, fail) -> dict:
         fail(run_id=run_id, error=f"{type(e).__name__}: {e}")
         raise
     return {"run": run_id, "status": run.status, "done": run.progress_done}
-
-
-@shared_task(**_LLM_RUN)
-def run_extraction(self, run_id: int) -> dict:
-    return _llm_run(
-        self,
-        run_id,
-        execute=extraction_runs.extraction_run_execute,
-        fail=extraction_runs.extraction_run_fail,
-    )
 
 
 # A database outage mid-check loses nothing (each batch commits on its own):
@@ -136,7 +126,7 @@ def sweep_llm_runs() -> dict:
     whose message or worker was lost, failing those lost too often, and webhook
     deliveries whose message was lost."""
     swept = {}
-    for model in recovery.llm_run_models():
+    for model in llm_run_models():
         resend, failed = recovery.llm_runs_lost(model)
         for run_id in resend:
             send_after_commit(model.TASK, run_id)
@@ -151,26 +141,13 @@ def sweep_llm_runs() -> dict:
 # --- LLM grading (issue 5) ----------------------------------------------------
 
 
-@shared_task(**_LLM_RUN)
+@shared_task(**LLM_RUN_TASK)
 def run_grading(self, run_id: int) -> dict:
-    return _llm_run(
+    return llm_run(
         self,
         run_id,
         execute=grading.grading_run_execute,
         fail=grading.grading_run_fail,
-    )
-
-
-# --- consistency runs: sampling, corrections (issue 14) ----------------------
-
-
-@shared_task(**_LLM_RUN)
-def run_consistency(self, run_id: int) -> dict:
-    return _llm_run(
-        self,
-        run_id,
-        execute=consistency_runs.consistency_run_execute,
-        fail=consistency_runs.consistency_run_fail,
     )
 
 

@@ -8,10 +8,7 @@ from annotator.models import (
     Adjudication,
     Annotation,
     ApiToken,
-    ConsistencyRun,
     Document,
-    ExtractionItem,
-    ExtractionRun,
     GradingRun,
     Guideline,
     Membership,
@@ -94,40 +91,6 @@ class DocumentAdmin(admin.ModelAdmin):
     list_filter = ["project"]
     search_fields = ["external_id", "text"]
     list_select_related = ["project"]
-
-
-class ExtractionItemInline(admin.TabularInline):
-    model = ExtractionItem
-    fields = ["document", "status", "prediction_count", "error"]
-    readonly_fields = fields
-    raw_id_fields = ["document"]
-    extra = 0
-    can_delete = False
-
-
-@admin.register(ExtractionRun)
-class ExtractionRunAdmin(WrittenByServices, admin.ModelAdmin):
-    list_display = [
-        "id",
-        "project",
-        "model",
-        "status",
-        "progress_done",
-        "progress_total",
-        "cost_estimate",
-        "created_at",
-    ]
-    list_filter = ["status", "project", "model"]
-    search_fields = ["model", "error"]
-    inlines = [ExtractionItemInline]
-
-
-@admin.register(ExtractionItem)
-class ExtractionItemAdmin(WrittenByServices, admin.ModelAdmin):
-    list_display = ["run", "document", "status", "prediction_count", "updated_at"]
-    list_filter = ["status", "run__project"]
-    search_fields = ["document__external_id", "error"]
-    raw_id_fields = ["run", "document"]
 
 
 class PredictionScoreInline(admin.TabularInline):
@@ -264,8 +227,9 @@ class TrainingRunAdmin(WrittenByServices, admin.ModelAdmin):
                 self.message_user(request, f"training run {run.pk}: cancelling")
 
 
-@admin.register(GradingRun)
-class GradingRunAdmin(WrittenByServices, admin.ModelAdmin):
+class LLMRunAdmin(WrittenByServices, admin.ModelAdmin):
+    """An LLM run of any kind, as its services wrote it."""
+
     list_display = [
         "id",
         "project",
@@ -281,22 +245,7 @@ class GradingRunAdmin(WrittenByServices, admin.ModelAdmin):
     search_fields = ["model", "error"]
 
 
-@admin.register(ConsistencyRun)
-class ConsistencyRunAdmin(WrittenByServices, admin.ModelAdmin):
-    list_display = [
-        "id",
-        "project",
-        "job",
-        "model",
-        "status",
-        "progress_done",
-        "progress_total",
-        "cost",
-        "budget",
-        "created_at",
-    ]
-    list_filter = ["job", "status", "project"]
-    search_fields = ["model", "error"]
+admin.site.register(GradingRun, LLMRunAdmin)
 
 
 @admin.register(Guideline)

@@ -8,7 +8,6 @@ from rest_framework import serializers
 from annotator.api.llm_runs import LLMRunViewSet
 from annotator.api.serializers import storable_json
 from annotator.models import GradingRun
-from annotator.projects import access
 from annotator.runs import grading
 
 _PARAMS_HELP = (
@@ -155,9 +154,6 @@ class GradingRunViewSet(LLMRunViewSet):
         "deployment's bounds, or while the project has a run pending or running."
     )
     estimate_description = "What a run would grade and roughly cost; starts nothing."
-
-    def runs_for(self, user):
-        return access.grading_runs_for(user)
 
     def run_start(self, project, data, user):
         return grading.grading_run_start(

@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from django.db.models import QuerySet
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
@@ -21,6 +20,7 @@ from annotator.api.params import project_param
 from annotator.api.parsers import BoundedJSONParser
 from annotator.api.permissions import ProjectAdminWrites, managed_project
 from annotator.models import Project
+from annotator.projects import access
 
 
 class LLMRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
@@ -65,10 +65,6 @@ class LLMRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
 
     # --- what a concrete viewset does ----------------------------------------
 
-    def runs_for(self, user) -> QuerySet:
-        """The runs ``user`` may follow."""
-        raise NotImplementedError
-
     def run_start(self, project: Project, data: dict[str, Any], user) -> Any:
         """The run started from the start request's validated ``data``."""
         raise NotImplementedError
@@ -84,7 +80,7 @@ class LLMRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     # --- the endpoints -------------------------------------------------------
 
     def get_queryset(self):
-        queryset = self.runs_for(self.request.user)
+        queryset = access.runs_for(self.request.user, self.serializer_class.Meta.model)
         project = project_param(self.request.query_params)
         if project is not None:
             queryset = queryset.filter(project_id=project)

@@ -10,7 +10,6 @@ from annotator.labeling import labels
 from annotator.models import (
     Annotation,
     Document,
-    ExtractionRun,
     Membership,
     Prediction,
     PredictionScore,
@@ -430,98 +429,6 @@ class AnnotationSerializer(serializers.ModelSerializer):
             "created_at": {"help_text": "First saved."},
             "updated_at": {"help_text": "Last changed."},
         }
-
-
-class ExtractionRunSerializer(serializers.ModelSerializer):
-    failed_documents = serializers.SerializerMethodField(
-        help_text="Documents the LLM could not handle, with the error."
-    )
-
-    class Meta:
-        model = ExtractionRun
-        fields = [
-            "id",
-            "project",
-            "model",
-            "params",
-            "status",
-            "progress_done",
-            "progress_total",
-            "prompt_tokens",
-            "completion_tokens",
-            "budget",
-            "cost_estimate",
-            "cost",
-            "error",
-            "failed_documents",
-            "created_by",
-            "created_at",
-            "started_at",
-            "finished_at",
-        ]
-        read_only_fields = fields
-        extra_kwargs = {
-            "id": {"help_text": "Run id."},
-            "project": {"help_text": "Project id."},
-            "status": {"help_text": "pending, running, succeeded or failed."},
-            "progress_done": {"help_text": "Documents processed."},
-            "progress_total": {"help_text": "Documents in the run."},
-            "prompt_tokens": {"help_text": "Prompt tokens used so far."},
-            "completion_tokens": {"help_text": "Completion tokens used so far."},
-            "budget": {
-                "help_text": "Cap (decimal string); the run stops before the "
-                "next document would take its cost past it."
-            },
-            "cost_estimate": {
-                "help_text": "Estimated cost of the whole run at the deployment's "
-                "prices, computed at the start (decimal string)."
-            },
-            "cost": {
-                "help_text": "Cost so far from the real token usage (decimal string)."
-            },
-            "created_by": {"help_text": "User id who started it."},
-            "created_at": {"help_text": "When it was requested."},
-            "started_at": {"help_text": "When a worker picked it up."},
-            "finished_at": {"help_text": "When it ended."},
-        }
-
-    def get_failed_documents(self, run) -> list[dict]:
-        return [
-            {"document": external_id, "error": error}
-            for external_id, error in run.items.filter(status="failed").values_list(
-                "document__external_id", "error"
-            )[:100]
-        ]
-
-
-class ExtractionRunStartSerializer(serializers.Serializer):
-    project = serializers.IntegerField(help_text="Project id.")
-    model = serializers.CharField(help_text="LLM model name (one of the project's).")
-    params = serializers.DictField(
-        required=False,
-        default=dict,
-        validators=[storable_json],
-        help_text="Optional LLM settings within the deployment's bounds: "
-        "temperature, top_p, json_mode, timeout, max_retries, max_tokens, n, seed. "
-        "No prices: the deployment sets them (LLM_PRICES).",
-    )
-    budget = serializers.DecimalField(
-        max_digits=12,
-        decimal_places=6,
-        required=False,
-        allow_null=True,
-        default=None,
-        help_text="Most the run may spend, more than 0 and at most the "
-        "deployment's LLM_RUN_MAX_BUDGET; its EXTRACTION_DEFAULT_BUDGET when "
-        "omitted.",
-    )
-    documents = serializers.ListField(
-        child=serializers.IntegerField(),
-        required=False,
-        allow_null=True,
-        default=None,
-        help_text="Document ids to extract; all of the project's when omitted.",
-    )
 
 
 class ScorerModelSerializer(serializers.ModelSerializer):

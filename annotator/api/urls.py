@@ -3,23 +3,16 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from rest_framework.routers import DefaultRouter
 
 from annotator.api import adjudications, grading, guidelines, tokens, views, webhooks
-from annotator.kinds.consistency import api as consistency
-from annotator.kinds.provenance import api as provenance
+from annotator.kinds import kind_hooks
 
 router = DefaultRouter()
 router.register("projects", views.ProjectViewSet, basename="project")
 router.register("documents", views.DocumentViewSet, basename="document")
 router.register("predictions", views.PredictionViewSet, basename="prediction")
 router.register("annotations", views.AnnotationViewSet, basename="annotation")
-router.register(
-    "extraction-runs", views.ExtractionRunViewSet, basename="extraction-run"
-)
 router.register("scorer-models", views.ScorerModelViewSet, basename="scorer-model")
 router.register("training-runs", views.TrainingRunViewSet, basename="training-run")
 router.register("grading-runs", grading.GradingRunViewSet, basename="grading-run")
-router.register(
-    "consistency-runs", consistency.ConsistencyRunViewSet, basename="consistency-run"
-)
 router.register("webhooks", webhooks.WebhookViewSet, basename="webhook")
 
 labeling = [
@@ -45,15 +38,16 @@ urlpatterns = [
     path("projects/<int:pk>/", include(labeling)),
     path("", include(router.urls)),
     path("auth/token/", tokens.TokenView.as_view(), name="api-token"),
-    path(
-        "provenance/check/",
-        provenance.ProvenanceCheckView.as_view(),
-        name="provenance-check",
-    ),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path(
         "docs/",
         SpectacularSwaggerSplitView.as_view(url_name="api-schema"),
         name="api-docs",
+    ),
+    # Each kind's own endpoints.
+    *(
+        path("", include(hook.api_urls))
+        for hook in kind_hooks().values()
+        if hook.api_urls
     ),
 ]

@@ -37,7 +37,6 @@ from annotator.api.permissions import (
 )
 from annotator.claims import checking, export, ingest, selectors
 from annotator.core import errors
-from annotator.kinds.extraction import extraction_runs
 from annotator.labeling import handout, labels, queue
 from annotator.models import (
     ACTIVE_RUN_STATUSES,
@@ -410,44 +409,6 @@ class AnnotationViewSet(
             project=project, stream=_upload_stream(upload), source=upload.name
         )
         return _import_response(report)
-
-
-class ExtractionRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
-    """Members follow runs; only admins start them (they cost money)."""
-
-    serializer_class = s.ExtractionRunSerializer
-    permission_classes = [ProjectAdminWrites]
-    parser_classes = [BoundedJSONParser]
-
-    def get_queryset(self):
-        queryset = access.extraction_runs_for(self.request.user)
-        project = project_param(self.request.query_params)
-        if project is not None:
-            queryset = queryset.filter(project_id=project)
-        return queryset
-
-    @extend_schema(
-        request=s.ExtractionRunStartSerializer,
-        responses={201: s.ExtractionRunSerializer},
-    )
-    def create(self, request, *args, **kwargs):
-        payload = s.ExtractionRunStartSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        data = payload.validated_data
-        project = managed_project(
-            request.user, data["project"], action="starting an extraction"
-        )
-        run = extraction_runs.extraction_run_start(
-            project=project,
-            model=data["model"],
-            params=data["params"],
-            budget=data["budget"],
-            document_ids=data["documents"],
-            created_by=request.user,
-        )
-        return Response(
-            s.ExtractionRunSerializer(run).data, status=status.HTTP_201_CREATED
-        )
 
 
 @extend_schema_view(

@@ -16,8 +16,8 @@ from annotator.models import Webhook, WebhookDelivery
 from annotator.projects import webhooks
 
 _EVENTS_HELP = (
-    f"Run kinds the webhook is called for when one ends: {', '.join(webhooks.EVENTS)}"
-    "; empty (the default) for all."
+    "Run kinds the webhook is called for when one ends: "
+    f"{', '.join(webhooks.webhook_events())}; empty (the default) for all."
 )
 
 

@@ -38,7 +38,7 @@ from annotator.labeling.labels import LABEL_NOTE_MAX_CHARS
 from annotator.models import (
     Annotation,
     Document,
-    ExtractionRun,
+    LLMRun,
     Prediction,
     Project,
 )
@@ -549,7 +549,7 @@ def predictions_import(
     project: Project,
     stream: IO[bytes],
     source: str = "predictions.jsonl",
-    source_run: ExtractionRun | None = None,
+    source_run: LLMRun | None = None,
     progress: ProgressCallback | None = None,
 ) -> ImportReport:
     """Upsert predictions from JSONL (the pipeline's prediction records), or
@@ -606,7 +606,7 @@ def predictions_upsert(
     records: list[tuple[int | None, Any]],
     report: ImportReport,
     source: str,
-    source_run: ExtractionRun | None,
+    source_run: LLMRun | None,
 ) -> list[Prediction]:
     latest = {p.id: (number, p) for number, p in records}
     document_ids = {

@@ -21,9 +21,8 @@ app.conf.task_queues = tuple(
     for name in ("llm", "pipeline", "training")
 )
 app.conf.task_routes = {
-    "annotator.tasks.run_extraction": {"queue": "llm"},
-    "annotator.tasks.run_grading": {"queue": "llm"},
-    "annotator.tasks.run_consistency": {"queue": "llm"},
+    # Every LLM run's task, a kind's own too (``annotator.tasks.LLM_RUN_TASK``).
+    "*.tasks.run_*": {"queue": "llm"},
     "annotator.tasks.check_predictions": {"queue": "pipeline"},
     "annotator.tasks.sweep_unchecked": {"queue": "pipeline"},
     "annotator.tasks.sweep_llm_runs": {"queue": "pipeline"},

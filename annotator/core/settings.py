@@ -1,194 +1,31 @@
 """SafePassage settings: every value comes from the environment.
 
-`.env.example` lists every variable. The helpers below fail loudly on a value
-they cannot parse instead of falling back to a default, so a typo in a
-deployment shows up at start-up, not as a silent misconfiguration.
+`.env.example` lists every variable; ``annotator.core.env`` reads them.
 """
 
 from __future__ import annotations
 
-import json
 import os
-from decimal import Decimal
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-_MISSING = object()
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off"}
-
-
-def env_str(name: str, default: str | object = _MISSING) -> str:
-    """An empty value counts as unset (a blank line in .env)."""
-    value = os.environ.get(name)
-    if not value:
-        if default is _MISSING:
-            raise ImproperlyConfigured(f"environment variable {name} is required")
-        return default  # type: ignore[return-value]
-    return value
-
-
-def env_bool(name: str, default: bool) -> bool:
-    raw = os.environ.get(name)
-    if raw is None or not raw.strip():
-        return default
-    value = raw.strip().lower()
-    if value in _TRUE:
-        return True
-    if value in _FALSE:
-        return False
-    raise ImproperlyConfigured(f"{name}={raw!r} is not a boolean (use true/false)")
-
-
-def env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name)
-    if raw is None or not raw.strip():
-        return default
-    try:
-        return int(raw)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name}={raw!r} is not an integer") from None
-
-
-def env_float(name: str, default: float) -> float:
-    raw = os.environ.get(name)
-    if raw is None or not raw.strip():
-        return default
-    try:
-        return float(raw)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name}={raw!r} is not a number") from None
-
-
-def env_list(name: str, default: list[str]) -> list[str]:
-    raw = os.environ.get(name)
-    if not raw:
-        return default
-    return [item.strip() for item in raw.split(",") if item.strip()]
-
-
-def env_endpoints(name: str) -> list[str]:
-    """Base URLs, each with one port (explicit or its scheme's)."""
-    urls = env_list(name, [])
-    for url in urls:
-        try:
-            parts = urlsplit(url)
-            parts.port  # noqa: B018 (raises on a port that is not a number)
-        except ValueError as e:
-            raise ImproperlyConfigured(
-                f"{name}: {url!r} is not a URL with one port (no wildcard): {e}"
-            ) from e
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ImproperlyConfigured(f"{name}: {url!r} is not an http(s) URL")
-    return urls
-
-
-def env_key_bindings(name: str, urls: list[str]) -> dict[str, list[str]]:
-    """``NAME=URL,...``: each variable with the URLs (of ``urls``) its key
-    may be sent to."""
-    bindings: dict[str, list[str]] = {}
-    listed = {u.rstrip("/") for u in urls}
-    for item in env_list(name, []):
-        variable, bound, url = (part.strip() for part in item.partition("="))
-        if not bound:
-            if len(urls) != 1:
-                raise ImproperlyConfigured(
-                    f"{name}: {variable} names no endpoint; write {variable}=URL "
-                    "for each endpoint its key may be sent to"
-                )
-            url = urls[0]
-        if url.rstrip("/") not in listed:
-            raise ImproperlyConfigured(
-                f"{name}: {variable} is bound to {url!r}, which LLM_BASE_URLS "
-                "does not list"
-            )
-        bindings.setdefault(variable, []).append(url)
-    return bindings
-
-
-def env_json_object(name: str) -> dict:
-    """A JSON object, e.g. ``TRAINING_CONFIG={"human_epochs": 4}``."""
-    raw = os.environ.get(name)
-    if raw is None or not raw.strip():
-        return {}
-    try:
-        value = json.loads(raw)
-    except ValueError as e:
-        raise ImproperlyConfigured(f"{name} is not valid JSON: {e}") from None
-    if not isinstance(value, dict):
-        raise ImproperlyConfigured(f"{name} must be a JSON object, not {raw!r}")
-    return value
-
-
-def env_prices(name: str) -> dict[str, tuple[Decimal, Decimal]]:
-    """Prices per million (prompt, completion) tokens by model:
-    ``gpt-4o=2.5/10,local=0/0`` (``*`` for any model not named), or a JSON
-    object ``{"gpt-4o": [2.5, 10]}``."""
-    raw = (os.environ.get(name) or "").strip()
-    if not raw:
-        return {}
-    if raw.startswith("{"):
-        pairs = list(env_json_object(name).items())
-    else:
-        pairs = []
-        for item in filter(None, (i.strip() for i in raw.split(","))):
-            model, _, price = item.rpartition("=")
-            pairs.append((model.strip(), price.split("/")))
-    prices = {}
-    for model, price in pairs:
-        try:
-            if not isinstance(price, list) or len(price) != 2:
-                raise ValueError
-            if any(isinstance(p, bool) for p in price):
-                raise ValueError
-            prompt, completion = (Decimal(str(p).strip()) for p in price)
-        except (ArithmeticError, ValueError):
-            prompt = completion = Decimal("NaN")
-        if (
-            not model
-            or not prompt.is_finite()
-            or not completion.is_finite()
-            or min(prompt, completion) < 0
-        ):
-            raise ImproperlyConfigured(
-                f"{name}: {model or '(no model)'} needs two prices of 0 or more, "
-                "as model=prompt/completion or a JSON object "
-                '{"model": [prompt, completion]}'
-            )
-        prices[model] = (prompt, completion)
-    return prices
-
-
-_PER = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "hour": 3600}
-
-
-def env_rate(name: str, default: str) -> tuple[int, int]:
-    """A rate such as ``10/min`` as (count, window in seconds)."""
-    raw = os.environ.get(name) or default
-    count, _, unit = raw.partition("/")
-    if not count.strip().isdigit() or unit.strip() not in _PER:
-        raise ImproperlyConfigured(
-            f"{name}={raw!r} is not a rate like 10/min (per s, min or hour)"
-        )
-    return int(count), _PER[unit.strip()]
-
-
-def env_secret(name: str) -> str | None:
-    """``NAME`` or the contents of the file named by ``NAME_FILE`` (Docker secrets)."""
-    value = os.environ.get(name)
-    path = os.environ.get(f"{name}_FILE")
-    if value and path:
-        raise ImproperlyConfigured(f"set {name} or {name}_FILE, not both")
-    if path:
-        try:
-            return Path(path).read_text(encoding="utf-8").strip()
-        except OSError as e:
-            raise ImproperlyConfigured(f"{name}_FILE={path!r}: {e.strerror}") from e
-    return value or None
-
+from annotator.core.env import (
+    env_bool,
+    env_endpoints,
+    env_float,
+    env_int,
+    env_json_object,
+    env_key_bindings,
+    env_list,
+    env_prices,
+    env_rate,
+    env_secret,
+    env_str,
+)
+from annotator.kinds import kind_apps, kind_settings
 
 BASE_DIR = Path(__file__).resolve().parents[2]
 # Embedded Postgres/Redis data, cached models, exports.
@@ -249,6 +86,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "annotator",
+    *kind_apps(),
 ]
 
 MIDDLEWARE = [
@@ -454,44 +292,15 @@ CHECK_BATCH_SIZE = env_int("CHECK_BATCH_SIZE", 500)
 # Dynamic int8 quantisation of scorers (and of the provenance bi-encoder) on
 # CPU: about 1.5x the pairs per second for a point or two of AUC.
 SCORER_INT8 = env_bool("SCORER_INT8", False)
-# How provenance ranks context sentences: "embedding" (the packaged
-# bi-encoder) or "lexical" (BM25, no model: 2.5x the items per second, the
-# answer among the selected sources less often).
-PROVENANCE_RELEVANCE = env_str("PROVENANCE_RELEVANCE", "embedding")
-if PROVENANCE_RELEVANCE not in ("embedding", "lexical"):
-    raise ImproperlyConfigured(
-        f"PROVENANCE_RELEVANCE={PROVENANCE_RELEVANCE!r} is not embedding or lexical"
-    )
-# The online check (POST /api/provenance/check/) runs while a web worker
-# waits, so what one request may ask is bounded; each limit over is a 400
-# (413 for the body) naming the setting. The body, the context sentences
-# ranked (and contexts), the answer's sentences (one claim each, scored
-# against its sources) and the question (repeated in every claim). At these
-# defaults the largest body accepted took 13-19 s on two CPU cores shared
-# with other work, load 5 (bench/bench_provenance.py --worst-case).
-PROVENANCE_CHECK_MAX_BYTES = env_int("PROVENANCE_CHECK_MAX_BYTES", 64 * 1024)
-PROVENANCE_CHECK_MAX_SENTENCES = env_int("PROVENANCE_CHECK_MAX_SENTENCES", 64)
-PROVENANCE_CHECK_MAX_CLAIMS = env_int("PROVENANCE_CHECK_MAX_CLAIMS", 10)
-PROVENANCE_CHECK_MAX_QUERY_CHARS = env_int("PROVENANCE_CHECK_MAX_QUERY_CHARS", 1000)
-# A check still running after this many seconds stops and answers 503, so a
-# web worker is never held much longer (under gunicorn's 30 s timeout).
-PROVENANCE_CHECK_SECONDS = env_float("PROVENANCE_CHECK_SECONDS", 20.0)
-# Online checks per user (each may hold a web worker PROVENANCE_CHECK_SECONDS);
-# past it the answer is 429.
-PROVENANCE_CHECK_RATE = env_rate("PROVENANCE_CHECK_RATE", "10/min")
-EXTRACTION_MAX_RETRIES = env_int("EXTRACTION_MAX_RETRIES", 3)
+# Retries of an LLM run's task after a transient failure (429, 5xx, a
+# timeout), with backoff; EXTRACTION_MAX_RETRIES is its former name.
+LLM_RUN_TASK_RETRIES = env_int(
+    "LLM_RUN_TASK_RETRIES", env_int("EXTRACTION_MAX_RETRIES", 3)
+)
 # Labeling queue: how long a handed-out prediction stays reserved for one
 # expert, and how many the labeling page prefetches at a time.
 LABEL_LEASE_SECONDS = env_int("LABEL_LEASE_SECONDS", 900)
 LABEL_BATCH_SIZE = env_int("LABEL_BATCH_SIZE", 20)
-
-# Citation checking (issue 12). Reporter volumes the case-law store and index
-# hold completely, e.g. "U.S.:329-579": a citation there that matches nothing
-# does not exist; elsewhere it is only unverifiable.
-CITATION_COMPLETE_REPORTERS = env_str("CITATION_COMPLETE_REPORTERS", "")
-# CourtListener as a further source when a token is set (its v4 API).
-COURTLISTENER_API_TOKEN = env_secret("COURTLISTENER_API_TOKEN")
-COURTLISTENER_URL = env_str("COURTLISTENER_URL", "https://www.courtlistener.com")
 
 # Retraining (issue 5). TrainConfig fields overriding its defaults for every
 # run (an admin's run may override them again), e.g. {"human_epochs": 4}.
@@ -524,10 +333,8 @@ LLM_RUN_MAX_RESUMES = env_int("LLM_RUN_MAX_RESUMES", 3)
 # and bounds, a run's starter picks within them. Prices per million tokens
 # by model (env_prices); a model without one cannot run.
 LLM_PRICES = env_prices("LLM_PRICES")
-# Most one grading, consistency or extraction run may spend, and what an
-# extraction run started without a budget may.
+# Most one LLM run may spend.
 LLM_RUN_MAX_BUDGET = env_float("LLM_RUN_MAX_BUDGET", 100.0)
-EXTRACTION_DEFAULT_BUDGET = env_float("EXTRACTION_DEFAULT_BUDGET", 10.0)
 # Bounds on a run's LLM settings: SDK retries per call, seconds per call,
 # answers per request (every run reads the first), completion tokens per
 # call and calls at once.
@@ -636,3 +443,7 @@ LOGGING = {
         "django.db.backends": {"level": "INFO"},
     },
 }
+
+# Each kind's own settings (its app's settings module).
+for _app in kind_apps():
+    globals().update(kind_settings(_app))

@@ -37,7 +37,6 @@ from annotator.labeling.adjudication import agreement_breakdown
 from annotator.models import (
     ACTIVE_RUN_STATUSES,
     Annotation,
-    ConsistencyRun,
     GradingRun,
     Prediction,
     Project,
@@ -418,19 +417,14 @@ def recent_runs(project: Project, *, limit: int = 8) -> dict[str, Any]:
     # refuse a second), and it is the newest: the first of the recent ones.
     training = list(TrainingRun.objects.filter(project=project)[:limit])
     grading = list(GradingRun.objects.filter(project=project)[:limit])
-    consistency = list(ConsistencyRun.objects.filter(project=project)[:limit])
     return {
         "training": training,
         "grading": grading,
-        "consistency": consistency,
         "live_training": next(
             (r for r in training if r.status in ACTIVE_RUN_STATUSES), None
         ),
         "live_grading": next(
             (r for r in grading if r.status in ACTIVE_RUN_STATUSES), None
-        ),
-        "live_consistency": next(
-            (r for r in consistency if r.status in ACTIVE_RUN_STATUSES), None
         ),
     }
 

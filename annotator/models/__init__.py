@@ -10,6 +10,9 @@ constraints, so re-running an import or a check updates instead of duplicating.
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.apps import apps
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
@@ -296,9 +299,11 @@ class LLMRun(models.Model):
     """What every run of LLM calls tracks: status, progress, parameters, token
     usage and cost, failure, and who started it when. Extraction, grading and
     sampling runs add their own fields, and name the Celery task that runs
-    them (``TASK``): the lifecycle sends it, the sweep sends it again."""
+    them (``TASK``): the lifecycle sends it, the sweep sends it again. Its
+    end is a webhook's ``EVENT``, with its ``webhook_details()``."""
 
     TASK: str
+    EVENT: str
 
     model = models.CharField(max_length=200, help_text="LLM model name.")
     status = models.CharField(
@@ -344,59 +349,18 @@ class LLMRun(models.Model):
         abstract = True
         ordering = ["-created_at"]
 
-
-class ExtractionRun(LLMRun):
-    TASK = "annotator.tasks.run_extraction"
-
-    project = models.ForeignKey(
-        Project, on_delete=models.CASCADE, related_name="extraction_runs"
-    )
-    budget = models.DecimalField(
-        max_digits=12,
-        decimal_places=6,
-        null=True,
-        blank=True,
-        help_text="The run stops before its cost would pass this; null on runs "
-        "started before extraction had budgets (EXTRACTION_DEFAULT_BUDGET then).",
-    )
-    cost = models.DecimalField(
-        max_digits=12,
-        decimal_places=6,
-        default=0,
-        help_text="From the token usage at the deployment's prices.",
-    )
-
-    class Meta(LLMRun.Meta):
-        indexes = [models.Index(fields=["project", "status"])]
-
-    def __str__(self) -> str:
-        return f"run {self.pk} ({self.model}, {self.status})"
+    def webhook_details(self) -> dict[str, Any]:
+        """What a webhook hears of the run beyond its status and progress."""
+        return {"model": self.model, "cost": str(self.cost)}
 
 
-class ExtractionItem(models.Model):
-    """One document of a run; the unit of work, retry and error reporting."""
-
-    run = models.ForeignKey(
-        ExtractionRun, on_delete=models.CASCADE, related_name="items"
-    )
-    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
-    status = models.CharField(
-        max_length=16, choices=RunStatus.choices, default=RunStatus.PENDING
-    )
-    error = models.TextField(blank=True)
-    prediction_count = models.PositiveIntegerField(default=0)
-    updated_at = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(
-                fields=["run", "document"], name="extraction_item_unique_document"
-            )
-        ]
-        indexes = [models.Index(fields=["run", "status"])]
-
-    def __str__(self) -> str:
-        return f"run {self.run_id} document {self.document_id}"
+def llm_run_models() -> list[type[LLMRun]]:
+    """Every kind of LLM run the app has, a kind's own included."""
+    return [
+        model
+        for model in apps.get_app_config("annotator").get_models()
+        if issubclass(model, LLMRun)
+    ]
 
 
 class Prediction(models.Model):
@@ -481,7 +445,7 @@ class Prediction(models.Model):
         "the database.",
     )
     source_run = models.ForeignKey(
-        ExtractionRun,
+        "annotator.ExtractionRun",
         on_delete=models.SET_NULL,
         null=True,
         blank=True,
@@ -844,6 +808,7 @@ class GradingRun(LLMRun):
     budget fixed before it starts."""
 
     TASK = "annotator.tasks.run_grading"
+    EVENT = "grading"
 
     project = models.ForeignKey(
         Project, on_delete=models.CASCADE, related_name="grading_runs"
@@ -858,107 +823,6 @@ class GradingRun(LLMRun):
 
     def __str__(self) -> str:
         return f"grading {self.pk} with {self.model} ({self.status})"
-
-
-class ConsistencyRun(LLMRun):
-    """LLM calls for a consistency project's answers (FINCH-ZK), under a
-    budget fixed before it starts: other models sampling the answers imported
-    without samples (``model`` the reformulator writing the LLM-made prompt
-    variants, the samplers in ``params``), or the improver correcting the
-    blocks the check flagged (``model`` the improver)."""
-
-    TASK = "annotator.tasks.run_consistency"
-
-    class Job(models.TextChoices):
-        SAMPLES = "samples", "Sample other models"
-        CORRECTIONS = "corrections", "Correct flagged blocks"
-
-    project = models.ForeignKey(
-        Project, on_delete=models.CASCADE, related_name="consistency_runs"
-    )
-    job = models.CharField(max_length=16, choices=Job.choices, default=Job.SAMPLES)
-    budget = models.DecimalField(
-        max_digits=12,
-        decimal_places=6,
-        help_text="The run stops before its cost would pass this.",
-    )
-    cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
-    cancel_requested = models.BooleanField(default=False)
-    usage = models.JSONField(
-        default=dict,
-        blank=True,
-        help_text="Tokens and requests per model: {model: {prompt_tokens, "
-        "completion_tokens, requests}}.",
-    )
-
-    def __str__(self) -> str:
-        return f"{self.job} run {self.pk} ({self.status})"
-
-
-class CaseOpinion(models.Model):
-    """A court opinion of the deployment's case-law store, shared by every
-    citation project: cited cases are looked up in it by citation."""
-
-    external_id = models.CharField(max_length=255, unique=True)
-    case_name = models.TextField(blank=True)
-    citations = models.JSONField(default=list, blank=True)
-    court = models.TextField(blank=True)
-    date = models.CharField(max_length=32, blank=True)
-    text = models.TextField()
-    pages = models.JSONField(
-        default=list, blank=True, help_text="Page markers with their offsets."
-    )
-    syllabus = models.TextField(blank=True)
-    first_page = models.IntegerField(null=True, blank=True)
-    last_page = models.IntegerField(null=True, blank=True)
-    extra = models.JSONField(default=dict, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
-
-    def __str__(self) -> str:
-        return self.case_name or self.external_id
-
-
-class CaseCitation(models.Model):
-    """A reporter citation known to name a case: one of a stored opinion's
-    citations, or an entry of a citation index (no ``opinion``: the case
-    exists, its text is not held). ``key`` is the citation in standard
-    spelling; ``reporter``/``volume``/``page`` split it (null where not a
-    number) for the page bounds of the next case in a volume and the years
-    of the volumes."""
-
-    key = models.CharField(max_length=255)
-    reporter = models.CharField(max_length=100)
-    volume = models.IntegerField(null=True)
-    page = models.IntegerField(null=True)
-    opinion = models.ForeignKey(
-        CaseOpinion,
-        on_delete=models.CASCADE,
-        null=True,
-        blank=True,
-        related_name="citation_keys",
-    )
-    case_name = models.TextField(blank=True)
-    date = models.CharField(max_length=32, blank=True)
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(
-                fields=["key", "opinion"], name="case_citation_unique_opinion"
-            ),
-            models.UniqueConstraint(
-                fields=["key"],
-                condition=Q(opinion=None),
-                name="case_citation_unique_index_entry",
-            ),
-        ]
-        indexes = [
-            models.Index(fields=["key"]),
-            models.Index(fields=["reporter", "volume", "page"]),
-        ]
-
-    def __str__(self) -> str:
-        return self.key
 
 
 class Adjudication(models.Model):

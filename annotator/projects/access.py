@@ -4,6 +4,7 @@ so "which projects may this user see" is decided in one place."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TypeVar
 
 from django.db.models import (
     Q,
@@ -12,10 +13,8 @@ from django.db.models import (
 
 from annotator.models import (
     Annotation,
-    ConsistencyRun,
     Document,
-    ExtractionRun,
-    GradingRun,
+    LLMRun,
     Membership,
     Prediction,
     Project,
@@ -23,6 +22,8 @@ from annotator.models import (
     ScorerModel,
     TrainingRun,
 )
+
+M = TypeVar("M", bound=LLMRun)
 
 #: Roles that may change a project: its settings, imports, runs, scorers.
 MANAGE = (Role.ADMIN,)
@@ -108,10 +109,6 @@ def annotations_for(user) -> QuerySet[Annotation]:
     )
 
 
-def extraction_runs_for(user) -> QuerySet[ExtractionRun]:
-    return ExtractionRun.objects.filter(project__in=projects_for(user))
-
-
 def scorer_models_for(user) -> QuerySet[ScorerModel]:
     return ScorerModel.objects.filter(project__in=projects_for(user, roles=MANAGE))
 
@@ -120,9 +117,7 @@ def training_runs_for(user) -> QuerySet[TrainingRun]:
     return TrainingRun.objects.filter(project__in=projects_for(user, roles=MANAGE))
 
 
-def grading_runs_for(user) -> QuerySet[GradingRun]:
-    return GradingRun.objects.filter(project__in=projects_for(user))
-
-
-def consistency_runs_for(user) -> QuerySet[ConsistencyRun]:
-    return ConsistencyRun.objects.filter(project__in=projects_for(user))
+def runs_for(user, model: type[M]) -> QuerySet[M]:
+    """The LLM runs of ``model`` (any run kind, a kind's own included) in the
+    projects ``user`` is a member of."""
+    return model.objects.filter(project__in=projects_for(user))

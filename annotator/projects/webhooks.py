@@ -43,13 +43,18 @@ from django.utils import timezone
 from annotator.core.dispatch import send_after_commit
 from annotator.core.errors import ApplicationError
 from annotator.core.locks import advisory_lock
-from annotator.models import Prediction, Project, Webhook, WebhookDelivery
+from annotator.models import (
+    Prediction,
+    Project,
+    TrainingRun,
+    Webhook,
+    WebhookDelivery,
+    llm_run_models,
+)
 from annotator.projects.access import MANAGE, projects_for
 
 logger = logging.getLogger(__name__)
 
-#: The kinds of run a webhook can be called for.
-EVENTS = ("check", "extraction", "grading", "training", "consistency")
 #: Longest wait between two calls of one delivery.
 MAX_BACKOFF_SECONDS = 3600
 _ERROR_CHARS = 2000
@@ -57,12 +62,11 @@ _ERROR_CHARS = 2000
 # made (grading's runs are 0x5AFE, consistency's 0x5AFF).
 _LOCK_CLASS = 0x5B00
 
-_RUN_EVENTS = {
-    "extractionrun": "extraction",
-    "gradingrun": "grading",
-    "consistencyrun": "consistency",
-    "trainingrun": "training",
-}
+
+def webhook_events() -> list[str]:
+    """What a webhook can be called for: a check's end, and the end of each
+    kind of run (each LLM run model's ``EVENT``)."""
+    return ["check", *sorted(model.EVENT for model in llm_run_models()), "training"]
 
 
 # --- the allow-list (SSRF guard) -----------------------------------------------
@@ -145,13 +149,14 @@ def events_clean(events: Any) -> list[str]:
         return []
     if not isinstance(events, list) or not all(isinstance(e, str) for e in events):
         raise ApplicationError("events must be a list of run kinds")
-    unknown = sorted(set(events) - set(EVENTS))
+    known = webhook_events()
+    unknown = sorted(set(events) - set(known))
     if unknown:
         raise ApplicationError(
             f"unknown events {', '.join(map(repr, unknown))}; a webhook can be "
-            f"called for {', '.join(EVENTS)} (none for all)"
+            f"called for {', '.join(known)} (none for all)"
         )
-    return [e for e in EVENTS if e in events]
+    return [e for e in known if e in events]
 
 
 # --- registration --------------------------------------------------------------
@@ -252,8 +257,8 @@ def _text(value: str) -> str:
 
 def run_payload(run) -> tuple[str, dict]:
     """The event and payload telling that ``run`` (any kind) has ended."""
-    event = _RUN_EVENTS[run._meta.model_name]
-    if event == "training":
+    if isinstance(run, TrainingRun):
+        event = "training"
         metrics = run.metrics or {}
         progress = {"fraction": run.progress, "stage": run.stage}
         details = {
@@ -262,12 +267,9 @@ def run_payload(run) -> tuple[str, dict]:
             if key in metrics
         }
     else:
+        event = run.EVENT
         progress = {"done": run.progress_done, "total": run.progress_total}
-        details = {"model": run.model}
-        if getattr(run, "cost", None) is not None:
-            details["cost"] = str(run.cost)
-        if event == "consistency":
-            details["job"] = run.job
+        details = run.webhook_details()
     return event, {
         "run": run.pk,
         "status": run.status,

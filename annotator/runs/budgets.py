@@ -6,14 +6,16 @@ from the run's starter, and costs in the money fields' precision."""
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Collection, Iterable, Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from django.conf import settings
 
-from annotator.core.errors import ApplicationError
-from annotator.models import Project
+from annotator.core import allowlists
+from annotator.core.errors import ApplicationError, ConfigurationError
+from annotator.models import LLMRun, Project
 
 #: Params runs once took prices from; refused now (the deployment's
 #: LLM_PRICES prices every call).
@@ -238,3 +240,46 @@ def batch_estimate(
     if run.progress_done:
         estimate = max(estimate, run.cost / run.progress_done * len(batch))
     return estimate
+
+
+def llm_config(run: LLMRun):
+    """The LLM client's settings for ``run`` (any kind): the project's
+    endpoint and key, checked against the deployment's allow-lists again,
+    and the run's settings.
+
+    Raises:
+        ConfigurationError: the endpoint or key is refused or missing, or a
+            setting is not one the client takes.
+    """
+    from pipeline.llm import LLMConfig
+
+    project = run.project
+    # Rows written before the allow-lists, or the lists narrowed since: no
+    # request leaves the server for an endpoint or key the deployment refuses.
+    problem = allowlists.llm_settings_problem(
+        project.llm_base_url, project.llm_api_key_env
+    )
+    if problem:
+        raise ConfigurationError(f"project {project.name!r}: {problem}")
+    api_key = None
+    if project.llm_api_key_env:
+        api_key = os.environ.get(project.llm_api_key_env)
+        if not api_key:
+            raise ConfigurationError(
+                f"environment variable {project.llm_api_key_env} is not set on the "
+                "worker (the project's llm_api_key_env)"
+            )
+    params = dict(run.params)
+    for key in PRICE_KEYS:
+        params.pop(key, None)
+    known = {"timeout", "max_retries", "temperature", "json_mode"}
+    try:
+        return LLMConfig(
+            base_url=project.llm_base_url,
+            model=run.model,
+            api_key=api_key,
+            **{k: v for k, v in params.items() if k in known},
+            extra={k: v for k, v in params.items() if k not in known},
+        )
+    except (TypeError, ValueError) as e:
+        raise ConfigurationError(f"run {run.pk}: bad LLM settings: {e}") from e

@@ -32,7 +32,6 @@ from django.utils import timezone
 
 from annotator.claims.ingest import batched
 from annotator.core.errors import ApplicationError, ConfigurationError, TransientError
-from annotator.kinds.extraction.extraction_runs import llm_config
 from annotator.labeling import gold
 from annotator.models import (
     GRADER_SCORER_PREFIX,
@@ -53,6 +52,7 @@ from annotator.runs.budgets import (
     batch_estimate,
     budget_from,
     cost,
+    llm_config,
     llm_failure_kind,
     llm_model_check,
     llm_params_check,

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from django.apps import apps
 from django.conf import settings
 from django.db.models import F, Q
 from django.db.models.functions import Coalesce
@@ -29,15 +28,6 @@ def projects_with_unchecked() -> list[int]:
         .values_list("project_id", flat=True)
         .distinct()
     )
-
-
-def llm_run_models() -> list[type[LLMRun]]:
-    """Every kind of LLM run the app has (each names its task)."""
-    return [
-        model
-        for model in apps.get_app_config("annotator").get_models()
-        if issubclass(model, LLMRun)
-    ]
 
 
 def llm_runs_lost(model: type[LLMRun]) -> tuple[list[int], list[int]]:

@@ -15,6 +15,7 @@ from django.utils.safestring import mark_safe
 from annotator.claims import selectors
 from annotator.core import accounts
 from annotator.dashboard import stats
+from annotator.kinds import kind_hook
 from annotator.labeling import adjudication, guidelines, handout, labels, queue
 from annotator.models import Verdict
 from annotator.projects import access
@@ -138,14 +139,12 @@ def dashboard_page(request, pk: int):
     charts = {name: mark_safe(svg) for name, svg in board.pop("charts").items()}
     live = board["runs"]["live_training"]
     grading = board["runs"]["live_grading"]
-    consistency = board["runs"]["live_consistency"]
     active = board["active"]
     data = {
         "project": {"id": project.pk, "name": project.name},
         "csrf_token": get_token(request),
         "live_training": live.pk if live else None,
         "live_grading": grading.pk if grading else None,
-        "live_consistency": consistency.pk if consistency else None,
         "urls": {
             "activate": "/api/scorer-models/{id}/activate/",
             "calibrate": "/api/scorer-models/{id}/calibrate/",
@@ -157,10 +156,6 @@ def dashboard_page(request, pk: int):
             "grading_runs": "/api/grading-runs/",
             "grading_run": "/api/grading-runs/{id}/",
             "grading_cancel": "/api/grading-runs/{id}/cancel/",
-            "consistency_estimate": "/api/consistency-runs/estimate/",
-            "consistency_runs": "/api/consistency-runs/",
-            "consistency_run": "/api/consistency-runs/{id}/",
-            "consistency_cancel": "/api/consistency-runs/{id}/cancel/",
         },
     }
     return render(
@@ -175,9 +170,22 @@ def dashboard_page(request, pk: int):
             ),
             # Grading is offered where the kind has a prompt for it.
             "graded": checker_class(project.kind).grader_prompt is not None,
+            "kind_panels": _kind_panels(project),
             **board,
         },
     )
+
+
+def _kind_panels(project) -> dict | None:
+    """The dashboard panels the project's kind brings (its hook), if any."""
+    panels = kind_hook(project.kind).dashboard
+    if panels is None:
+        return None
+    return {
+        "template": panels.template,
+        "context": panels.context(project),
+        "script": panels.script,
+    }
 
 
 class LoginView(auth_views.LoginView):

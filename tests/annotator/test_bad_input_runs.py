@@ -4,9 +4,9 @@ a 400 naming what is wrong, never a 500, and starts or changes nothing."""
 
 import pytest
 
+from annotator.kinds.consistency.models import ConsistencyRun
+from annotator.kinds.extraction.models import ExtractionRun
 from annotator.models import (
-    ConsistencyRun,
-    ExtractionRun,
     GradingRun,
     ScorerModel,
 )

@@ -7,8 +7,12 @@ from django.core.management import CommandError, call_command
 
 from annotator.claims import ingest, selectors
 from annotator.claims.checking import claims_find, predictions_check
+from annotator.kinds.citations.models import CaseCitation, CaseOpinion
 from annotator.labeling import handout
-from annotator.models import Annotation, CaseCitation, CaseOpinion, Prediction
+from annotator.models import (
+    Annotation,
+    Prediction,
+)
 from pipeline.checkers.citations import find_citations
 from tests.annotator.factories import make_project
 from tests.citation_data import write_caselaw

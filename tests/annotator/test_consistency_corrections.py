@@ -8,13 +8,19 @@ from decimal import Decimal
 
 import pytest
 
-from annotator import tasks
 from annotator.claims import ingest
 from annotator.claims.checking import predictions_check
 from annotator.core.errors import ApplicationError, LabelInvalid
 from annotator.kinds.consistency import consistency_runs
+from annotator.kinds.consistency import tasks as consistency_tasks
+from annotator.kinds.consistency.models import ConsistencyRun
 from annotator.labeling import labels
-from annotator.models import Annotation, ConsistencyRun, Document, Prediction, RunStatus
+from annotator.models import (
+    Annotation,
+    Document,
+    Prediction,
+    RunStatus,
+)
 from tests.annotator.factories import jsonl, make_project, score_by_word_overlap
 from tests.consistency_data import LAMPORT
 from tests.fake_openai import Answer
@@ -102,7 +108,7 @@ def test_a_run_corrects_flagged_blocks_and_the_check_shows_the_correction(
     )
     assert (run.job, run.model, run.progress_total) == ("corrections", "improver", 2)
 
-    assert tasks.run_consistency(run.pk)["status"] == RunStatus.SUCCEEDED
+    assert consistency_tasks.run_consistency(run.pk)["status"] == RunStatus.SUCCEEDED
 
     run.refresh_from_db()
     assert (run.progress_done, run.error) == (2, "")
@@ -137,7 +143,7 @@ def test_a_run_corrects_flagged_blocks_and_the_check_shows_the_correction(
     assert (
         consistency_runs.run_estimate(checked, "corrections", _params()).documents == 0
     )
-    assert tasks.run_consistency(run.pk)["status"] == RunStatus.SUCCEEDED
+    assert consistency_tasks.run_consistency(run.pk)["status"] == RunStatus.SUCCEEDED
     assert len(fake_openai.bodies) == 4
 
 
@@ -151,7 +157,7 @@ def test_an_unusable_correction_is_noted_and_the_block_is_tried_again_later(
         budget="1",
         params=_params(summaries=False),
     )
-    assert tasks.run_consistency(run.pk)["status"] == RunStatus.SUCCEEDED
+    assert consistency_tasks.run_consistency(run.pk)["status"] == RunStatus.SUCCEEDED
     run.refresh_from_db()
     assert "unusable correction" in run.error
     assert "2 answers left with flagged blocks to correct" in run.error
@@ -174,7 +180,7 @@ def test_a_budget_hit_stops_before_passing_it_and_keeps_what_finished(
         budget=one * Decimal("1.2"),
         params=_params(),
     )
-    assert tasks.run_consistency(run.pk)["status"] == RunStatus.SUCCEEDED
+    assert consistency_tasks.run_consistency(run.pk)["status"] == RunStatus.SUCCEEDED
     run.refresh_from_db()
     assert run.cost <= run.budget
     assert run.error.startswith("Stopped before the budget")

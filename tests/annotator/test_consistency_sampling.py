@@ -7,12 +7,17 @@ from decimal import Decimal
 
 import pytest
 
-from annotator import tasks
 from annotator.claims import ingest
 from annotator.claims.checking import predictions_check
 from annotator.core.errors import TransientError
 from annotator.kinds.consistency import consistency_runs
-from annotator.models import ConsistencyRun, Document, Prediction, RunStatus
+from annotator.kinds.consistency import tasks as consistency_tasks
+from annotator.kinds.consistency.models import ConsistencyRun
+from annotator.models import (
+    Document,
+    Prediction,
+    RunStatus,
+)
 from tests.annotator.factories import make_project, score_by_word_overlap
 from tests.conftest import wait_for
 from tests.consistency_data import LAMPORT
@@ -170,7 +175,7 @@ def test_a_run_stores_samples_of_two_models_and_the_check_judges_the_blocks(
     )
 
     with django_capture_on_commit_callbacks() as sent:
-        result = tasks.run_consistency(run["id"])
+        result = consistency_tasks.run_consistency(run["id"])
     assert result["status"] == RunStatus.SUCCEEDED
     assert len(sent) == 1  # the check, sent to judge the new samples
 
@@ -213,7 +218,7 @@ def test_a_run_stores_samples_of_two_models_and_the_check_judges_the_blocks(
     assert Prediction.objects.get(external_id="lamport#b0").verdict == "safe"
 
     # Run twice: nothing is sent again; nothing is left to sample.
-    assert tasks.run_consistency(run["id"])["status"] == RunStatus.SUCCEEDED
+    assert consistency_tasks.run_consistency(run["id"])["status"] == RunStatus.SUCCEEDED
     assert len(fake_openai.bodies) == 10
     assert consistency_runs.run_estimate(project, "samples", _params()).documents == 0
 
@@ -237,7 +242,7 @@ def test_a_budget_hit_mid_run_stops_before_passing_it_and_keeps_what_finished(
         project=project, budget=budget, params=params
     )
 
-    assert tasks.run_consistency(run.pk)["status"] == RunStatus.SUCCEEDED
+    assert consistency_tasks.run_consistency(run.pk)["status"] == RunStatus.SUCCEEDED
 
     run.refresh_from_db()
     assert len(fake_openai.bodies) == 5
@@ -265,7 +270,7 @@ def test_a_429_is_retried_by_the_client(personas, fake_openai, unread_broker):
         budget="1",
         params=_params(samples=1, variants=["identity"], samplers=["sampler-b"]),
     )
-    assert tasks.run_consistency(run.pk)["status"] == RunStatus.SUCCEEDED
+    assert consistency_tasks.run_consistency(run.pk)["status"] == RunStatus.SUCCEEDED
     run.refresh_from_db()
     assert len(fake_openai.bodies) == 2 and run.progress_done == 1
     assert (run.prompt_tokens, run.error) == (10, "")
@@ -295,7 +300,7 @@ def test_a_429_past_the_client_retries_is_retried_by_the_task(
     assert run.status == RunStatus.RUNNING and run.progress_done == 1
     assert sorted(len(s) for s in _samples(project).values()) == [0, 1]
 
-    result = tasks.run_consistency.apply(args=[run.pk]).get()
+    result = consistency_tasks.run_consistency.apply(args=[run.pk]).get()
     assert result["status"] == RunStatus.SUCCEEDED
     run.refresh_from_db()
     assert (run.progress_done, run.prompt_tokens) == (2, 20)
@@ -384,7 +389,7 @@ def test_one_run_at_a_time_and_a_pending_one_cancels_at_once(
     run_id = first.json()["id"]
     cancelled = admin.post(f"/api/consistency-runs/{run_id}/cancel/")
     assert cancelled.json()["status"] == "cancelled"
-    assert tasks.run_consistency(run_id)["status"] == RunStatus.CANCELLED
+    assert consistency_tasks.run_consistency(run_id)["status"] == RunStatus.CANCELLED
     assert fake_openai.requests == []
 
 
@@ -408,9 +413,12 @@ def test_the_dashboard_has_a_sampling_panel_for_consistency_projects_only(
     assert response.status_code == 200
     assert 'id="sample-form"' in html and "Sample other models" in html
     assert 'value="sampler-a, sampler-b, sampler-c"' in html
-    data = response.context["data"]
-    assert data["live_consistency"] == run.pk
-    assert data["urls"]["consistency_estimate"] == "/api/consistency-runs/estimate/"
+    panel = response.context["kind_panels"]
+    assert panel["context"]["data"]["live_run"] == run.pk
+    assert panel["context"]["data"]["urls"]["estimate"] == (
+        "/api/consistency-runs/estimate/"
+    )
+    assert 'id="consistency-data"' in html and "js/dashboard/consistency" in html
 
     html = client.get(f"/projects/{personas.project.pk}/dashboard/").content.decode()
     assert 'id="sample-form"' not in html

@@ -23,9 +23,9 @@ from annotator.claims import checking
 from annotator.core import embedded
 from annotator.core.celery import app
 from annotator.kinds.extraction import extraction_runs
+from annotator.kinds.extraction.models import ExtractionRun
 from annotator.models import (
     Annotation,
-    ExtractionRun,
     LabelReceipt,
     Prediction,
     RunStatus,

@@ -10,8 +10,9 @@ import pytest
 
 from annotator import tasks
 from annotator.kinds.extraction import extraction_runs
+from annotator.kinds.extraction import tasks as extraction_tasks
+from annotator.kinds.extraction.models import ExtractionRun
 from annotator.models import (
-    ExtractionRun,
     GradingRun,
     RunStatus,
     TrainingRun,
@@ -193,7 +194,7 @@ def test_an_extraction_run_stops_before_the_next_document_would_pass_its_budget(
         project=llm_project, model=MODEL, budget="0.0015"
     )
 
-    assert tasks.run_extraction(run.pk)["status"] == RunStatus.SUCCEEDED
+    assert extraction_tasks.run_extraction(run.pk)["status"] == RunStatus.SUCCEEDED
     run.refresh_from_db()
     assert len(fake_openai.requests) == 1
     assert run.cost == Decimal("0.001010") and run.cost <= run.budget
@@ -201,7 +202,7 @@ def test_an_extraction_run_stops_before_the_next_document_would_pass_its_budget(
     statuses = sorted(run.items.values_list("status", flat=True))
     assert statuses == [RunStatus.CANCELLED, RunStatus.CANCELLED, RunStatus.SUCCEEDED]
     # Ended: running the task again calls nobody.
-    tasks.run_extraction(run.pk)
+    extraction_tasks.run_extraction(run.pk)
     assert len(fake_openai.requests) == 1
 
 
@@ -276,7 +277,7 @@ def test_a_training_run_at_the_bounds_is_accepted(personas, api):
 def test_llm_prices_read_pairs_or_json_and_a_bad_one_stops_the_start(monkeypatch):
     from django.core.exceptions import ImproperlyConfigured
 
-    from annotator.core.settings import env_prices
+    from annotator.core.env import env_prices
 
     monkeypatch.setenv("PRICES", "gpt-4o=2.5/10, *=0/0")
     assert env_prices("PRICES") == {

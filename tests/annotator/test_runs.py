@@ -3,7 +3,11 @@
 import pytest
 from django.db.models import Q
 
-from annotator.models import ExtractionRun, RunStatus, TrainingRun
+from annotator.kinds.extraction.models import ExtractionRun
+from annotator.models import (
+    RunStatus,
+    TrainingRun,
+)
 from annotator.runs.lifecycle import run_claim, run_end
 from tests.annotator.factories import make_project
 

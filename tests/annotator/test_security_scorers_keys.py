@@ -19,9 +19,9 @@ from types import SimpleNamespace
 import pytest
 from django.core.exceptions import ImproperlyConfigured, ValidationError
 
-from annotator import tasks
-from annotator.core import settings as app_settings
+from annotator.core import env as env_vars
 from annotator.core.errors import ApplicationError
+from annotator.kinds.extraction import tasks as extraction_tasks
 from annotator.kinds.extraction.extraction_runs import extraction_run_start
 from annotator.models import Membership, Project, Role, ScorerModel, TrainingRun
 from annotator.training import scorers
@@ -250,7 +250,7 @@ def test_a_stored_key_never_reaches_an_endpoint_it_is_not_bound_to(
     project.refresh_from_db()
     make_document(project, external_id="d1")
     run = extraction_run_start(project=project, model=MODEL)
-    assert tasks.run_extraction(run.pk)["status"] == "failed"
+    assert extraction_tasks.run_extraction(run.pk)["status"] == "failed"
     run.refresh_from_db()
     assert "may only be sent to" in run.error
     assert other_endpoint.requests == []
@@ -259,7 +259,7 @@ def test_a_stored_key_never_reaches_an_endpoint_it_is_not_bound_to(
     settings.LLM_API_KEY_ENVS = {KEY: [other_endpoint.base_url]}
     other_endpoint.reply_json({"entities": []})
     again = extraction_run_start(project=project, model=MODEL)
-    assert tasks.run_extraction(again.pk)["status"] == "succeeded"
+    assert extraction_tasks.run_extraction(again.pk)["status"] == "succeeded"
     authorization = {r.headers.get("authorization") for r in other_endpoint.requests}
     assert authorization == {"Bearer the-real-key"}
 
@@ -316,13 +316,13 @@ def test_key_bindings_are_read_from_the_environment(monkeypatch):
         "A=https://api.openai.com/v1,A=http://10.0.0.5:8000/v1/,B=http://10.0.0.5:8000/v1",
     )
     urls = ["https://api.openai.com/v1", "http://10.0.0.5:8000/v1"]
-    assert app_settings.env_key_bindings("SAFEPASSAGE_PROBE", urls) == {
+    assert env_vars.env_key_bindings("SAFEPASSAGE_PROBE", urls) == {
         "A": ["https://api.openai.com/v1", "http://10.0.0.5:8000/v1/"],
         "B": ["http://10.0.0.5:8000/v1"],
     }
     # The form before the binding: a bare name, one endpoint.
     monkeypatch.setenv("SAFEPASSAGE_PROBE", "OPENAI_API_KEY")
-    assert app_settings.env_key_bindings("SAFEPASSAGE_PROBE", urls[:1]) == {
+    assert env_vars.env_key_bindings("SAFEPASSAGE_PROBE", urls[:1]) == {
         "OPENAI_API_KEY": urls[:1]
     }
 
@@ -345,6 +345,6 @@ def test_a_deployment_list_that_leaves_a_key_unbound_refuses_to_start(
     two = ["https://api.openai.com/v1", "http://10.0.0.5:8000/v1"]
     with pytest.raises(ImproperlyConfigured, match=message):
         if helper == "urls":
-            app_settings.env_endpoints("SAFEPASSAGE_PROBE")
+            env_vars.env_endpoints("SAFEPASSAGE_PROBE")
         else:
-            app_settings.env_key_bindings("SAFEPASSAGE_PROBE", two)
+            env_vars.env_key_bindings("SAFEPASSAGE_PROBE", two)

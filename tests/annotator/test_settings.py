@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from annotator.core import settings as app_settings
+from annotator.core import env as env_vars
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -15,10 +15,10 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.parametrize(
     "helper, raw",
     [
-        (app_settings.env_bool, "maybe"),
-        (app_settings.env_int, "ten"),
-        (app_settings.env_rate, "10/fortnight"),
-        (app_settings.env_rate, "ten/min"),
+        (env_vars.env_bool, "maybe"),
+        (env_vars.env_int, "ten"),
+        (env_vars.env_rate, "10/fortnight"),
+        (env_vars.env_rate, "ten/min"),
     ],
 )
 def test_unparsable_values_fail_loudly(monkeypatch, helper, raw):
@@ -31,7 +31,7 @@ def test_secret_key_file_is_read(monkeypatch, tmp_path):
     (tmp_path / "key").write_text("from-a-file\n")
     monkeypatch.delenv("SAFEPASSAGE_PROBE", raising=False)
     monkeypatch.setenv("SAFEPASSAGE_PROBE_FILE", str(tmp_path / "key"))
-    assert app_settings.env_secret("SAFEPASSAGE_PROBE") == "from-a-file"
+    assert env_vars.env_secret("SAFEPASSAGE_PROBE") == "from-a-file"
 
 
 def _env(**overrides):

@@ -5,8 +5,9 @@ import pytest
 from annotator import tasks
 from annotator.claims import checking
 from annotator.kinds.extraction import extraction_runs
+from annotator.kinds.extraction import tasks as extraction_tasks
+from annotator.kinds.extraction.models import ExtractionRun
 from annotator.models import (
-    ExtractionRun,
     Prediction,
     PredictionScore,
     RunStatus,
@@ -115,9 +116,9 @@ def test_extraction_twice_calls_the_llm_once_per_document(fake_openai, monkeypat
     fake_openai.reply_json(_entities(("GPE", "Colombia", "a citizen of Colombia")))
 
     run = extraction_runs.extraction_run_start(project=project, model="fake-model")
-    done = tasks.run_extraction(run.pk)
+    done = extraction_tasks.run_extraction(run.pk)
     assert done["status"] == RunStatus.SUCCEEDED
-    again = tasks.run_extraction(run.pk)
+    again = extraction_tasks.run_extraction(run.pk)
     assert again["status"] == RunStatus.SUCCEEDED
     assert len(fake_openai.requests) == 2
 
@@ -148,7 +149,7 @@ def test_document_the_llm_fails_on_is_recorded_and_the_run_goes_on(
         model="fake-model",
         params={"max_retries": 0},
     )
-    tasks.run_extraction(run.pk)
+    extraction_tasks.run_extraction(run.pk)
     run.refresh_from_db()
     assert run.status == RunStatus.SUCCEEDED
     assert run.error == "1 of 2 documents failed"
@@ -162,7 +163,7 @@ def test_missing_api_key_fails_the_run_permanently(fake_openai, monkeypatch):
     project = _llm_project(fake_openai, llm_api_key_env="SAFEPASSAGE_TEST_KEY")
     make_document(project)
     run = extraction_runs.extraction_run_start(project=project, model="fake-model")
-    assert tasks.run_extraction(run.pk)["status"] == RunStatus.FAILED
+    assert extraction_tasks.run_extraction(run.pk)["status"] == RunStatus.FAILED
     run.refresh_from_db()
     assert run.status == RunStatus.FAILED
     assert "SAFEPASSAGE_TEST_KEY" in run.error

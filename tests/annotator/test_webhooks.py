@@ -25,6 +25,7 @@ from annotator import tasks
 from annotator.claims import ingest
 from annotator.kinds.consistency import consistency_runs
 from annotator.kinds.extraction import extraction_runs
+from annotator.kinds.extraction import tasks as extraction_tasks
 from annotator.models import Membership, Role, RunStatus, Webhook, WebhookDelivery
 from annotator.projects import webhooks
 from annotator.runs import grading
@@ -193,7 +194,7 @@ def test_an_extraction_run_end_is_one_signed_call(personas, api, receiver, fake_
         }
     )
     run = extraction_runs.extraction_run_start(project=project, model=MODEL)
-    assert tasks.run_extraction(run.pk)["status"] == RunStatus.SUCCEEDED
+    assert extraction_tasks.run_extraction(run.pk)["status"] == RunStatus.SUCCEEDED
     assert receiver.calls == []  # sent by a task once the run's end commits
 
     deliver_pending()
@@ -202,7 +203,7 @@ def test_an_extraction_run_end_is_one_signed_call(personas, api, receiver, fake_
     assert payload["progress"] == {"done": 1, "total": 1}
     assert payload["finished_at"] and payload["error"] == ""
     # Running the task again finds the run ended: no second call.
-    tasks.run_extraction(run.pk)
+    extraction_tasks.run_extraction(run.pk)
     deliver_pending()
     assert len(receiver.calls) == 1
 
@@ -454,7 +455,7 @@ def test_unknown_events_are_refused_and_events_can_be_changed(personas, api, rec
     assert response.status_code == 400
     assert "unknown events 'x'" in response.json()["detail"]
     assert (
-        "check, extraction, grading, training, consistency"
+        "check, consistency, extraction, grading, training"
         in (response.json()["detail"])
     )
     hook = register(api, personas.admin, personas.project, receiver.url())

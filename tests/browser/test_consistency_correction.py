@@ -11,7 +11,11 @@ import pytest
 from annotator.claims import ingest
 from annotator.claims.checking import predictions_check
 from annotator.kinds.consistency import consistency_runs
-from annotator.models import Annotation, ConsistencyRun, Prediction
+from annotator.kinds.consistency.models import ConsistencyRun
+from annotator.models import (
+    Annotation,
+    Prediction,
+)
 from tests.annotator.factories import make_project, score_by_word_overlap
 from tests.browser.conftest import label_by_key, log_in, wait_all_sent
 from tests.consistency_data import LAMPORT

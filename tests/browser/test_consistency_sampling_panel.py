@@ -7,7 +7,7 @@ import pytest
 from django.conf import settings
 
 from annotator.claims import ingest
-from annotator.models import ConsistencyRun
+from annotator.kinds.consistency.models import ConsistencyRun
 from tests.annotator.factories import make_project
 from tests.browser.conftest import log_in
 from tests.consistency_data import LAMPORT

@@ -21,7 +21,7 @@ from annotator.claims.ingest import (
     parsed_records,
 )
 from annotator.core.errors import ConfigurationError
-from annotator.models import CaseCitation, CaseOpinion
+from annotator.kinds.citations.models import CaseCitation, CaseOpinion
 
 
 def _split(key: str) -> tuple[str, int | None, int | None]:

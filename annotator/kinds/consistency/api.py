@@ -9,8 +9,7 @@ from rest_framework import serializers
 from annotator.api.llm_runs import LLMRunViewSet
 from annotator.api.serializers import storable_json
 from annotator.kinds.consistency import consistency_runs
-from annotator.models import ConsistencyRun
-from annotator.projects import access
+from annotator.kinds.consistency.models import ConsistencyRun
 
 _PARAMS_HELP = (
     "For job samples: samplers (a non-empty list of the project's llm_models), "
@@ -185,9 +184,6 @@ class ConsistencyRunViewSet(LLMRunViewSet):
     estimate_description = (
         "What a run would ask and roughly cost; starts nothing, calls nobody."
     )
-
-    def runs_for(self, user):
-        return access.consistency_runs_for(user)
 
     def run_start(self, project, data, user):
         return consistency_runs.consistency_run_start(

@@ -27,10 +27,9 @@ from annotator.claims.ingest import batched
 from annotator.core.errors import ApplicationError, ConfigurationError, TransientError
 from annotator.kinds.consistency.corrections import CORRECTIONS
 from annotator.kinds.consistency.jobs import TOKENS_PER_CALL, Job
+from annotator.kinds.consistency.models import ConsistencyRun
 from annotator.kinds.consistency.sampling import SAMPLES
-from annotator.kinds.extraction.extraction_runs import llm_config
 from annotator.models import (
-    ConsistencyRun,
     Document,
     Prediction,
     Project,
@@ -45,6 +44,7 @@ from annotator.runs.budgets import (
     batch_estimate,
     budget_from,
     cost,
+    llm_config,
     llm_failure_kind,
     llm_params_check,
     run_prices,

@@ -9,7 +9,6 @@ it; a project has one extraction run at a time.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from typing import Any
@@ -23,13 +22,11 @@ from django.utils import timezone
 from annotator.claims.checking import check_enqueue, project_schema
 from annotator.claims.ingest import ImportReport, predictions_upsert
 from annotator.claims.records import document_record
-from annotator.core import allowlists
 from annotator.core.errors import ApplicationError, ConfigurationError, TransientError
+from annotator.kinds.extraction.models import ExtractionItem, ExtractionRun
 from annotator.models import (
     ACTIVE_RUN_STATUSES,
     Document,
-    ExtractionItem,
-    ExtractionRun,
     Project,
     RunStatus,
 )
@@ -39,6 +36,7 @@ from annotator.runs.budgets import (
     batch_estimate,
     budget_from,
     cost,
+    llm_config,
     llm_model_check,
     llm_params_check,
     run_prices,
@@ -119,41 +117,6 @@ def extraction_run_start(
         run.cost_estimate = cost(prices, *_tokens(list(lengths.values())))
         run.save(update_fields=["progress_total", "cost_estimate"])
     return run
-
-
-def llm_config(run: ExtractionRun):
-    from pipeline.llm import LLMConfig
-
-    project = run.project
-    # Rows written before the allow-lists, or the lists narrowed since: no
-    # request leaves the server for an endpoint or key the deployment refuses.
-    problem = allowlists.llm_settings_problem(
-        project.llm_base_url, project.llm_api_key_env
-    )
-    if problem:
-        raise ConfigurationError(f"project {project.name!r}: {problem}")
-    api_key = None
-    if project.llm_api_key_env:
-        api_key = os.environ.get(project.llm_api_key_env)
-        if not api_key:
-            raise ConfigurationError(
-                f"environment variable {project.llm_api_key_env} is not set on the "
-                "worker (the project's llm_api_key_env)"
-            )
-    params = dict(run.params)
-    for key in ("price_per_mtok_prompt", "price_per_mtok_completion"):
-        params.pop(key, None)
-    known = {"timeout", "max_retries", "temperature", "json_mode"}
-    try:
-        return LLMConfig(
-            base_url=project.llm_base_url,
-            model=run.model,
-            api_key=api_key,
-            **{k: v for k, v in params.items() if k in known},
-            extra={k: v for k, v in params.items() if k not in known},
-        )
-    except (TypeError, ValueError) as e:
-        raise ConfigurationError(f"run {run.pk}: bad LLM settings: {e}") from e
 
 
 def extraction_run_fail(*, run_id: int, error: str) -> None:

@@ -1,5 +1,5 @@
 """What the provenance kind brings to the app: how its checker ranks the
-context's sentences (PROVENANCE_RELEVANCE)."""
+context's sentences (PROVENANCE_RELEVANCE), and its online check."""
 
 from django.conf import settings
 
@@ -8,4 +8,5 @@ from annotator.kinds import KindHook
 HOOK = KindHook(
     kind="provenance",
     checker_options={"relevance": lambda: settings.PROVENANCE_RELEVANCE},
+    api_urls="annotator.kinds.provenance.urls",
 )

@@ -3,12 +3,9 @@
 // live training panel, which polls the running training run. Everything from
 // the server reaches the page through textContent, never as HTML.
 
-const data = JSON.parse(document.getElementById("dashboard-data").textContent);
-const POLL_MS = 2000;
-const LOG_LINES = 20;
-const TERMINAL = new Set(["succeeded", "failed", "cancelled"]);
+import { $, POLL_MS, TERMINAL, api, data, url } from "./dashboard/shared.js";
 
-const $ = (id) => document.getElementById(id);
+const LOG_LINES = 20;
 const el = {
   message: $("dash-message"),
   retrain: $("retrain-btn"),
@@ -28,34 +25,8 @@ const el = {
   reload: $("tr-reload"),
 };
 
-const url = (template, id) => template.replace("{id}", encodeURIComponent(id));
-
 let runId = data.live_training;
 let pollTimer = 0;
-
-async function api(path, { method = "GET", body } = {}) {
-  const response = await fetch(path, {
-    method,
-    credentials: "same-origin",
-    headers: {
-      Accept: "application/json",
-      ...(method === "GET" ? {} : { "X-CSRFToken": data.csrf_token }),
-      ...(body === undefined ? {} : { "Content-Type": "application/json" }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  let payload = null;
-  try {
-    payload = await response.json();
-  } catch {
-    payload = null;
-  }
-  if (!response.ok) {
-    const detail = payload && (payload.detail || payload.error || JSON.stringify(payload));
-    throw new Error(`${response.status}: ${detail || response.statusText}`);
-  }
-  return payload;
-}
 
 function say(text, kind = "") {
   el.message.textContent = text;
@@ -284,155 +255,6 @@ async function gradingCancel() {
   }
 }
 
-// --- consistency runs: sampling other models, correcting flagged sentences ----
-
-const sample = {
-  form: $("sample-form"),
-  job: $("sample-job"),
-  models: $("sample-models"),
-  count: $("sample-count"),
-  improver: $("correct-improver"),
-  summaries: $("correct-summaries"),
-  budget: $("sample-budget"),
-  estimate: $("sample-estimate"),
-  start: $("sample-start"),
-  panel: $("sample-run"),
-  runJob: $("sr-job"),
-  id: $("sr-id"),
-  status: $("sr-status"),
-  progress: $("sr-progress"),
-  done: $("sr-count"),
-  cost: $("sr-cost"),
-  runBudget: $("sr-budget"),
-  error: $("sr-error"),
-  cancel: $("sr-cancel"),
-};
-const JOB_NAMES = { samples: "Sampling", corrections: "Corrections" };
-let consistencyId = data.live_consistency;
-let consistencyTimer = 0;
-
-// Shows the fields of the chosen job only.
-function showJobFields() {
-  for (const field of sample.form?.querySelectorAll("[data-job]") || []) {
-    field.hidden = field.dataset.job !== sample.job.value;
-  }
-}
-
-function consistencyParams() {
-  const params =
-    sample.job.value === "corrections"
-      ? { improver: sample.improver.value.trim(), summaries: sample.summaries.checked }
-      : {
-          samplers: sample.models.value.split(",").map((m) => m.trim()).filter(Boolean),
-          samples: Number(sample.count.value),
-        };
-  return params;
-}
-
-function estimateText(e) {
-  const cost = e.cost === null ? "no price set for these models" : `about ${Number(e.cost).toFixed(2)}`;
-  const tokens =
-    `~${e.prompt_tokens.toLocaleString()} prompt and ${e.completion_tokens.toLocaleString()} ` +
-    `completion tokens, ${cost}.`;
-  const k = e.calls_by_kind;
-  if (e.job === "corrections") {
-    return (
-      `${e.documents} answers with flagged sentences to correct with ${e.models.join(", ")}: ` +
-      `${e.calls} calls (${k.correction_calls} corrections, ${k.summary_calls} error summaries), ${tokens}`
-    );
-  }
-  return (
-    `${e.documents} answers to sample with ${e.models.join(", ")}: ${e.calls} calls ` +
-    `(${k.reformulation_calls} writing prompt variants), ${tokens}`
-  );
-}
-
-async function consistencyEstimate() {
-  sample.estimate.textContent = "Estimating…";
-  try {
-    const e = await api(data.urls.consistency_estimate, {
-      method: "POST",
-      body: { project: data.project.id, job: sample.job.value, params: consistencyParams() },
-    });
-    sample.estimate.textContent = estimateText(e);
-    if (e.cost !== null && sample.budget.value === "") sample.budget.value = Number(e.cost).toFixed(2);
-  } catch (error) {
-    sample.estimate.textContent = `Could not estimate: ${error.message}`;
-  }
-}
-
-async function consistencyStart(event) {
-  event.preventDefault();
-  if (sample.budget.value === "") {
-    sample.estimate.textContent = "Set a budget: the run stops before its cost would pass it.";
-    sample.budget.focus();
-    return;
-  }
-  sample.start.disabled = true;
-  try {
-    const run = await api(data.urls.consistency_runs, {
-      method: "POST",
-      body: {
-        project: data.project.id,
-        job: sample.job.value,
-        budget: sample.budget.value,
-        params: consistencyParams(),
-      },
-    });
-    consistencyId = run.id;
-    sample.estimate.textContent = `${JOB_NAMES[run.job]} run ${run.id} queued.`;
-    showConsistency(run);
-    pollConsistency();
-  } catch (error) {
-    sample.start.disabled = false;
-    sample.estimate.textContent = `Could not start the run: ${error.message}`;
-  }
-}
-
-function showConsistency(run) {
-  sample.panel.hidden = false;
-  sample.runJob.textContent = JOB_NAMES[run.job] || run.job;
-  sample.id.textContent = `#${run.id}`;
-  sample.status.textContent = run.status;
-  sample.status.className = `badge run-${run.status}`;
-  const total = run.progress_total || 0;
-  sample.progress.value = total ? run.progress_done / total : 0;
-  sample.done.textContent = `${run.progress_done} / ${total} answers`;
-  sample.cost.textContent = Number(run.cost).toFixed(4);
-  sample.runBudget.textContent = Number(run.budget).toFixed(2);
-  sample.error.hidden = !run.error;
-  sample.error.textContent = run.error || "";
-  const done = TERMINAL.has(run.status);
-  sample.cancel.hidden = done;
-  sample.cancel.disabled = done || Boolean(run.cancel_requested);
-  sample.start.disabled = !done;
-}
-
-async function pollConsistency() {
-  window.clearTimeout(consistencyTimer);
-  if (consistencyId === null) return;
-  try {
-    const run = await api(url(data.urls.consistency_run, consistencyId));
-    showConsistency(run);
-    if (TERMINAL.has(run.status)) return;
-  } catch (error) {
-    sample.estimate.textContent = `Run ${consistencyId}: ${error.message}`;
-  }
-  consistencyTimer = window.setTimeout(pollConsistency, POLL_MS);
-}
-
-async function consistencyCancel() {
-  if (consistencyId === null) return;
-  sample.cancel.disabled = true;
-  try {
-    showConsistency(await api(url(data.urls.consistency_cancel, consistencyId), { method: "POST" }));
-    pollConsistency();
-  } catch (error) {
-    sample.cancel.disabled = false;
-    sample.estimate.textContent = `Could not cancel: ${error.message}`;
-  }
-}
-
 // --- operating point: preview a target recall, then apply it -------------------
 
 const op = {
@@ -542,8 +364,6 @@ document.addEventListener("click", (event) => {
   else if (action === "reload") window.location.reload();
   else if (action === "grade-estimate") gradingEstimate();
   else if (action === "grade-cancel") gradingCancel();
-  else if (action === "sample-estimate") consistencyEstimate();
-  else if (action === "sample-cancel") consistencyCancel();
   else if (action === "op-preview") opPreview();
   else if (action === "calibrate") calibrate(button);
 });
@@ -559,13 +379,6 @@ if (op.form) {
 if (grade.form) {
   grade.form.addEventListener("submit", gradingStart);
   if (gradingId !== null) pollGrading();
-}
-
-if (sample.form) {
-  sample.form.addEventListener("submit", consistencyStart);
-  sample.job.addEventListener("change", showJobFields);
-  showJobFields();
-  if (consistencyId !== null) pollConsistency();
 }
 
 if (runId !== null) {

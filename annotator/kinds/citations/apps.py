@@ -1,0 +1,6 @@
+from annotator import kinds
+
+
+class CitationsConfig(kinds.KindConfig):
+    name = "annotator.kinds.citations"
+    kind = "citations"

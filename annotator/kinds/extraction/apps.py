@@ -1,0 +1,6 @@
+from annotator import kinds
+
+
+class ExtractionConfig(kinds.KindConfig):
+    name = "annotator.kinds.extraction"
+    kind = "extraction"
