@@ -75,6 +75,11 @@ SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
 X_FRAME_OPTIONS = "DENY"
 
+# Checker kinds' apps: those under annotator/kinds/, and any the deployment
+# adds (dotted paths of its own packages, each a Django app whose config is
+# an annotator.kinds.KindConfig).
+KIND_APPS = [*kind_apps(), *env_list("KIND_APPS", [])]
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",
@@ -86,7 +91,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "annotator",
-    *kind_apps(),
+    *KIND_APPS,
 ]
 
 MIDDLEWARE = [
@@ -445,5 +450,5 @@ LOGGING = {
 }
 
 # Each kind's own settings (its app's settings module).
-for _app in kind_apps():
+for _app in KIND_APPS:
     globals().update(kind_settings(_app))

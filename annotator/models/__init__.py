@@ -355,12 +355,8 @@ class LLMRun(models.Model):
 
 
 def llm_run_models() -> list[type[LLMRun]]:
-    """Every kind of LLM run the app has, a kind's own included."""
-    return [
-        model
-        for model in apps.get_app_config("annotator").get_models()
-        if issubclass(model, LLMRun)
-    ]
+    """Every kind of LLM run installed, a kind's own included."""
+    return [model for model in apps.get_models() if issubclass(model, LLMRun)]
 
 
 class Prediction(models.Model):

@@ -41,6 +41,10 @@ os.environ.setdefault("LLM_PRICES", "*=1/2")
 os.environ.setdefault("WEBHOOK_ALLOWED_HOSTS", "127.0.0.1:*")
 os.environ.setdefault("WEBHOOK_RETRY_BACKOFF", "0.5")
 
+# The tests' own checker kind (tests/kinds/statement), installed as a
+# deployment installs its own.
+os.environ.setdefault("KIND_APPS", "tests.kinds.statement")
+
 from annotator.core.settings import *  # noqa: E402,F403
 
 # Creating the personas' users with the production hasher costs ~0.3 s each.

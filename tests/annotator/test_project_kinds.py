@@ -13,7 +13,7 @@ from tests.annotator.factories import (
     make_project,
     train_on_labels,
 )
-from tests.checkers.statement import KIND
+from tests.kinds.statement.checker import KIND
 
 pytestmark = pytest.mark.django_db
 

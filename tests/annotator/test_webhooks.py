@@ -455,7 +455,7 @@ def test_unknown_events_are_refused_and_events_can_be_changed(personas, api, rec
     assert response.status_code == 400
     assert "unknown events 'x'" in response.json()["detail"]
     assert (
-        "check, consistency, extraction, grading, training"
+        "check, consistency, extraction, grading, statements, training"
         in (response.json()["detail"])
     )
     hook = register(api, personas.admin, personas.project, receiver.url())

@@ -1,12 +1,11 @@
-"""A kind that exists only in the tests (tests/checkers: a checker, its
-``Project.kind``, its claim partial) goes through the whole app: made over the
-API, imported, checked, shown by its own partial and labelled by keyboard."""
-
-import copy
+"""A kind that exists only in the tests (tests/kinds/statement: its checker,
+and its app with its own LLM job, setting, endpoint, hook and claim partial,
+nothing of it in the app's code) goes through the whole app: its project made
+over the API, its claims written by its LLM job through its endpoint and a
+real worker, checked, shown by its own partial and labelled by keyboard."""
 
 import pytest
 
-from annotator.claims.checking import predictions_check
 from annotator.models import Prediction
 from tests.annotator.factories import jsonl, upload
 from tests.browser.conftest import (
@@ -16,43 +15,62 @@ from tests.browser.conftest import (
     stored_labels,
     wait_all_sent,
 )
-from tests.checkers import TEMPLATES
-from tests.checkers.statement import KIND
+from tests.conftest import wait_for
+from tests.kinds.statement.checker import KIND
+from tests.kinds.statement.models import StatementRun
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 MEMO = "The board met in March. The budget was approved by the board."
-
-
-@pytest.fixture
-def with_test_partials(settings):
-    templates = copy.deepcopy(settings.TEMPLATES)
-    templates[0]["DIRS"] = [*templates[0]["DIRS"], TEMPLATES]
-    settings.TEMPLATES = templates
+STATEMENTS = [
+    "the board approved the budget",
+    "the board rejected the budget",
+    "the board met in May",
+]
 
 
 def test_a_test_only_kind_is_labelled_end_to_end(
-    personas, api, new_page, with_test_partials, artifacts
+    personas, api, new_page, artifacts, fake_openai, celery_worker
 ):
     admin = api(personas.admin)
     expert = personas.annotator
     project = project_over_api(admin, name="memos", kind=KIND, expert=expert)
-    documents = jsonl({"id": "memo", "text": MEMO})
-    claims = jsonl(
-        *(
-            {"id": f"c{i}", "document_id": "memo", "type": "statement", "value": v}
-            for i, v in enumerate(
-                ["the board approved the budget", "the board rejected the budget"]
-            )
-        )
+    response = admin.patch(
+        f"/api/projects/{project.pk}/",
+        {"llm_base_url": fake_openai.base_url, "llm_models": [fake_openai.model]},
+        format="json",
     )
+    assert response.status_code == 200, response.content
+    documents = jsonl({"id": "memo", "text": MEMO})
     response = upload(
         admin, "/api/documents/upload/", project, "memo.jsonl", documents, "files"
     )
     assert response.status_code in (200, 201), response.content
-    response = upload(admin, "/api/predictions/import/", project, "c.jsonl", claims)
-    assert response.status_code in (200, 201), response.content
-    assert predictions_check(project_id=project.pk).checked == 2
+
+    # The kind's LLM job, started at its endpoint and run by the worker,
+    # which keeps two of the three statements (its STATEMENT_MAX_PER_DOCUMENT).
+    fake_openai.reply_json({"statements": STATEMENTS})
+    body = {"project": project.pk, "model": fake_openai.model, "budget": "1"}
+    estimate = admin.post("/api/statement-runs/estimate/", body, format="json")
+    assert estimate.status_code == 200, estimate.content
+    assert estimate.json()["documents"] == 1
+    response = admin.post("/api/statement-runs/", body, format="json")
+    assert response.status_code == 201, response.content
+    run = response.json()
+    wait_for(
+        lambda: (
+            StatementRun.objects.get(pk=run["id"]).status == "succeeded"
+            and Prediction.objects.filter(project=project).count() == 2
+            and not Prediction.objects.filter(
+                project=project, checked_at__isnull=True
+            ).exists()
+        ),
+        worker=celery_worker,
+    )
+    shown = admin.get(f"/api/statement-runs/{run['id']}/").json()
+    assert shown["progress_done"] == 1 and float(shown["cost"]) > 0
+    [request] = fake_openai.requests
+    assert MEMO in str(request.body["messages"])
 
     page = new_page()
     log_in(page, expert.username, "ann1-pass")

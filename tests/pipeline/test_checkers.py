@@ -88,7 +88,7 @@ def test_without_a_scorer_a_found_context_is_unscored_never_safe():
 
 
 def test_a_new_kind_registers_once_and_is_found_by_its_name():
-    from tests.checkers.statement import KIND
+    from tests.kinds.statement.checker import KIND
 
     assert KIND in kinds() and "extraction" in kinds()
     checker = checker_class(KIND)({"d": Document(id="d", text="Rain fell.")})

@@ -286,7 +286,7 @@ def test_the_scorer_of_any_kind_trains_from_its_checkers_pairs(tmp_path):
     """The tests' statement checker has no silver pairs and no alignment:
     the fine-tuner trains its scorer all the same and says which kind."""
     from pipeline.types import Document, Prediction
-    from tests.checkers.statement import KIND, StatementChecker
+    from tests.kinds.statement.checker import KIND, StatementChecker
 
     facts = ["The board approved the budget.", "The meeting was held in March."]
     documents = {f"m{i}": Document(id=f"m{i}", text=" ".join(facts)) for i in range(10)}
