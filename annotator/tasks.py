@@ -18,7 +18,8 @@ from annotator.core.dispatch import send_after_commit
 from annotator.models import Project, RunStatus, llm_run_models
 from annotator.projects import webhooks
 from annotator.runs import grading, recovery
-from annotator.training import scorers
+from annotator.training import execute, schedule
+from annotator.training import runs as training_runs
 
 logger = logging.getLogger(__name__)
 
@@ -93,7 +94,7 @@ def check_predictions(project_id: int, force: bool = False) -> dict:
         # Checked with no scorer: its first one is trained without labels.
         project = Project.objects.filter(pk=project_id).first()
         if project is not None:
-            scorers.first_scorer_due(project)
+            schedule.first_scorer_due(project)
     return {
         "project": project_id,
         "checked": summary.checked,
@@ -159,7 +160,7 @@ def run_grading(self, run_id: int) -> dict:
 # the run no longer pending and returns.
 @shared_task
 def train_scorer(run_id: int) -> dict:
-    run = scorers.training_run_execute(run_id=run_id)
+    run = execute.training_run_execute(run_id=run_id)
     return {"run": run_id, "status": run.status if run else None}
 
 
@@ -170,7 +171,7 @@ def _training_worker_lost(sender=None, exception=None, args=None, **kwargs):
     if getattr(sender, "name", None) != train_scorer.name:
         return
     if isinstance(exception, WorkerLostError) and args:
-        scorers.training_run_fail(
+        training_runs.training_run_fail(
             run_id=int(args[0]),
             error=f"the worker process died ({exception}); the active scorer is "
             "unchanged",
@@ -181,8 +182,8 @@ def _training_worker_lost(sender=None, exception=None, args=None, **kwargs):
 def retrain_due() -> dict:
     """Periodic (beat): fail runs whose worker went silent, then start a run
     for each project with enough new expert labels."""
-    failed = scorers.training_runs_sweep_stale()
-    started = scorers.retrain_due()
+    failed = training_runs.training_runs_sweep_stale()
+    started = schedule.retrain_due()
     return {"failed": failed, "started": started}
 
 

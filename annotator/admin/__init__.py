@@ -2,8 +2,9 @@ from django.contrib import admin, messages
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.core.exceptions import ValidationError
 
-from annotator.claims.checking import CHECK_FIELDS
+from annotator.claims.checking import CHECK_FIELDS, scorer_activate
 from annotator.core import accounts
+from annotator.core.errors import ApplicationError
 from annotator.models import (
     Adjudication,
     Annotation,
@@ -21,6 +22,7 @@ from annotator.models import (
     WebhookDelivery,
 )
 from annotator.projects import services
+from annotator.training.runs import training_run_cancel
 
 
 class ThrottledAdminLoginForm(AdminAuthenticationForm):
@@ -177,7 +179,6 @@ class ScorerModelAdmin(WrittenByServices, admin.ModelAdmin):
 
     @admin.action(description="Make active (promote or roll back; rescores)")
     def activate(self, request, queryset):
-        from annotator.claims.checking import scorer_activate
 
         scorers = list(queryset)
         if len({s.project_id for s in scorers}) != len(scorers):
@@ -215,8 +216,6 @@ class TrainingRunAdmin(WrittenByServices, admin.ModelAdmin):
 
     @admin.action(description="Cancel the selected runs")
     def cancel(self, request, queryset):
-        from annotator.core.errors import ApplicationError
-        from annotator.training.scorers import training_run_cancel
 
         for run in queryset:
             try:

@@ -44,6 +44,8 @@ from annotator.models import (
     Project,
 )
 from annotator.projects import access, services
+from annotator.training import card
+from annotator.training import runs as training_runs
 
 
 def _check_upload_size(files) -> None:
@@ -458,12 +460,10 @@ class ScorerModelViewSet(
         CrossEncoder, with a README.md model card."""
         import tempfile
 
-        from annotator.training import scorers
-
         scorer = self.get_object()
         out = tempfile.TemporaryFile()  # closed by FileResponse when sent
         try:
-            scorers.scorer_archive(scorer, out)
+            card.scorer_archive(scorer, out)
         except BaseException:
             out.close()
             raise
@@ -501,14 +501,13 @@ class TrainingRunViewSet(
     def create(self, request, *args, **kwargs):
         """Start training the project's scorer on the training queue (400 when
         a run of the project is already pending or running)."""
-        from annotator.training import scorers
 
         payload = s.TrainingRunStartSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         project = managed_project(
             request.user, payload.validated_data["project"], action="training"
         )
-        run = scorers.training_run_start(
+        run = training_runs.training_run_start(
             project=project,
             created_by=request.user,
             params=payload.validated_data["params"],
@@ -522,9 +521,8 @@ class TrainingRunViewSet(
     def cancel(self, request, pk=None):
         """Cancel: a pending run at once, a running one at its next training
         step (it registers nothing). 400 once the run has ended."""
-        from annotator.training import scorers
 
-        run = scorers.training_run_cancel(run=self.get_object())
+        run = training_runs.training_run_cancel(run=self.get_object())
         return Response(self.get_serializer(run).data)
 
     def perform_destroy(self, instance):

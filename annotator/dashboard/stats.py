@@ -45,7 +45,7 @@ from annotator.models import (
     Verdict,
 )
 from annotator.training.calibration import reliability, reliability_svg
-from annotator.training.scorers import retrain_status
+from annotator.training.schedule import retrain_status
 from pipeline.checkers import checker_class
 from pipeline.evaluate import (
     cohen_kappa,

@@ -295,28 +295,55 @@ class Document(models.Model):
         return self.external_id
 
 
-class LLMRun(models.Model):
-    """What every run of LLM calls tracks: status, progress, parameters, token
-    usage and cost, failure, and who started it when. Extraction, grading and
-    sampling runs add their own fields, and name the Celery task that runs
-    them (``TASK``): the lifecycle sends it, the sweep sends it again. Its
-    end is a webhook's ``EVENT``, with its ``webhook_details()``."""
+class Run(models.Model):
+    """What every run tracks, of LLM calls or training: status, settings,
+    failure, who started it when, and the heartbeat its sweep reads. Each
+    names the Celery task that executes it (``TASK``): the lifecycle
+    (``annotator.runs.lifecycle``) sends it, the sweep sends it again."""
 
     TASK: str
-    EVENT: str
 
-    model = models.CharField(max_length=200, help_text="LLM model name.")
     status = models.CharField(
         max_length=16, choices=RunStatus.choices, default=RunStatus.PENDING
     )
-    progress_done = models.PositiveIntegerField(default=0)
-    progress_total = models.PositiveIntegerField(default=0)
     params = models.JSONField(
         default=dict,
         blank=True,
-        help_text="LLM settings (and a job's options), within the deployment's "
-        "bounds; prices come from its LLM_PRICES.",
+        help_text="The run's settings within the deployment's bounds: an LLM "
+        "run's LLM settings and a job's options (prices come from LLM_PRICES), "
+        "a training run's TrainConfig fields.",
     )
+    error = models.TextField(blank=True, help_text="Why the run failed or stopped.")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="Last sign of life from its worker: the sweep hands an LLM run "
+        "silent for LLM_RUN_STALE_SECONDS to another worker, and fails a training "
+        "run silent for TRAINING_STALE_SECONDS.",
+    )
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+        ordering = ["-created_at"]
+
+
+class LLMRun(Run):
+    """What every run of LLM calls adds: the model, progress, token usage and
+    cost. Extraction, grading, sampling and a kind's own runs add their own
+    fields; the end of one is a webhook's ``EVENT``, with its
+    ``webhook_details()``."""
+
+    EVENT: str
+
+    model = models.CharField(max_length=200, help_text="LLM model name.")
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
     prompt_tokens = models.PositiveBigIntegerField(default=0)
     completion_tokens = models.PositiveBigIntegerField(default=0)
     cost_estimate = models.DecimalField(
@@ -326,28 +353,14 @@ class LLMRun(models.Model):
         blank=True,
         help_text="At the deployment's prices, computed at the start.",
     )
-    error = models.TextField(blank=True, help_text="Why the whole run failed.")
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(
-        null=True,
-        blank=True,
-        help_text="Last progress of a worker; a running run silent for "
-        "LLM_RUN_STALE_SECONDS is handed to another worker by the sweep.",
-    )
     resumes = models.PositiveSmallIntegerField(
         default=0,
         help_text="Times the sweep handed this run to a worker again; past "
         "LLM_RUN_MAX_RESUMES the run is failed instead.",
     )
-    finished_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
+    class Meta(Run.Meta):
         abstract = True
-        ordering = ["-created_at"]
 
     def webhook_details(self) -> dict[str, Any]:
         """What a webhook hears of the run beyond its status and progress."""
@@ -674,7 +687,12 @@ class Lease(models.Model):
         return f"{self.prediction_id} to {self.annotator_id} until {self.expires_at}"
 
 
-class TrainingRun(models.Model):
+class TrainingRun(Run):
+    """Fine-tuning a project's scorer (annotator.training), on the shared
+    run lifecycle."""
+
+    TASK = "annotator.tasks.train_scorer"
+
     class Trigger(models.TextChoices):
         MANUAL = "manual", "Started by an admin"
         SCHEDULE = "schedule", "Enough new expert labels (beat)"
@@ -684,14 +702,10 @@ class TrainingRun(models.Model):
     project = models.ForeignKey(
         Project, on_delete=models.CASCADE, related_name="training_runs"
     )
-    status = models.CharField(
-        max_length=16, choices=RunStatus.choices, default=RunStatus.PENDING
-    )
     trigger = models.CharField(
         max_length=16, choices=Trigger.choices, default=Trigger.MANUAL
     )
     base_model = models.CharField(max_length=255, blank=True)
-    params = models.JSONField(default=dict, blank=True)
     expert_labels = models.PositiveIntegerField(
         default=0, help_text="Expert labels (outside the gold set) trained on."
     )
@@ -701,25 +715,11 @@ class TrainingRun(models.Model):
     epoch = models.PositiveIntegerField(null=True, blank=True)
     loss = models.FloatField(null=True, blank=True)
     val_f1 = models.FloatField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(
-        null=True,
-        blank=True,
-        help_text="Last sign of life from the worker; a stale one marks the "
-        "run failed (the worker died).",
-    )
     cancel_requested = models.BooleanField(default=False)
     log = models.TextField(blank=True)
     metrics = models.JSONField(default=dict, blank=True)
-    error = models.TextField(blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["-created_at"]
+    class Meta(Run.Meta):
         indexes = [models.Index(fields=["project", "status"])]
 
     def __str__(self) -> str:

@@ -1,4 +1,5 @@
-"""The one lifecycle every run shares (extraction, grading, sampling, training).
+"""The one lifecycle every run shares (extraction, grading, sampling, training,
+a kind's own).
 
 pending -> running -> succeeded | failed | cancelled. Each transition is one
 conditional UPDATE on the run's status, so that two deliveries of a task, a
@@ -28,11 +29,18 @@ from annotator.projects.webhooks import run_ended_notify
 
 
 def run_create_alone(
-    model, /, *, project: Project, noun: str | Callable[..., str], **fields
+    model,
+    /,
+    *,
+    project: Project,
+    noun: str | Callable[..., str],
+    send: bool = True,
+    **fields,
 ):
     """Create a run of ``model`` on ``project`` with ``fields`` and send its
-    task (``model.TASK``) with its id once the transaction commits; refused
-    while the project has a run of ``model`` pending or running.
+    task (``model.TASK``) with its id once the transaction commits (unless
+    not ``send``: the caller runs it); refused while the project has a run of
+    ``model`` pending or running.
 
     ``model`` is positional only: a run's ``fields`` may have a ``model``
     (the LLM's). ``noun`` names the active run in the refusal: a string, or
@@ -54,7 +62,8 @@ def run_create_alone(
                 f"{project.name!r}; wait for it or cancel it"
             )
         run = model.objects.create(project=project, **fields)
-        send_after_commit(model.TASK, run.pk)
+        if send:
+            send_after_commit(model.TASK, run.pk)
     return run
 
 

@@ -133,9 +133,9 @@ def train_on_labels(project):
 
     from annotator import tasks
     from annotator.models import ScorerModel
-    from annotator.training import scorers
+    from annotator.training import runs as training_runs
 
-    run = scorers.training_run_start(
+    run = training_runs.training_run_start(
         project=project,
         params={"stages": ["human"], "human_epochs": 1, "batch_size": 8},
         enqueue=False,

@@ -16,7 +16,7 @@ import pytest
 
 from annotator.claims import checking, ingest
 from annotator.models import Prediction, RunStatus, ScorerModel
-from annotator.training import scorers
+from annotator.training import execute, schedule
 from pipeline.evaluate import flag_metrics
 from pipeline.score import model_folder_problem
 from tests.conftest import ROOT
@@ -76,8 +76,8 @@ def test_zero_labels_flag_unsafe_predictions_on_real_opinions(
     # unscored.
     assert set(predictions.values_list("verdict", flat=True)) == {"unscored", "unsafe"}
 
-    run = scorers.first_scorer_due(project)
-    run = scorers.training_run_execute(run_id=run.pk)
+    run = schedule.first_scorer_due(project)
+    run = execute.training_run_execute(run_id=run.pk)
     assert run.status == RunStatus.SUCCEEDED, (run.error, run.log)
     assert run.trigger == "first" and run.base_model == str(STARTER)
     scorer = ScorerModel.objects.get(project=project)

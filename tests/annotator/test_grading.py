@@ -618,7 +618,7 @@ def test_a_training_run_learns_from_the_graders_verdicts_as_silver(
     """The verdicts a grading run stored become silver pairs of the next
     training run (expert labels and the synthetic pairs beside them)."""
     import pipeline.train
-    from annotator.training import scorers
+    from annotator.training import runs as training_runs
     from pipeline.errors import TrainingError
 
     settings.VAR_DIR = tmp_path
@@ -640,7 +640,7 @@ def test_a_training_run_learns_from_the_graders_verdicts_as_silver(
         raise TrainingError("enough: the pairs are what this test looks at")
 
     monkeypatch.setattr(pipeline.train, "train_scorer", spy)
-    run = scorers.training_run_start(project=project, enqueue=False)
+    run = training_runs.training_run_start(project=project, enqueue=False)
     tasks.train_scorer(run.pk)
 
     from_grader = {

@@ -24,7 +24,7 @@ from annotator.core.errors import ApplicationError
 from annotator.kinds.extraction import tasks as extraction_tasks
 from annotator.kinds.extraction.extraction_runs import extraction_run_start
 from annotator.models import Membership, Project, Role, ScorerModel, TrainingRun
-from annotator.training import scorers
+from annotator.training import config
 from tests.annotator.factories import make_document, make_project
 from tests.annotator.settings import FAKE_OPENAI_URL
 from tests.fake_openai import FakeOpenAI
@@ -105,9 +105,9 @@ def test_a_projects_own_scorer_is_a_base_by_id_and_resolves_to_its_folder(
     assert run.params == {"base": ctx.mine.pk}
     assert run.base_model == ctx.mine.path
     # The worker resolves the id again, within the run's project.
-    assert scorers.train_config(run.params, project=ctx.a).base == ctx.mine.path
+    assert config.train_config(run.params, project=ctx.a).base == ctx.mine.path
     with pytest.raises(ApplicationError, match="no scorer version"):
-        scorers.train_config(run.params, project=ctx.b)
+        config.train_config(run.params, project=ctx.b)
 
 
 def test_a_row_pointing_at_another_projects_folder_is_never_served_or_loaded(
@@ -183,9 +183,9 @@ def test_a_shared_root_and_a_listed_model_are_still_bases(two_projects, api, set
     shared = ctx.tmp / "shared" / "legal-nli"
     shared.mkdir(parents=True)
     settings.SCORER_ROOTS = [shared.parent.resolve()]
-    assert scorers.train_config({"base": str(shared)}).base == str(shared)
+    assert config.train_config({"base": str(shared)}).base == str(shared)
     listed = settings.SCORER_MODELS[0]
-    assert scorers.train_config({"base": listed}).base == listed
+    assert config.train_config({"base": listed}).base == listed
 
 
 # --- 7. each key goes to its own endpoints ------------------------------------

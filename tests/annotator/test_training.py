@@ -32,8 +32,9 @@ from annotator.models import (
     ScorerModel,
     TrainingRun,
 )
+from annotator.training import card, execute, schedule
 from annotator.training import data as training_data
-from annotator.training import scorers
+from annotator.training import runs as training_runs
 from pipeline.checkers import checker_class
 from tests.annotator.factories import make_document, make_prediction, make_project
 from tests.conftest import ROOT, Worker, _database_url, _test_broker_url, wait_for
@@ -356,36 +357,36 @@ def test_retrain_is_due_after_enough_new_labels_outside_the_gold_set(personas):
     for document in gold_side:
         label(document)  # gold labels never count towards retraining
     label(train_side[0])
-    cache.delete(scorers.RETRAIN_CHECKED_KEY)
+    cache.delete(schedule.RETRAIN_CHECKED_KEY)
     # The dashboard says why it has not retrained, and when beat looks next.
-    assert scorers.retrain_status(project).startswith(
+    assert schedule.retrain_status(project).startswith(
         "Waiting for expert labels: 1 new since the last run, 2 needed (1 to go); "
         "checked again when the scheduler next looks"
     )
-    assert scorers.retrain_due() == []
-    assert "checked again at the next check, about" in scorers.retrain_status(project)
+    assert schedule.retrain_due() == []
+    assert "checked again at the next check, about" in schedule.retrain_status(project)
     label(train_side[1])
-    assert scorers.retrain_status(project).startswith(
+    assert schedule.retrain_status(project).startswith(
         "Due: 2 new expert labels of the 2 needed; it starts at the next check"
     )
-    [run_id] = scorers.retrain_due()
+    [run_id] = schedule.retrain_due()
     run = _run(run_id)
     assert (run.status, run.trigger) == (RunStatus.PENDING, "schedule")
     assert "2 new expert labels" in run.log
-    assert scorers.retrain_due() == []  # a run is pending
-    assert scorers.retrain_status(project) == "A training run is in progress."
+    assert schedule.retrain_due() == []  # a run is pending
+    assert schedule.retrain_status(project) == "A training run is in progress."
 
     # After an attempt, only labels given since it started count.
     run.status, run.started_at = RunStatus.FAILED, timezone.now()
     run.save()
-    assert scorers.new_expert_labels(project) == 0
+    assert schedule.new_expert_labels(project) == 0
     label(train_side[2])
-    assert scorers.new_expert_labels(project) == 1
+    assert schedule.new_expert_labels(project) == 1
     project.retrain_min_labels = 0  # automatic retraining off
     project.save()
     label(train_side[3])
-    assert scorers.retrain_due() == []
-    assert scorers.retrain_status(project).startswith("Scheduled retraining is off")
+    assert schedule.retrain_due() == []
+    assert schedule.retrain_status(project).startswith("Scheduled retraining is off")
 
 
 @pytest.mark.django_db
@@ -408,7 +409,7 @@ def test_a_running_run_without_heartbeat_is_failed_by_the_sweep(personas, settin
     assert dead.status == RunStatus.FAILED and "no heartbeat" in dead.error
     assert dead.finished_at is not None and "failed: no heartbeat" in dead.log
     assert alive.status == RunStatus.RUNNING
-    assert scorers.training_runs_sweep_stale() == []
+    assert training_runs.training_runs_sweep_stale() == []
 
 
 # --- training in-process: the gold slice, idempotence, promotion -----------------
@@ -446,7 +447,7 @@ def test_training_task_twice_trains_once_and_never_sees_the_gold_slice(
 
     monkeypatch.setattr(pipeline.train, "train_scorer", spy)
 
-    run = scorers.training_run_start(project=project, enqueue=False)
+    run = training_runs.training_run_start(project=project, enqueue=False)
     assert tasks.train_scorer(run.pk) == {"run": run.pk, "status": "succeeded"}
     assert tasks.train_scorer(run.pk) == {"run": run.pk, "status": "succeeded"}
     assert len(calls) == 1
@@ -569,8 +570,8 @@ def test_a_new_version_is_promoted_only_if_its_gold_f1_is_not_worse(
         pipeline.train, "train_scorer", _fixed_trainer(base_folder, new_threshold)
     )
 
-    run = scorers.training_run_start(project=project, enqueue=False)
-    scorers.training_run_execute(run_id=run.pk)
+    run = training_runs.training_run_start(project=project, enqueue=False)
+    execute.training_run_execute(run_id=run.pk)
 
     run.refresh_from_db()
     assert run.status == RunStatus.SUCCEEDED, run.error
@@ -605,8 +606,8 @@ def test_without_gold_labels_the_active_scorer_stays(
     monkeypatch.setattr(
         pipeline.train, "train_scorer", _fixed_trainer(base_folder, 0.5)
     )
-    run = scorers.training_run_start(project=project, enqueue=False)
-    scorers.training_run_execute(run_id=run.pk)
+    run = training_runs.training_run_start(project=project, enqueue=False)
+    execute.training_run_execute(run_id=run.pk)
     new = ScorerModel.objects.get(project=project, version="v2")
     assert new.gold_f1 is None and not new.is_active
     assert "no gold labels" in new.metrics["promotion"]["reason"]
@@ -673,9 +674,9 @@ def test_a_model_card_says_what_its_kinds_scorer_reads(kind, says, never):
     scorer = ScorerModel.objects.create(
         project=project, version="v1", base_model="b", path="p", threshold=0.42
     )
-    card = scorers.model_card(scorer)
-    assert says in card and never not in card
-    assert repr(checker_class(kind).scorer_card.example[1]) in card
+    text = card.model_card(scorer)
+    assert says in text and never not in text
+    assert repr(checker_class(kind).scorer_card.example[1]) in text
 
 
 @pytest.mark.django_db
@@ -864,7 +865,7 @@ def test_cancelled_run_stops_and_registers_nothing(
     assert not ScorerModel.objects.filter(project=project).exists()
     assert not list((tmp_path / "var" / "scorers").glob(f"project-{project.pk}/*"))
     # Nothing blocks the project's next run.
-    assert scorers.training_run_start(project=project, enqueue=False)
+    assert training_runs.training_run_start(project=project, enqueue=False)
 
 
 def _children(pid: int) -> list[int]:

@@ -29,7 +29,7 @@ from annotator.kinds.extraction import tasks as extraction_tasks
 from annotator.models import Membership, Role, RunStatus, Webhook, WebhookDelivery
 from annotator.projects import webhooks
 from annotator.runs import grading
-from annotator.training import scorers
+from annotator.training import runs as training_runs
 from tests.annotator.factories import make_document, make_prediction, make_project
 from tests.conftest import ROOT, wait_for
 from tests.consistency_data import LAMPORT
@@ -258,17 +258,17 @@ def test_a_consistency_run_end_is_one_signed_call(personas, api, receiver, fake_
 def test_a_training_run_end_is_one_signed_call_however_it_ends(personas, api, receiver):
     project = personas.project
     hook = register(api, personas.admin, project, receiver.url())
-    cancelled = scorers.training_run_start(project=project, enqueue=False)
-    scorers.training_run_cancel(run=cancelled)  # pending: ends at once
+    cancelled = training_runs.training_run_start(project=project, enqueue=False)
+    training_runs.training_run_cancel(run=cancelled)  # pending: ends at once
     deliver_pending()
     payload = the_one_call(receiver, hook, "training")
     assert (payload["run"], payload["status"]) == (cancelled.pk, "cancelled")
 
     WebhookDelivery.objects.all().delete()
     receiver.calls.clear()
-    failed = scorers.training_run_start(project=project, enqueue=False)
-    assert scorers.training_run_fail(run_id=failed.pk, error="the worker died")
-    assert not scorers.training_run_fail(run_id=failed.pk, error="again")
+    failed = training_runs.training_run_start(project=project, enqueue=False)
+    assert training_runs.training_run_fail(run_id=failed.pk, error="the worker died")
+    assert not training_runs.training_run_fail(run_id=failed.pk, error="again")
     deliver_pending()
     payload = the_one_call(receiver, hook, "training")
     assert (payload["run"], payload["status"]) == (failed.pk, "failed")
@@ -318,7 +318,7 @@ def test_a_failing_receiver_is_retried_with_backoff_and_logged(
     broken = register(api, personas.admin, project, receiver.url("/broken"))
     receiver.answer("/flaky", 500, 503)
     receiver.answer("/broken", *[500] * 10)
-    run = scorers.training_run_start(project=project, enqueue=False)
+    run = training_runs.training_run_start(project=project, enqueue=False)
     response = admin.post(f"/api/training-runs/{run.pk}/cancel/")
     assert response.json()["status"] == "cancelled"
 
@@ -398,8 +398,8 @@ def test_a_host_dropped_from_the_list_is_never_called_and_the_run_still_ends(
 ):
     register(api, personas.admin, personas.project, receiver.url())
     settings.WEBHOOK_ALLOWED_HOSTS = ["hooks.example.org"]
-    run = scorers.training_run_start(project=personas.project, enqueue=False)
-    assert scorers.training_run_cancel(run=run).status == RunStatus.CANCELLED
+    run = training_runs.training_run_start(project=personas.project, enqueue=False)
+    assert training_runs.training_run_cancel(run=run).status == RunStatus.CANCELLED
     deliver_pending()
     delivery = WebhookDelivery.objects.get()
     assert delivery.status == "failed" and delivery.attempts == 0

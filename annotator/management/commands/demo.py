@@ -10,20 +10,26 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import secrets
 import signal
 import sys
 import time
+from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
+from django.utils import timezone
 
 from annotator.claims import checking, ingest
 from annotator.core import embedded
+from annotator.labeling import gold
+from annotator.labeling.queue import is_overlap
 from annotator.models import (
+    Annotation,
     Document,
     Prediction,
     Project,
@@ -31,6 +37,8 @@ from annotator.models import (
     ScorerModel,
     TrainingRun,
 )
+from annotator.training import execute, registry
+from annotator.training import runs as training_runs
 from annotator.training.data import labelled_data
 
 PROJECT_NAME = "Refugee decisions (demo)"
@@ -134,7 +142,6 @@ class Command(BaseCommand):
         """The experts' work: labels of whole documents outside the gold test
         set, up to 500, for training; and every gold-set prediction's label,
         which only measures scorer versions."""
-        from annotator.labeling import gold
 
         gold_documents = set(
             gold.restrict(
@@ -162,14 +169,13 @@ class Command(BaseCommand):
         this process with progress bars. A later demo reuses the registered
         scorer, so only the first run trains.
         """
-        from annotator.training import scorers
         from pipeline.score import DEFAULT_BASE_MODEL
         from pipeline.train import ProgressBars
 
         if not ScorerModel.objects.filter(project=project, version="base").exists():
             self.step("base model: measuring the untuned scorer on the gold set")
             data = labelled_data(project, gold_set=True, labelled_only=True)
-            metrics = scorers.gold_evaluate(
+            metrics = registry.gold_evaluate(
                 project=project,
                 data=data,
                 model=DEFAULT_BASE_MODEL,
@@ -199,12 +205,12 @@ class Command(BaseCommand):
                 "first scorer: training on silver pairs, then the expert labels "
                 "(a few minutes on CPU, once)"
             )
-            run = scorers.training_run_start(
+            run = training_runs.training_run_start(
                 project=project, trigger=TrainingRun.Trigger.DEMO, enqueue=False
             )
             bars = ProgressBars()
             try:
-                run = scorers.training_run_execute(run_id=run.pk, on_progress=bars)
+                run = execute.training_run_execute(run_id=run.pk, on_progress=bars)
             finally:
                 bars.close()
             if run.status != RunStatus.SUCCEEDED:
@@ -280,14 +286,6 @@ class Command(BaseCommand):
         timings are drawn around the paper's 250 labels an hour. Seeded, and
         replaced (not duplicated) when the demo runs again.
         """
-        import random
-        from datetime import timedelta
-
-        from django.utils import timezone
-
-        from annotator.labeling.queue import is_overlap
-        from annotator.models import Annotation
-
         users = get_user_model()
         experts = []
         for name in ("demo-expert-1", "demo-expert-2"):
