@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 
 export HF_HUB_OFFLINE ?= 1
 
-.PHONY: setup demo test test-fast lint bench browser
+.PHONY: setup demo test test-fast lint bench browser docs
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -62,6 +62,13 @@ lint: setup $(ESLINT)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(ESLINT) frontend/static/js
+
+# The manual (docs/, mkdocs.yml) into var/site/, its API page written first
+# from the schema the app serves (a test fails when that page is stale).
+docs: setup
+	$(BIN)/python manage.py spectacular --format openapi-json --file var/openapi.json
+	$(BIN)/python -m tools.api_docs var/openapi.json docs/api.md
+	$(BIN)/mkdocs build --strict
 
 # `make demo PORT=8001` serves on another port.
 PORT ?= 8000

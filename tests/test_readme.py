@@ -1,6 +1,7 @@
-"""The README's commands run as written after `make setup`.
+"""The README's and the manual's commands run as written after `make setup`.
 
-Every command of the README's shell blocks runs here, in order, from the
+Every command of their shell blocks (the README's, then each page of
+`docs/` in the manual's order) runs here, in order, from the
 repository root, with the settings `make setup` wrote (var/dev.env) and the
 starter scorer it built. Three things differ, each named: the extraction
 talks to the scripted OpenAI-compatible server instead of a local Ollama,
@@ -15,8 +16,10 @@ import os
 import re
 import shlex
 import subprocess
+from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.conftest import ROOT, _database_url, _test_broker_url
 
@@ -24,8 +27,22 @@ OLLAMA = "http://localhost:11434/v1"
 LONG_RUNNING = ("runserver", "celery", "bench/")
 
 
+def manual_pages() -> list[Path]:
+    """The README, then the manual's pages in the order mkdocs.yml lists them."""
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+
+    def pages(nav) -> list[str]:
+        found = []
+        for entry in nav:
+            for value in entry.values():
+                found += pages(value) if isinstance(value, list) else [value]
+        return found
+
+    return [ROOT / "README.md", *(ROOT / "docs" / p for p in pages(config["nav"]))]
+
+
 def readme_commands() -> list[str]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = "\n".join(p.read_text(encoding="utf-8") for p in manual_pages())
     commands = []
     for block in re.findall(r"```sh\n(.*?)```", text, re.S):
         for line in block.replace("\\\n", " ").splitlines():

@@ -123,8 +123,8 @@ def receiver():
 
 
 def readme_verify():
-    """The README's ``verify`` for receivers, as written there."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    """The manual's ``verify`` for receivers, as written there."""
+    text = (ROOT / "docs" / "web-app.md").read_text(encoding="utf-8")
     [block] = [
         b for b in re.findall(r"```python\n(.*?)```", text, re.S) if "def verify(" in b
     ]
@@ -134,7 +134,7 @@ def readme_verify():
 
 
 def verified(call: Call, secret: str) -> dict:
-    """The call's JSON body, once the README's recipe accepts its signature."""
+    """The call's JSON body, once the manual's recipe accepts its signature."""
     assert readme_verify()(secret, call.message, call.body), "bad signature"
     return call.json
 
