@@ -61,6 +61,7 @@ $(ESLINT): package.json package-lock.json
 lint: setup $(ESLINT)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy pipeline annotator
 	$(ESLINT) frontend/static/js
 
 # The manual (docs/, mkdocs.yml) into var/site/, its API page written first

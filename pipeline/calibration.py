@@ -12,7 +12,7 @@ is flagged when its score (raw or calibrated) is *below* the threshold.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,9 +26,11 @@ DEFAULT_MIN_PER_TYPE = 50
 METHODS = ("isotonic", "temperature")
 #: Raw scores are clipped this far inside (0, 1) so their logit is finite.
 _EPS = 1e-6
+#: Scores or labels as given: a sequence or a numpy array.
+Values = Sequence[float] | np.ndarray
 
 
-def _scores(values: Sequence[float], name: str) -> np.ndarray:
+def _scores(values: Values, name: str) -> np.ndarray:
     array = np.asarray(values, dtype=float).reshape(-1)
     if not array.size:
         raise ValueError(f"{name} is empty")
@@ -37,14 +39,14 @@ def _scores(values: Sequence[float], name: str) -> np.ndarray:
     return array
 
 
-def _probabilities(values: Sequence[float], name: str) -> np.ndarray:
+def _probabilities(values: Values, name: str) -> np.ndarray:
     array = _scores(values, name)
     if array.min() < 0.0 or array.max() > 1.0:
         raise ValueError(f"{name} must lie in [0, 1]")
     return array
 
 
-def _labels(values: Sequence[bool], n: int, name: str) -> np.ndarray:
+def _labels(values: Sequence[bool] | np.ndarray, n: int, name: str) -> np.ndarray:
     array = np.asarray(values).reshape(-1)
     if array.size != n:
         raise ValueError(f"{name} has {array.size} labels for {n} scores")
@@ -135,7 +137,10 @@ def calibrator_from_json(data: Mapping[str, Any]) -> Calibrator:
     Raises:
         ValueError: an unknown ``method`` or missing / malformed fields.
     """
-    kinds = {"temperature": TemperatureCalibrator, "isotonic": IsotonicCalibrator}
+    kinds: dict[object, type[TemperatureCalibrator] | type[IsotonicCalibrator]] = {
+        "temperature": TemperatureCalibrator,
+        "isotonic": IsotonicCalibrator,
+    }
     kind = kinds.get(data.get("method"))
     if kind is None:
         raise ValueError(f"unknown calibration method {data.get('method')!r}")
@@ -155,7 +160,7 @@ def _sigmoid(z: np.ndarray) -> np.ndarray:
 
 
 def fit_temperature(
-    scores: Sequence[float], safe_labels: Sequence[bool]
+    scores: Values, safe_labels: Sequence[bool] | np.ndarray
 ) -> TemperatureCalibrator:
     """Fit slope and bias by maximum likelihood (Newton's method).
 
@@ -199,7 +204,7 @@ def fit_temperature(
 
 
 def fit_isotonic(
-    scores: Sequence[float], safe_labels: Sequence[bool]
+    scores: Values, safe_labels: Sequence[bool] | np.ndarray
 ) -> IsotonicCalibrator:
     """Fit the non-decreasing map closest (least squares) to the labels.
 
@@ -246,7 +251,10 @@ def _group(types: Sequence[str | None], n: int) -> dict[str | None, np.ndarray]:
     return {t: np.array(rows) for t, rows in groups.items()}
 
 
-_FITTERS = {"isotonic": fit_isotonic, "temperature": fit_temperature}
+_FITTERS: dict[str, Callable[[Values, np.ndarray], Calibrator]] = {
+    "isotonic": fit_isotonic,
+    "temperature": fit_temperature,
+}
 
 
 @dataclass(frozen=True)
@@ -275,7 +283,10 @@ class Calibration:
         raw = _scores(scores, "scores")
         out = np.empty(raw.size)
         for key, rows in _group(types, raw.size).items():
-            out[rows] = self.by_type.get(key, self.overall).apply(raw[rows])
+            calibrator = (
+                self.overall if key is None else self.by_type.get(key, self.overall)
+            )
+            out[rows] = calibrator.apply(raw[rows])
         return out.tolist()
 
     __call__ = apply

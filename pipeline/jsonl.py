@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import IO, Any, Literal, TypeVar, overload
 
 from .errors import InputError
 from .types import Alignment, CheckedPrediction, Document, Label, Prediction
@@ -95,6 +95,10 @@ class ReadReport:
     errors: list[InputError] = field(default_factory=list)
 
 
+@overload
+def _text(obj: dict[str, Any], key: str, *, required: Literal[True] = ...) -> str: ...
+@overload
+def _text(obj: dict[str, Any], key: str, *, required: bool) -> str | None: ...
 def _text(obj: dict[str, Any], key: str, *, required: bool = True) -> str | None:
     value = obj.get(key)
     if value is None and not required:
@@ -254,8 +258,8 @@ def iter_jsonl_stream(
             yield number, InputError(f"invalid JSON: {e}", path=source, line=number)
             continue
         except RecursionError:
-            problem = f"invalid JSON: nested deeper than {MAX_DEPTH} levels"
-            yield number, InputError(problem, path=source, line=number)
+            message = f"invalid JSON: nested deeper than {MAX_DEPTH} levels"
+            yield number, InputError(message, path=source, line=number)
             continue
         problem = value_problem(value)
         if problem:

@@ -237,8 +237,9 @@ def schema_error(value: Any, schema: Mapping[str, Any], path: str = "$") -> str 
     ``items``), which is all the repair prompt needs to point at.
     """
     if "anyOf" in schema:
-        errors = [schema_error(value, option, path) for option in schema["anyOf"]]
-        if any(error is None for error in errors):
+        results = [schema_error(value, option, path) for option in schema["anyOf"]]
+        errors = [error for error in results if error is not None]
+        if len(errors) < len(results):
             return None
         # The branch that got deepest is the one the model was aiming for.
         return max(errors, key=lambda error: len(error.split(":", 1)[0]))

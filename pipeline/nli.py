@@ -48,6 +48,12 @@ class NLIPair:
     source: str
 
 
+def _pair_text(value: Any, name: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{name} (or sentence1/sentence2) must be a non-empty string")
+    return value
+
+
 def nli_pair_from_json(raw: Any, *, source: str = "") -> NLIPair:
     """One pair from either format.
 
@@ -57,14 +63,9 @@ def nli_pair_from_json(raw: Any, *, source: str = "") -> NLIPair:
     """
     if not isinstance(raw, dict):
         raise ValueError("an NLI pair must be a JSON object")
-    premise = raw.get("premise", raw.get("sentence1"))
-    hypothesis = raw.get("hypothesis", raw.get("sentence2"))
+    premise = _pair_text(raw.get("premise", raw.get("sentence1")), "premise")
+    hypothesis = _pair_text(raw.get("hypothesis", raw.get("sentence2")), "hypothesis")
     label = raw.get("label", raw.get("gold_label"))
-    for name, value in (("premise", premise), ("hypothesis", hypothesis)):
-        if not isinstance(value, str) or not value.strip():
-            raise ValueError(
-                f"{name} (or sentence1/sentence2) must be a non-empty string"
-            )
     if not isinstance(label, str) or label.lower() not in _ENTAILS.keys() | _NOT:
         raise ValueError(
             f"label {label!r} is not one of entailment, neutral, contradiction,"
@@ -112,7 +113,8 @@ def split_pairs(
 ) -> tuple[list[NLIPair], list[NLIPair]]:
     """(training pairs, held-out pairs): a premise's pairs stay together."""
     whole = set(held_out_sources)
-    train, held = [], []
+    train: list[NLIPair] = []
+    held: list[NLIPair] = []
     for p in pairs:
         out = p.source in whole or _share(p.premise, "held-out") < held_out_share
         (held if out else train).append(p)

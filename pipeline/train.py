@@ -458,6 +458,7 @@ class Trainer:
                 stale += 1
                 if stale >= self.config.patience:
                     break
+        assert best is not None  # epochs >= 1: the loop ran and set it
         self.model.load_state_dict(best[2])
         return {
             "epochs_run": epoch,

@@ -6,7 +6,7 @@ import re
 
 from tests.conftest import ROOT
 
-DEV_ONLY = {"pytest", "pytest-django", "playwright", "ruff"}
+DEV_ONLY = {"pytest", "pytest-django", "playwright", "ruff", "mypy", "mkdocs"}
 
 
 def _names(path) -> set[str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 DOE_TEXT = (
@@ -84,7 +85,7 @@ def write_example(out: Path) -> dict[str, Path]:
     """Write the example's files into ``out``; returns their paths by name."""
     out.mkdir(parents=True, exist_ok=True)
     text, truth = brief_and_truth()
-    files = {
+    files: dict[str, tuple[Path, Sequence[object]]] = {
         "caselaw": (out / "caselaw.jsonl", OPINIONS),
         "index": (out / "index.jsonl", INDEX),
         "briefs": (out / "briefs.jsonl", [{"id": "brief-1", "text": text}]),

@@ -72,8 +72,10 @@ class GuidelineView(APIView):
     parser_classes = [BoundedJSONParser]
 
     def _body(self, project, guideline) -> dict:
+        data = guidelines.guideline_data(guideline)
+        assert data is not None  # both callers pass a version, never None
         return {
-            **guidelines.guideline_data(guideline),
+            **data,
             "versions": list(
                 project.guidelines.order_by("-version").values_list(
                     "version", flat=True

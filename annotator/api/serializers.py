@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rest_framework import serializers
 
 from annotator.claims import pdfs
@@ -402,7 +404,7 @@ class AnnotationSerializer(serializers.ModelSerializer):
         read_only_fields = ["id", "annotator", "source", "created_at", "updated_at"]
         # Uniqueness (client_id, one label per annotator) is the service's job:
         # a repeated client_id returns the stored label instead of a 400.
-        validators = []
+        validators: list[Any] = []
         extra_kwargs = {
             "client_id": {
                 "validators": [],

@@ -43,7 +43,7 @@ logger = logging.getLogger(__name__)
 ProgressCallback = Callable[[int, int], None]
 
 
-CHECK_FIELDS = dict(
+CHECK_FIELDS: dict[str, Any] = dict(
     hypothesis="",
     premise="",
     evidence=[],

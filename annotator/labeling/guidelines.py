@@ -45,13 +45,19 @@ def _link_open(renderer, tokens, idx, options, env) -> str:
     return renderer.renderToken(tokens, idx, options, env)
 
 
+class _Markdown(MarkdownIt):
+    """MarkdownIt that keeps a link only if ``_link_allowed`` passes it."""
+
+    def validateLink(self, url: str) -> bool:
+        return _link_allowed(url)
+
+
 def _markdown() -> MarkdownIt:
-    md = MarkdownIt("commonmark", {"html": False, "linkify": False})
+    md = _Markdown("commonmark", {"html": False, "linkify": False})
     md.enable(["table", "strikethrough"])
     # Images would be fetched from elsewhere by every expert's browser (and the
     # CSP refuses them): their source stays text.
     md.disable("image")
-    md.validateLink = _link_allowed
     md.add_render_rule("link_open", _link_open)
     return md
 

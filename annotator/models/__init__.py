@@ -10,7 +10,8 @@ constraints, so re-running an import or a check updates instead of duplicating.
 
 from __future__ import annotations
 
-from typing import Any
+import enum
+from typing import TYPE_CHECKING, Any
 
 from django.apps import apps
 from django.conf import settings
@@ -28,6 +29,31 @@ from annotator.core.allowlists import (
     validate_scorer_source,
 )
 from pipeline.checkers.base import evidence_problem
+
+if TYPE_CHECKING:
+    # Django ships no type information, so to mypy ``models.TextChoices`` is
+    # Any and a member such as ``Role.ADMIN = "admin", "Admin"`` reads as the
+    # tuple it is written as. This declares what Django's ``ChoicesType``
+    # metaclass makes of it: a ``str`` enum member with a ``label``.
+
+    class _ChoicesType(enum.EnumMeta):
+        @property
+        def choices(cls) -> list[tuple[str, str]]: ...
+        @property
+        def labels(cls) -> list[str]: ...
+        @property
+        def names(cls) -> list[str]: ...
+        @property
+        def values(cls) -> list[str]: ...
+
+    class TextChoices(enum.StrEnum, metaclass=_ChoicesType):
+        @property
+        def label(self) -> str: ...
+        @property
+        def value(self) -> str: ...
+
+else:
+    TextChoices = models.TextChoices
 
 
 def _default_align_threshold() -> float:
@@ -69,7 +95,7 @@ def validate_evidence(value) -> None:
         raise ValidationError(f"evidence: {problem}")
 
 
-class QueueStrategy(models.TextChoices):
+class QueueStrategy(TextChoices):
     """The orders the labeling queue hands claims out in (each implemented in
     ``annotator.labeling.queue``)."""
 
@@ -87,7 +113,7 @@ def validate_queue_strategy(value: str) -> None:
         )
 
 
-class RunStatus(models.TextChoices):
+class RunStatus(TextChoices):
     PENDING = "pending", "Pending"
     RUNNING = "running", "Running"
     SUCCEEDED = "succeeded", "Succeeded"
@@ -100,7 +126,7 @@ ACTIVE_RUN_STATUSES = (RunStatus.PENDING, RunStatus.RUNNING)
 FINISHED_RUN_STATUSES = (RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED)
 
 
-class Verdict(models.TextChoices):
+class Verdict(TextChoices):
     """What the check concluded. A claim is never safe on its evidence
     alone: until the project has a scorer, one its checker would pass is
     ``unscored`` (first in the labeling queue), not safe."""
@@ -116,7 +142,7 @@ class Verdict(models.TextChoices):
 UNSCORED_UNCERTAINTY = 0.0
 
 
-class Reason(models.TextChoices):
+class Reason(TextChoices):
     """The reasons the shared code names; ``reason_choices`` holds them all."""
 
     NONE = "", "None"
@@ -241,7 +267,7 @@ class Project(models.Model):
         return schema_from_dict(self.entity_schema) if self.entity_schema else None
 
 
-class Role(models.TextChoices):
+class Role(TextChoices):
     """What a member may do on one project. Superusers may do everything on
     every project; ``is_staff`` alone grants only the Django admin, where model
     permissions apply."""
@@ -532,12 +558,12 @@ class PredictionScore(models.Model):
 
 
 class Annotation(models.Model):
-    class Label(models.TextChoices):
+    class Label(TextChoices):
         SAFE = "safe", "Safe"
         UNSAFE = "unsafe", "Unsafe"
         UNSURE = "unsure", "Unsure"
 
-    class Source(models.TextChoices):
+    class Source(TextChoices):
         UI = "ui", "Labeling UI"
         IMPORT = "import", "Imported file"
 
@@ -558,7 +584,7 @@ class Annotation(models.Model):
     source = models.CharField(max_length=8, choices=Source.choices, default=Source.UI)
     label = models.CharField(max_length=8, choices=Label.choices)
 
-    class Suggestion(models.TextChoices):
+    class Suggestion(TextChoices):
         ACCEPTED = "accepted", "Accepted"
         REJECTED = "rejected", "Rejected"
 
@@ -693,7 +719,7 @@ class TrainingRun(Run):
 
     TASK = "annotator.tasks.train_scorer"
 
-    class Trigger(models.TextChoices):
+    class Trigger(TextChoices):
         MANUAL = "manual", "Started by an admin"
         SCHEDULE = "schedule", "Enough new expert labels (beat)"
         DEMO = "demo", "Demo set-up"
@@ -826,7 +852,7 @@ class Adjudication(models.Model):
     training and gold label from then on. The experts' labels stay as they
     were, so the disagreement is kept."""
 
-    class Label(models.TextChoices):
+    class Label(TextChoices):
         SAFE = "safe", "Safe"
         UNSAFE = "unsafe", "Unsafe"
 
@@ -908,7 +934,7 @@ class Webhook(models.Model):
 class WebhookDelivery(models.Model):
     """One event sent (or being sent) to a webhook: the delivery log."""
 
-    class Status(models.TextChoices):
+    class Status(TextChoices):
         PENDING = "pending", "Pending"
         DELIVERED = "delivered", "Delivered"
         FAILED = "failed", "Failed"

@@ -9,7 +9,7 @@ import math
 import os
 from collections.abc import Callable, Collection, Iterable, Sequence
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Any, Literal, overload
 
 from django.conf import settings
 
@@ -65,6 +65,12 @@ def llm_failure_kind(error: BaseException | None) -> str:
     return ANSWER  # e.g. a 400 for a prompt too long: this item's
 
 
+@overload
+def run_prices(
+    models: str | Iterable[str], *, required: Literal[True] = ...
+) -> Prices: ...
+@overload
+def run_prices(models: str | Iterable[str], *, required: bool) -> Prices | None: ...
 def run_prices(models: str | Iterable[str], *, required: bool = True) -> Prices | None:
     """The deployment's (prompt, completion) prices per million tokens for a
     run calling ``models`` (settings.LLM_PRICES; ``*`` prices any model it

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from decimal import Decimal
@@ -405,7 +406,7 @@ def _grade(llm, prediction: Prediction):
         return e
 
 
-def _batch_tokens(batch: list[Prediction], prompt) -> tuple[int, int]:
+def _batch_tokens(batch: Sequence[Prediction], prompt) -> tuple[int, int]:
     """The (prompt, completion) tokens grading ``batch`` with ``prompt``
     would take, from its messages' length."""
     chars = sum(len(p.premise) + len(p.hypothesis) for p in batch)

@@ -27,7 +27,7 @@ def train_config(
 
     known = {f.name: f for f in fields(TrainConfig)}
     merged = {**settings.TRAINING_CONFIG, **(params or {})}
-    if "base" in (params or {}):
+    if params is not None and "base" in params:
         merged["base"] = training_base(params["base"], project=project)
     if "base" not in merged:
         merged["base"] = default_base()

@@ -7,6 +7,8 @@ web app's ``Project.kind``) look it up with :func:`checker_class`.
 
 from __future__ import annotations
 
+from typing import Any, TypeVar
+
 from .base import (
     Checker,
     CheckResult,
@@ -18,10 +20,12 @@ from .base import (
     TakesItems,
 )
 
-_REGISTRY: dict[str, type] = {}
+_REGISTRY: dict[str, type[Checker[Any]]] = {}
+
+_C = TypeVar("_C", bound="type[Checker[Any]]")
 
 
-def register(cls: type) -> type:
+def register(cls: _C) -> _C:
     """Class decorator: make ``cls`` the checker of ``cls.kind``.
 
     Raises:
@@ -34,7 +38,7 @@ def register(cls: type) -> type:
     return cls
 
 
-def checker_class(kind: str) -> type:
+def checker_class(kind: str) -> type[Checker[Any]]:
     """The checker class registered under ``kind``.
 
     Raises:

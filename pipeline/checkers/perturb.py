@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 _NEGATABLE = re.compile(
     r"\b(is|are|was|were|does|did|do|may|must|can|could|should|has|have|had|will"
@@ -64,7 +64,7 @@ def entities(text: str) -> list[tuple[str, str]]:
 
 def swap_entity(
     sentence: str,
-    pool: dict[str, Sequence[str]],
+    pool: Mapping[str, Sequence[str]],
     rng: random.Random,
     *,
     avoid: str = "",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 # A lower-case letter or digit, a full stop and an upper-case letter that
 # starts a word: "century.First". Initials ("U.S.Army") have an upper-case
@@ -59,6 +59,7 @@ def iter_sentence_spans(text: str) -> Iterator[tuple[int, int]]:
     """:func:`sentence_spans` one at a time, so a caller with a limit stops
     splitting as soon as the limit is passed."""
     for start, end in _pieces(text):
+        spans: Iterable[tuple[int, int]]
         if end - start <= WINDOW_CHARS and not _MAYBE_BOUNDARY.search(text, start, end):
             spans = [(start, end)]
         else:

@@ -7,7 +7,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from pipeline.types import Label, Prediction
+from pipeline.types import Label, LabelValue, Prediction
 
 from .builder import Mention, full_name
 from .contexts import Window, Words, mistranscribe, span_text, window
@@ -166,7 +166,7 @@ class DocumentPredictor:
                     made = self.unsafe(kind, m)
                     if made is not None:
                         break
-            label = "unsafe" if made is not None else "safe"
+            label: LabelValue = "unsafe" if made is not None else "safe"
             value, context, extra = made if made is not None else self.safe(m)
             pid = f"{doc_id}-p{j:02d}"
             predictions.append(

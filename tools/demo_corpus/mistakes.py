@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from datetime import date, timedelta
-from typing import Any
+from typing import Any, cast
 
 from .builder import full_name, person, split_article
 from .lexicon import (
@@ -105,7 +105,7 @@ def hallucinate(type_: str, value: Any, rng: random.Random) -> tuple[Any, str]:
     family = FAMILY[type_]
     options = HALLUCINATIONS[type_]
     if family == "enum":
-        return value, rng.choice(options[value])
+        return value, rng.choice(cast("dict[str, tuple[str, ...]]", options)[value])
     if family == "date":
         d = date(int(value["yyyy"]), int(value["mm"] or 1), int(value["dd"] or 1))
         fmt = "month" if value["dd"] is None else rng.choice(("us", "uk", "iso"))
@@ -114,7 +114,7 @@ def hallucinate(type_: str, value: Any, rng: random.Random) -> tuple[Any, str]:
         shown = full_name(value)
     else:
         shown = value
-    context = rng.choice(options).format(v=shown)
+    context = rng.choice(cast("tuple[str, ...]", options)).format(v=shown)
     # An invented frame around a long real name would still align: keep the
     # invented words the larger part, as in a real hallucinated passage.
     tails = list(INVENTED_TAILS)

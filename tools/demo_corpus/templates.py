@@ -45,7 +45,7 @@ REASONS = (
 
 
 # Invented contexts for each type; for enums, for each value.
-HALLUCINATIONS = {
+HALLUCINATIONS: dict[str, tuple[str, ...] | dict[str, tuple[str, ...]]] = {
     "HearingDate": (
         "the matter was heard on {v} before the panel",
         "hearing resumed {v} at the request of counsel",

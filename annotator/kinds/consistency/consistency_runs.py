@@ -156,13 +156,13 @@ def options_estimate(
             by_kind[kind] += count
         prompt += calls.prompt_tokens
         completion += calls.completion_tokens
-    calls = sum(by_kind.values())
-    prompt += calls * TOKENS_PER_CALL
+    total = sum(by_kind.values())
+    prompt += total * TOKENS_PER_CALL
     return RunEstimate(
         job=job.name,
         models=job.models(options),
         documents=n,
-        calls=calls,
+        calls=total,
         prompt_tokens=prompt,
         completion_tokens=completion,
         cost=cost(prices, prompt, completion) if prices else None,

@@ -47,8 +47,8 @@ class CorrectionsJob:
     name = "corrections"
     noun = "corrections"
     left = "answers left with flagged blocks to correct"
-    option_keys = ("improver", "summarizer", "summaries")
-    call_kinds = ("summary_calls", "correction_calls")
+    option_keys: tuple[str, ...] = ("improver", "summarizer", "summaries")
+    call_kinds: tuple[str, ...] = ("summary_calls", "correction_calls")
 
     def options(self, project: Project, params: dict[str, Any]) -> dict[str, Any]:
         """``improver`` (corrects), ``summaries`` (first summarize each

@@ -63,8 +63,14 @@ class SamplesJob:
     name = "samples"
     noun = "sampling"
     left = "answers left without samples"
-    option_keys = ("samplers", "reformulator", "samples", "seed", "variants")
-    call_kinds = ("sample_calls", "reformulation_calls")
+    option_keys: tuple[str, ...] = (
+        "samplers",
+        "reformulator",
+        "samples",
+        "seed",
+        "variants",
+    )
+    call_kinds: tuple[str, ...] = ("sample_calls", "reformulation_calls")
 
     def options(self, project: Project, params: dict[str, Any]) -> dict[str, Any]:
         """``samplers`` (models of the project), ``reformulator`` (writes the

@@ -228,7 +228,7 @@ def _extraction_item_save(
         document_key = item.document.external_id
         # The pipeline's ids ("{document}:{model}:{n}") make re-extracting a
         # document with the same model update its predictions, not add more.
-        records = [
+        records: list[tuple[int | None, Any]] = [
             (None, p if p.id else _with_id(p, f"{document_key}:{run.model}:{i}"))
             for i, p in enumerate(result.predictions)
         ]

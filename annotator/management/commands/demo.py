@@ -17,6 +17,7 @@ import sys
 import time
 from datetime import timedelta
 from pathlib import Path
+from typing import cast
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -152,7 +153,8 @@ class Command(BaseCommand):
             ).values_list("external_id", flat=True)
         )
         truth = {lab.prediction_id: lab for lab in corpus.labels}
-        chosen, gold_labels = {}, {}
+        chosen: dict = {}
+        gold_labels: dict = {}
         for p in corpus.predictions:
             if p.document_id in gold_documents:
                 gold_labels[p.id] = truth[p.id]
@@ -210,7 +212,11 @@ class Command(BaseCommand):
             )
             bars = ProgressBars()
             try:
-                run = execute.training_run_execute(run_id=run.pk, on_progress=bars)
+                # Just created pending and not enqueued: this call claims it.
+                run = cast(
+                    TrainingRun,
+                    execute.training_run_execute(run_id=run.pk, on_progress=bars),
+                )
             finally:
                 bars.close()
             if run.status != RunStatus.SUCCEEDED:

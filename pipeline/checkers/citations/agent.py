@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Any
+from typing import Any, Literal
 
 from ...errors import PipelineError
 from ...llm import Client, LLMConfig, LLMError, Usage, chat_json
@@ -150,7 +150,7 @@ Answer each step with JSON:
 class _Belief:
     """What the agent holds about one citation."""
 
-    status: str = "pending"
+    status: Literal["pending", "verified", "hallucinated"] = "pending"
     kind: str | None = None
     confidence: float = 0.0
     note: str = ""

@@ -11,13 +11,13 @@ citation itself when it is given for none.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from ...errors import InputError
 from ...grader_prompts import SUPPORT_PROMPT, GraderPrompt
 from ...jsonl import prediction_from_json
 from ...score import Scorer
-from ...types import Document, Prediction
+from ...types import Document, Prediction, VerdictValue
 from .. import register
 from ..base import CheckResult, Evidence, Example, Finding, Pair, ScorerCard
 from .checks import CaseLaw, CitationResult, Span, check_citations
@@ -26,7 +26,11 @@ from .silver import proposition_examples
 
 #: ``Prediction.type`` of a citation claim.
 CLAIM_TYPE = "case_citation"
-_VERDICT = {"verified": "safe", "hallucinated": "unsafe", "unverifiable": "unscored"}
+_VERDICT: dict[str, VerdictValue] = {
+    "verified": "safe",
+    "hallucinated": "unsafe",
+    "unverifiable": "unscored",
+}
 
 
 def citation_claims(documents: Mapping[str, Document]) -> list[Prediction]:
@@ -184,7 +188,8 @@ class CitationChecker:
                 self._parsed[p.document_id] = {
                     c.start: c for c in find_citations(brief.text, brief_id=brief.id)
                 }
-            c = self._parsed[p.document_id].get((p.extra or {}).get("start"))
+            start = (p.extra or {}).get("start")
+            c = None if start is None else self._parsed[p.document_id].get(start)
             if c is None:
                 errors.append(
                     InputError(
@@ -214,9 +219,11 @@ def finding_of(claim_id: str, r: CitationResult) -> Finding:
         Evidence(c.brief_id, c.start, c.end, c.text, "citation"),
         *(_evidence(s, "case" if s.start is None else "opinion") for s in spans),
     )
+    # A scored pair's claim is the citation's proposition.
+    claim = cast(str, c.proposition) if r.proposition_pair else c.text
     return Finding(
         claim_id=claim_id,
-        claim=c.proposition if r.proposition_pair else c.text,
+        claim=claim,
         verdict=_VERDICT[r.status],
         reason=r.problems[0] if r.problems else None,
         score=next((ch.score for ch in r.checks if ch.score is not None), None),
@@ -231,12 +238,15 @@ def result_extra(r: CitationResult) -> dict[str, Any]:
     """What a citation's result adds to its finding, as JSON."""
     c = r.citation
     failed = next((ch for ch in r.checks if ch.passed is False), None)
+    why = None
+    if failed is not None:
+        # A failed check names its problem.
+        reason = CitationChecker.reasons[cast(str, failed.problem)]
+        why = f"{reason}: {failed.detail}".rstrip(": ")
     return {
         "status": r.status,
         "problems": list(r.problems),
-        "failed": None
-        if failed is None
-        else f"{CitationChecker.reasons[failed.problem]}: {failed.detail}".rstrip(": "),
+        "failed": why,
         "hallucination_score": r.score,
         "case_name": c.case_name,
         "cited": c.key,

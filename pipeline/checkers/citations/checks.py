@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, cast
 
 from ...score import Scorer
 from .names import names_match
@@ -334,6 +334,7 @@ def _check_quotes_and_pages(w: _Work, caselaw: CaseLaw) -> None:
     """The quotation must be in the opinion; the pincite inside its pages,
     and on the page the quotation is on where the pages are marked."""
     opinion = w.opinion
+    assert opinion is not None  # the caller checks only a case with its opinion
     found: list[QuoteMatch] = []
     for q in w.citation.quotes:
         m = find_quote(caselaw.words(opinion), q.text)
@@ -364,11 +365,13 @@ def _check_pincite(w: _Work, caselaw: CaseLaw, quotes: list[QuoteMatch]) -> None
         )  # fmt: skip
         return
     for m in quotes:
+        assert m.start is not None and m.end is not None  # exact matches only
         a, b = pages.page_at(m.start), pages.page_at(max(m.start, m.end - 1))
         if a is None or b is None or not pages.markers:
             continue
         if not pages_overlap(pin.first, pin.last, a, b):
             on = str(a) if a == b else f"{a}-{b}"
+            assert w.opinion is not None  # the quotations were found in it
             w.checks.append(
                 Check("pincite", False, "pincite_out_of_range",
                       evidence=_opinion_span(w.opinion, m),
@@ -388,10 +391,12 @@ def _check_propositions(
         w for w in work
         if w.opinion is not None and w.citation.proposition and not w.citation.quotes
     ]  # fmt: skip
-    pairs, owners = [], []
+    pairs: list[tuple[str, str]] = []
+    owners: list[tuple[_Work, Passage]] = []
     for w in todo:
-        claim = w.citation.proposition
-        passages = caselaw.passages(w.opinion).best(claim, k=PASSAGES_PER_PROPOSITION)
+        opinion, claim = w.opinion, w.citation.proposition
+        assert opinion is not None and claim is not None  # as todo selects
+        passages = caselaw.passages(opinion).best(claim, k=PASSAGES_PER_PROPOSITION)
         said = {p: restatement(claim, p.text) for p in passages}
         for verdict in ("states", "contradicts"):
             p = next((p for p, v in said.items() if v == verdict), None)
@@ -400,7 +405,7 @@ def _check_propositions(
                 ok = verdict == "states"
                 problem = None if ok else "proposition_not_supported"
                 detail = "the opinion states " + ("it" if ok else "the contrary")
-                evidence = _passage_span(w.opinion, p)
+                evidence = _passage_span(opinion, p)
                 w.checks.append(
                     Check("proposition", ok, problem, evidence, detail=detail)
                 )
@@ -415,11 +420,13 @@ def _check_propositions(
         if id(w) not in best or s > best[id(w)][0]:
             best[id(w)] = (s, p, w)
     for s, p, w in best.values():
-        w.pair = (p.text, w.citation.proposition)
+        opinion, claim = w.opinion, w.citation.proposition
+        assert opinion is not None and claim is not None  # as todo selects
+        w.pair = (p.text, claim)
         ok = s >= scorer.threshold
         w.checks.append(
             Check("proposition", ok, None if ok else "proposition_not_supported",
-                  evidence=_passage_span(w.opinion, p), score=s)
+                  evidence=_passage_span(opinion, p), score=s)
         )  # fmt: skip
 
 
@@ -439,8 +446,9 @@ def _result(w: _Work) -> CitationResult:
     failed = [c for c in w.checks if c.passed is False]
     if failed:
         status: Status = "hallucinated"
+        # A failed check names its problem.
         score = max(
-            (1 - c.score) if c.score is not None else _CONFIDENCE[c.problem]
+            (1 - c.score) if c.score is not None else _CONFIDENCE[cast(str, c.problem)]
             for c in failed
         )
         evidence = failed[0].evidence

@@ -189,8 +189,8 @@ class CourtListener:
         """Looks up one batch; returns the keys the server deferred (429)."""
         text = "; ".join(batch)
         starts = [0]
-        for key in batch[:-1]:
-            starts.append(starts[-1] + len(key) + 2)
+        for earlier in batch[:-1]:
+            starts.append(starts[-1] + len(earlier) + 2)
         items = self._call("POST", f"{API}/citation-lookup/", {"text": text})
         found: dict[str, list[CaseRecord]] = {k: [] for k in batch}
         answered: dict[str, tuple[int, str]] = {}
@@ -330,9 +330,11 @@ class CourtListener:
             until = datetime.fromisoformat(json.loads(body)["wait_until"])
             if until.tzinfo is None:  # the server writes UTC
                 until = until.replace(tzinfo=UTC)
-            delay = (until - self._now()).total_seconds()
+            delay: float | None = (until - self._now()).total_seconds()
         except (ValueError, KeyError, TypeError):
-            delay = float(retry_after) if (retry_after or "").isdigit() else None
+            delay = (
+                float(retry_after) if retry_after and retry_after.isdigit() else None
+            )
         if delay is None or delay > self.max_wait:
             asked = "no retry time" if delay is None else f"a wait of {delay:.0f}s"
             raise CourtListenerRateLimited(

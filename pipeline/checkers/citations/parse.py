@@ -472,6 +472,8 @@ def _merge_unread(
         extra.append(c)
         taken.append((c.start, c.end))
     for full in list(extra):
+        # Each is a full citation read by _UNKNOWN, whose groups always match.
+        assert full.volume is not None and full.reporter is not None
         short = re.compile(
             rf"{re.escape(full.volume)}\s+{re.escape(full.reporter)},?\s+at\s+(?P<page>\d+)"
         )
@@ -630,6 +632,12 @@ def _unread_citation(
     end, pin, court, year = _tail(text, m.end(), _Span(m.start(), m.end()), form)
     if form == "short":
         pin = _pincite(m["page"])
+    if form == "full":
+        volume = m["volume"]
+    else:
+        digits = re.match(r"\d+", m.group())
+        assert digits is not None  # a short form's match starts with its volume
+        volume = digits[0]
     return _citation(
         text,
         brief_id,
@@ -637,7 +645,7 @@ def _unread_citation(
         end,
         form=form,
         case_name=name,
-        volume=m["volume"] if form == "full" else re.match(r"\d+", m.group())[0],
+        volume=volume,
         reporter=m["reporter"] if form == "full" else _reporter_of_short(m.group()),
         page=m["page"] if form == "full" else None,
         pincite=pin,

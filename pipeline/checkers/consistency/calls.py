@@ -35,11 +35,12 @@ def cost_usd(
     spec: ModelSpec, prompt_tokens: float, completion_tokens: float
 ) -> float | None:
     """What the tokens cost at ``spec``'s prices; ``None`` when it has none."""
-    if not spec.priced:
+    prompt_price = spec.price_per_mtok_prompt
+    completion_price = spec.price_per_mtok_completion
+    if prompt_price is None or completion_price is None:  # not spec.priced
         return None
     return (
-        spec.price_per_mtok_prompt * prompt_tokens
-        + spec.price_per_mtok_completion * completion_tokens
+        prompt_price * prompt_tokens + completion_price * completion_tokens
     ) / 1_000_000
 
 
@@ -65,7 +66,8 @@ class Tally:
         """The total; ``None`` when some model used has no prices."""
         with self._lock:
             costs = list(self._cost.values())
-        return None if None in costs else sum(costs)
+        known = [cost for cost in costs if cost is not None]
+        return None if len(known) < len(costs) else sum(known)
 
     def usage(self, model: str) -> Usage:
         with self._lock:

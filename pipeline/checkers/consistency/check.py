@@ -144,8 +144,8 @@ def check_items(
     )
     unsampled = [i.id for i in items if not i.samples]
     _check_roles(roles, config, unsampled)
-    specs = [*roles.samplers, roles.reformulator, roles.summarizer, improver]
-    specs = [s for s in dict.fromkeys([judge_spec, *specs]) if s is not None]
+    roles_specs = [*roles.samplers, roles.reformulator, roles.summarizer, improver]
+    specs = [s for s in dict.fromkeys([judge_spec, *roles_specs]) if s is not None]
     judge_ledger = judge.ledger if isinstance(judge, LLMJudge) else None
     if ledger is None:
         ledger = judge_ledger or CallLedger(specs)
@@ -236,10 +236,10 @@ def _check_item(
     judgements = judge.judge(item, spans, pool=pool, tally=tally)
     blocks = []
     for (start, end), row in zip(spans, judgements, strict=True):
-        score = block_score((j.label for j in row), weights=config.weights)
-        label = block_label(score, tau=config.tau)
+        block_value = block_score((j.label for j in row), weights=config.weights)
+        block_verdict = block_label(block_value, tau=config.tau)
         text = item.response[start:end]
-        blocks.append(Block(start, end, text, row, score, label))
+        blocks.append(Block(start, end, text, row, block_value, block_verdict))
     score, label = response_verdict((b.score, b.label) for b in blocks)
     notes: list[str] = []
     if roles.summarizer is not None or roles.improver is not None:

@@ -50,6 +50,7 @@ def _optional_spec(value: str | None) -> ModelSpec | None:
 
 def _judge(args, spec: ModelSpec | None, ledger: CallLedger):
     if not args.offline_judge:
+        assert spec is not None  # cmd_consistency requires --judge here
         return LLMJudge(spec, ledger, batch=args.batch_judge)
     from ...score import NLIScorer
 

@@ -115,7 +115,9 @@ def _offset(value: Any) -> bool:
 
 def _canonical(text: str) -> tuple[str, list[int]]:
     """Lower-cased letters and digits of ``text``, and where each stood."""
-    chars, where, at = [], [], 0
+    chars: list[str] = []
+    where: list[int] = []
+    at = 0
     for m in _ESCAPE_OR_OTHER.finditer(text):
         chars.extend(text[at : m.start()].lower())
         where.extend(range(at, m.start()))
@@ -139,15 +141,16 @@ def segment_offsets(
     for segment in segments:
         start = response.find(segment, at) if segment.strip() else -1
         if start >= 0:
-            out.append((start, start + len(segment)))
+            span = (start, start + len(segment))
         else:
             key = _canonical(segment)[0]
             found = canon.find(key, canon_at) if key else -1
             if found < 0:
                 out.append(None)
                 continue
-            out.append((where[found], where[found + len(key) - 1] + 1))
-        at = out[-1][1]
+            span = (where[found], where[found + len(key) - 1] + 1)
+        out.append(span)
+        at = span[1]
         canon_at = bisect_left(where, at)
     return out
 

@@ -224,7 +224,7 @@ def _corrections(raw: Any) -> tuple[Correction, ...]:
         if not isinstance(entry, dict):
             raise ValueError(f"{where} must be an object")
         start, end = entry.get("start"), entry.get("end")
-        if not all(type(v) is int for v in (start, end)):
+        if type(start) is not int or type(end) is not int:
             raise ValueError(f"{where}: 'start' and 'end' must be integers")
         text, correction = entry.get("text"), entry.get("correction")
         if not isinstance(text, str) or not isinstance(correction, str):

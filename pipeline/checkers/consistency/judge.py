@@ -14,6 +14,7 @@ import threading
 from collections.abc import Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass
+from functools import partial
 from typing import Protocol
 
 from ...llm import parse_json
@@ -112,7 +113,10 @@ def read_batch_judgements(answer: str, blocks: int) -> list[tuple[JudgementLabel
             found[pid] = ("UNKNOWN", f"unusable batch answer: answer {word!r}")
         else:
             found[pid] = (label, explanation if isinstance(explanation, str) else "")
-    missing = ("UNKNOWN", "unusable batch answer: no entry for this passage")
+    missing: tuple[JudgementLabel, str] = (
+        "UNKNOWN",
+        "unusable batch answer: no entry for this passage",
+    )
     return [found.get(i, missing) for i in range(blocks)]
 
 
@@ -197,7 +201,7 @@ class LLMJudge:
     def _ask(self, requests: list[str], pool: Executor, tally) -> list[str]:
         chat = self.ledger.chat
         return gather(
-            pool, [lambda r=r: chat(self.spec, r, tally=tally) for r in requests]
+            pool, [partial(chat, self.spec, r, tally=tally) for r in requests]
         )
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from concurrent.futures import Executor
+from functools import partial
 
 from .calls import CallLedger, Tally, gather
 from .items import Block, Correction, Improvement, Item
@@ -121,7 +122,7 @@ def mitigate_blocks(
         return dataclasses.replace(block, summary=summary, correction=correction), notes
 
     flagged = [i for i, b in enumerate(blocks) if b.label in FLAGGED]
-    done = gather(pool, [lambda i=i: mitigate(i, blocks[i]) for i in flagged])
+    done = gather(pool, [partial(mitigate, i, blocks[i]) for i in flagged])
     out, notes = list(blocks), []
     for i, (block, block_notes) in zip(flagged, done, strict=True):
         out[i] = block

@@ -147,7 +147,12 @@ def sample_item(
     if made and reformulator is None:
         raise ValueError(f"variants {made} need a reformulator model")
     requests = [reformulation_request(v, item.prompt, prompts) for v in made]
-    answers = gather(pool, [_call(ledger, reformulator, r, tally) for r in requests])
+    calls = (
+        [_call(ledger, reformulator, r, tally) for r in requests]
+        if reformulator is not None
+        else []  # nothing to reformulate: ``made`` is empty
+    )
+    answers = gather(pool, calls)
     asked: dict[str, tuple[str, str | None]] = {}
     for variant, answer in zip(made, answers, strict=True):
         try:

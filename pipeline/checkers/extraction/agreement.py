@@ -67,8 +67,8 @@ def _fold(value: Any) -> str:
 
 def _same(kind: str, stated: Any, claimed: Any) -> bool:
     if kind.endswith("Date"):
-        a, b = date_parts(stated), date_parts(claimed)
-        return a is not None and a == b
+        stated_date = date_parts(stated)
+        return stated_date is not None and stated_date == date_parts(claimed)
     if kind.endswith("Judge"):
         # Surnames: "ROBERT P. FRANK, Judge." is Frank.
         said, meant = _fold(stated).split(), _fold(claimed).split()

@@ -8,7 +8,14 @@ from dataclasses import dataclass, field
 from ...align import DEFAULT_THRESHOLD, DocumentIndex, align_context
 from ...errors import InputError
 from ...score import Scorer
-from ...types import Alignment, CheckedPrediction, Document, Prediction
+from ...types import (
+    Alignment,
+    CheckedPrediction,
+    Document,
+    Prediction,
+    Reason,
+    VerdictValue,
+)
 from .agreement import pattern_agreement
 from .hypothesis import render_hypothesis, type_display_name
 from .rivals import rival_hypotheses
@@ -124,14 +131,18 @@ def check_predictions(
             if alignment.score >= align_threshold
             else None
         )
+        verdict: VerdictValue
+        reason: Reason | None
         if alignment.score < align_threshold:
             verdict, reason = "unsafe", "not_in_document"
         elif stated is False:
             verdict, reason = "unsafe", "not_supported"
-        elif score is None:
+        elif score is None or scorer is None:  # no scorer, no scores
             verdict, reason = "unscored", None
         elif stated is None and (
-            score < scorer.threshold or (i in rivals and rivals[i] - score > margin)
+            score < scorer.threshold
+            # rivals are read only with a margin
+            or (margin is not None and i in rivals and rivals[i] - score > margin)
         ):
             verdict, reason = "unsafe", "not_supported"
         else:

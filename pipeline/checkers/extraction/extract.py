@@ -346,7 +346,7 @@ def extract_document(
         usage += spent
         entities.extend(answer["entities"])
 
-    predictions = []
+    predictions: list[Prediction] = []
     seen = set()
     for entity in entities:
         key = (
@@ -392,10 +392,11 @@ def extract_documents(
     Returns:
         One result per document, in input order, and the total usage.
     """
+    bar = None
     if progress:
         from tqdm import tqdm
 
-        documents = tqdm(documents, desc="extracting", unit="doc")
+        documents = bar = tqdm(documents, desc="extracting", unit="doc")
     results = []
     total = Usage()
     failed = 0
@@ -406,6 +407,6 @@ def extract_documents(
         results.append(result)
         total += result.usage
         failed += not result.ok
-        if progress:
-            documents.set_postfix(tokens=total.total_tokens, failed=failed)
+        if bar is not None:
+            bar.set_postfix(tokens=total.total_tokens, failed=failed)
     return results, total

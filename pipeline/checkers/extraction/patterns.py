@@ -143,7 +143,7 @@ def date_parts(value: object) -> tuple[int, int | None, int | None] | None:
             year = int(str(value.get("yyyy")))
         except ValueError:
             return None
-        parts = []
+        parts: list[int | None] = []
         for key in ("mm", "dd"):
             try:
                 parts.append(int(str(value.get(key))))

@@ -246,7 +246,7 @@ def check_items(
             if premise:
                 pairs[(premise, claim)] = None
             at += 1
-    nli = {}
+    nli: dict[tuple[str, str], float] = {}
     if scorer is not None:
         keys = list(pairs)
         step = len(keys) if deadline is None else DEADLINE_SLICE
@@ -295,8 +295,8 @@ def _claim_result(
         for i, weight in kept
     )
     joined = nli.get((premise, claim)) if premise else None
-    scores = [s.nli for s in sources]
-    if not sources or None in scores:
+    scores = [s.nli for s in sources if s.nli is not None]
+    if not sources or len(scores) < len(sources):
         return ClaimResult(text, start, end, claim, sources, None, None, None, premise)
     best = max(range(len(sources)), key=lambda i: scores[i])
     deciding = (
@@ -307,7 +307,9 @@ def _claim_result(
     score = {
         "min": lambda: min(scores),
         "max": lambda: max(scores),
-        "weighted": lambda: sum(s.weight * s.nli for s in sources),
+        "weighted": lambda: sum(
+            s.weight * value for s, value in zip(sources, scores, strict=True)
+        ),
         "joined": lambda: joined,
     }[aggregate]()
     return ClaimResult(
@@ -316,10 +318,12 @@ def _claim_result(
 
 
 def _item_result(item, claims: list[ClaimResult], scorer) -> ItemResult:
-    scored = [i for i, c in enumerate(claims) if c.score is not None]
+    scored = {i: c.score for i, c in enumerate(claims) if c.score is not None}
     if scorer is None or not scored:
         return ItemResult(item, tuple(claims), 0, None, "unscored")
-    weakest = min(scored, key=lambda i: claims[i].score)
-    score = claims[weakest].score
-    verdict = "supported" if score >= scorer.threshold else "hallucinated"
+    weakest = min(scored, key=lambda i: scored[i])
+    score = scored[weakest]
+    verdict: Literal["supported", "hallucinated"] = (
+        "supported" if score >= scorer.threshold else "hallucinated"
+    )
     return ItemResult(item, tuple(claims), weakest, score, verdict)

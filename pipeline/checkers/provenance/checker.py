@@ -19,7 +19,7 @@ from ...errors import InputError
 from ...grader_prompts import SUPPORT_PROMPT, GraderPrompt
 from ...jsonl import prediction_from_json
 from ...score import Scorer
-from ...types import Document, Label, Prediction
+from ...types import Document, Label, LabelValue, Prediction, VerdictValue
 from .. import register
 from ..base import (
     CheckResult,
@@ -38,7 +38,11 @@ from .silver import item_group, silver_examples
 
 #: ``Prediction.type`` of an answer claim.
 CLAIM_TYPE = "rag_answer"
-_VERDICT = {"supported": "safe", "hallucinated": "unsafe", "unscored": "unscored"}
+_VERDICT: dict[str, VerdictValue] = {
+    "supported": "safe",
+    "hallucinated": "unsafe",
+    "unscored": "unscored",
+}
 
 
 #: The relevance scorers a deployment may name (settings hold a name, not
@@ -65,7 +69,7 @@ def item_claim(item: RagItem) -> Prediction:
 
 
 #: A benchmark's label of the answer, as an expert's label.
-_ITEM_LABELS = {"supported": "safe", "hallucinated": "unsafe"}
+_ITEM_LABELS: dict[str, LabelValue] = {"supported": "safe", "hallucinated": "unsafe"}
 
 
 def _item_labels(item: RagItem) -> list[Label]:

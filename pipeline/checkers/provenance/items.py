@@ -147,7 +147,9 @@ def item_to_json(item: RagItem) -> dict[str, Any]:
 def item_document(item: RagItem) -> Document:
     """The item's contexts as one document: joined by a paragraph break, each
     context's id and offsets (and the query) in ``metadata``."""
-    parts, spans, at = [], [], 0
+    parts: list[str] = []
+    spans: list[dict[str, Any]] = []
+    at = 0
     for c in item.contexts:
         if parts:
             at += len(CONTEXT_SEPARATOR)
