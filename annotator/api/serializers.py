@@ -20,12 +20,16 @@ from annotator.models import (
     TrainingRun,
 )
 from annotator.projects import access, services
+from annotator.training.calibration import calibration_summary
+from pipeline.checkers.extraction.hypothesis import render_hypothesis
+from pipeline.checkers.extraction.schema import schema_from_dict
+from pipeline.errors import SchemaError
+from pipeline.jsonl import text_problem, value_problem
 
 
 def storable_json(value) -> None:
     """A JSON field's validator: refuses what Postgres would refuse or the
     API could not send back (NUL, lone surrogates, NaN, deep nesting)."""
-    from pipeline.jsonl import value_problem
 
     problem = value_problem(value)
     if problem:
@@ -39,8 +43,6 @@ class TextField(serializers.CharField):
     default_error_messages = {"not_text": "Must be text (a JSON string)."}
 
     def to_internal_value(self, data):
-        from pipeline.jsonl import text_problem
-
         if not isinstance(data, str):
             self.fail("not_text")
         problem = text_problem(data)
@@ -151,8 +153,6 @@ class ProjectSerializer(serializers.ModelSerializer):
     def validate_entity_schema(self, value):
         if not value:
             return value
-        from pipeline.checkers.extraction.schema import schema_from_dict
-        from pipeline.errors import SchemaError
 
         try:
             schema_from_dict(value)
@@ -286,8 +286,6 @@ class PredictionSerializer(serializers.ModelSerializer):
         return data
 
     def _machine_scores_visible(self, project_id: int) -> bool:
-        from annotator.projects import access
-
         # One lookup per project per response, not per row.
         cache = self.context.setdefault("machine_scores_visible", {})
         if project_id not in cache:
@@ -500,8 +498,6 @@ class ScorerModelSerializer(serializers.ModelSerializer):
         }
 
     def get_calibration(self, scorer) -> dict | None:
-        from annotator.training.calibration import calibration_summary
-
         return calibration_summary(scorer)
 
 
@@ -823,6 +819,5 @@ class MyLabelSerializer(serializers.ModelSerializer):
         p = annotation.prediction
         if p.hypothesis:
             return p.hypothesis
-        from pipeline.checkers.extraction.hypothesis import render_hypothesis
 
         return render_hypothesis(p.type, p.value)

@@ -4,6 +4,7 @@ rows of other projects); write access from the permission classes."""
 from __future__ import annotations
 
 import json
+import tempfile
 
 from django.conf import settings
 from django.db.models import Count, Exists, OuterRef
@@ -458,7 +459,6 @@ class ScorerModelViewSet(
     def download(self, request, pk=None):
         """The model folder as a zip, loadable with sentence-transformers'
         CrossEncoder, with a README.md model card."""
-        import tempfile
 
         scorer = self.get_object()
         out = tempfile.TemporaryFile()  # closed by FileResponse when sent

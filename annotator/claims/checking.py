@@ -19,11 +19,13 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+import pipeline
 from annotator.claims.records import document_record, prediction_record
 from annotator.core import allowlists
 from annotator.core.dispatch import send_after_commit
 from annotator.core.errors import ApplicationError, ConfigurationError
 from annotator.kinds import kind_hook
+from annotator.labeling import queue
 from annotator.models import (
     UNSCORED_UNCERTAINTY,
     Document,
@@ -36,6 +38,7 @@ from annotator.models import (
 )
 from pipeline.checkers import checker_class
 from pipeline.errors import SchemaError
+from pipeline.score import NLIScorer, model_folder_problem, resolve_model
 
 logger = logging.getLogger(__name__)
 
@@ -91,8 +94,6 @@ def _scorer_load(path: str, *, threshold: float | None):
     key = f"{path}@{threshold}"
     with _scorer_lock:
         if key not in _scorer_cache:
-            from pipeline.score import NLIScorer
-
             scorer = NLIScorer(path, threshold=threshold, quantize=settings.SCORER_INT8)
             _scorer_cache.clear()
             _scorer_cache[key] = scorer
@@ -216,8 +217,6 @@ def predictions_check(
     is claimed with ``FOR UPDATE SKIP LOCKED`` and committed on its own: two
     workers on the same project split the work instead of repeating it.
     """
-    import pipeline
-    from annotator.labeling import queue
 
     project = Project.objects.get(pk=project_id)
     project_schema(project)  # a broken schema stops the run before any work
@@ -339,7 +338,6 @@ def scorer_problem(scorer: ScorerModel) -> str | None:
     """Why workers could not load ``scorer``: outside the allow-list, or not a
     model folder. A hub name the deployment lists passes (it loads where the
     hub is reachable)."""
-    from pipeline.score import model_folder_problem, resolve_model
 
     problem = allowlists.scorer_source_problem(
         scorer.path, project_id=scorer.project_id

@@ -7,7 +7,9 @@ from __future__ import annotations
 import unicodedata
 from pathlib import Path
 
+from annotator.claims import selectors
 from annotator.models import Project
+from pipeline.jsonl import write_jsonl_stream
 
 EXPORT_KINDS = ("documents", "predictions", "labels")
 
@@ -28,8 +30,6 @@ def project_export(*, project: Project, out_dir: Path) -> dict[str, int]:
     Predictions that were checked are written as checked records (alignment,
     score, verdict); the others as plain prediction records.
     """
-    from annotator.claims import selectors
-    from pipeline.jsonl import write_jsonl_stream
 
     out_dir.mkdir(parents=True, exist_ok=True)
     counts = {}

@@ -43,6 +43,15 @@ from annotator.models import (
     Prediction,
     Project,
 )
+from pipeline.checkers import item_format
+from pipeline.errors import InputError
+from pipeline.jsonl import (
+    document_from_json,
+    iter_jsonl_stream,
+    label_from_json,
+    prediction_from_json,
+)
+from pipeline.types import Document as PDocument
 
 logger = logging.getLogger(__name__)
 
@@ -158,8 +167,6 @@ def parsed_records(
     .csv) with their line numbers; every line that does not parse, or would
     not fit its columns, is reported instead, and so is a file without a
     single record."""
-    from pipeline.errors import InputError
-    from pipeline.jsonl import iter_jsonl_stream
 
     if csv_layout is not None and tabular.is_csv(source):
         rows = tabular.csv_rows(stream, source, csv_layout)
@@ -248,7 +255,6 @@ def project_items(project: Project):
     """How the project's checker reads its JSONL items
     (``pipeline.checkers.item_format``: each line a document and the claims
     it brings), None when it takes documents and claims apart."""
-    from pipeline.checkers import item_format
 
     return item_format(project.kind)
 
@@ -290,7 +296,6 @@ def documents_import(
     A bad line or file is reported and skipped; the rest still go in, one
     transaction per batch so nothing is half-written.
     """
-    from pipeline.jsonl import document_from_json
 
     report = ImportReport()
 
@@ -360,7 +365,6 @@ def documents_import(
 def _text_document(name: str, stream: IO[bytes], report: ImportReport, *, pdf: bool):
     """A plain-text file's document, or a PDF's where ``pdf`` (a project
     whose documents are items takes none)."""
-    from pipeline.types import Document as PDocument
 
     raw = stream.read(settings.MAX_DOCUMENT_BYTES + 1)
     problem: str | None
@@ -389,8 +393,6 @@ def _text_document(name: str, stream: IO[bytes], report: ImportReport, *, pdf: b
 
 
 def _pdf_document(name: str, head: bytes, rest: IO[bytes], report: ImportReport):
-    from pipeline.errors import InputError
-
     try:
         document = pdfs.pdf_file_document(name, head, rest)
     except InputError as e:
@@ -560,7 +562,6 @@ def predictions_import(
     A changed prediction loses its verdict and is checked again; an unchanged
     one keeps it. The check is enqueued once, after the last batch commits.
     """
-    from pipeline.jsonl import prediction_from_json
 
     report = ImportReport()
     done = 0
@@ -685,7 +686,6 @@ def labels_import(
     Imported labels have no annotator account; re-importing a file updates
     them (one imported label per prediction).
     """
-    from pipeline.jsonl import label_from_json
 
     def parse(obj: Any) -> Any:
         label = label_from_json(obj)

@@ -16,6 +16,9 @@ from typing import IO, Any, cast
 
 from django.conf import settings
 
+from pipeline.errors import InputError
+from pipeline.pdf import PdfBudgetError, page_span, pdf_document
+
 logger = logging.getLogger(__name__)
 
 MAGIC = b"%PDF-"
@@ -45,8 +48,6 @@ def pdf_file_document(name: str, head: bytes, rest: IO[bytes]):
             PDF, damaged, encrypted or scanned (no text), in words for the
             report.
     """
-    from pipeline.errors import InputError
-    from pipeline.pdf import PdfBudgetError, pdf_document
 
     limit = settings.MAX_UPLOAD_BYTES
     data = head + rest.read(max(limit + 1 - len(head), 0))
@@ -101,7 +102,6 @@ def page_table(metadata: Any, length: int) -> list[dict[str, int]] | None:
 
 def pages_of(table: Sequence[Mapping[str, int]], start: int, end: int) -> list[int]:
     """The pages ``text[start:end]`` touches (``pipeline.pdf.page_span``)."""
-    from pipeline.pdf import page_span
 
     return page_span(table, start, end)
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from annotator.models import Document, Prediction
+from pipeline.types import Document as DocumentRecord
+from pipeline.types import Prediction as PredictionRecord
 
 if TYPE_CHECKING:
     from pipeline.types import Document as DocumentRecord
@@ -19,7 +21,6 @@ if TYPE_CHECKING:
 def document_record(document: Document, *, external: bool = False) -> DocumentRecord:
     """The document as the pipeline reads it, metadata included: a RAG item's
     document keeps its query and its contexts' offsets there."""
-    from pipeline.types import Document as DocumentRecord
 
     return DocumentRecord(
         id=document.external_id if external else str(document.pk),
@@ -34,7 +35,6 @@ def prediction_record(
     """The prediction as the pipeline reads it. With ``external`` ids its
     document must be loaded (``select_related("document")``), and its extra
     fields come along, as in an export."""
-    from pipeline.types import Prediction as PredictionRecord
 
     if not external:
         return PredictionRecord(

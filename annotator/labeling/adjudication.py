@@ -21,6 +21,7 @@ from django.db.models import Exists, OuterRef, QuerySet
 from annotator.core.errors import ApplicationError
 from annotator.labeling.labels import LABEL_NOTE_MAX_CHARS
 from annotator.models import Adjudication, Annotation, Prediction, Project, Role
+from annotator.projects.access import project_role
 from pipeline.evaluate import cohen_kappa, krippendorff_alpha
 from pipeline.jsonl import text_problem
 
@@ -101,7 +102,6 @@ def adjudicate(
             limit, a reviewer without the role, a reviewer who labelled the
             prediction, or experts who do not disagree on it.
     """
-    from annotator.projects.access import project_role
 
     if label not in Adjudication.Label.values:
         raise ApplicationError(

@@ -22,6 +22,8 @@ from markdown_it import MarkdownIt
 
 from annotator.core.errors import GuidelineInvalid, LabelInvalid
 from annotator.models import Guideline, Project
+from annotator.projects import access
+from pipeline.jsonl import text_problem
 
 GUIDELINE_MAX_CHARS = 100_000
 
@@ -137,8 +139,6 @@ def guideline_get(project: Project, version: int) -> Guideline | None:
 
 
 def _text_clean(text: Any) -> str:
-    from pipeline.jsonl import text_problem
-
     if not isinstance(text, str):
         raise GuidelineInvalid("text: must be text")
     # A browser's textarea sends CRLF: the same guideline typed twice is the
@@ -168,7 +168,6 @@ def guideline_save(*, project: Project, user, text: Any) -> tuple[Guideline, boo
     latest version's makes none. Raises PermissionDenied unless ``user`` is
     an admin of the project, GuidelineInvalid for text that cannot be one.
     """
-    from annotator.projects import access
 
     if access.project_role(user, project) not in access.MANAGE:
         raise PermissionDenied(

@@ -30,6 +30,12 @@ from annotator.models import (
     Verdict,
 )
 from pipeline.checkers import checker_class
+from pipeline.checkers.extraction.hypothesis import (
+    render_hypothesis,
+    render_value,
+    type_display_name,
+)
+from pipeline.errors import SchemaError
 
 WINDOW_CHARS = 400
 #: How far a window's cut may move to land on a line or word boundary.
@@ -40,7 +46,6 @@ MAX_SIBLINGS = 50
 def project_schema_or_none(project: Project):
     """The project's parsed entity schema; None when it has none or it does
     not parse (pages then show default names; the check reports it)."""
-    from pipeline.errors import SchemaError
 
     try:
         return project.schema()
@@ -241,11 +246,6 @@ def labeling_items(
     columns used: building model instances and decoding unused JSON was most
     of the time of a hand-out.
     """
-    from pipeline.checkers.extraction.hypothesis import (
-        render_hypothesis,
-        render_value,
-        type_display_name,
-    )
 
     if not ids:
         return []

@@ -25,7 +25,7 @@ from django.db.models.functions import Abs, Coalesce
 from django.utils import timezone
 
 from annotator.core.errors import ApplicationError, LabelConflict, LabelInvalid
-from annotator.labeling import guidelines
+from annotator.labeling import guidelines, queue
 from annotator.models import (
     UNSCORED_UNCERTAINTY,
     Annotation,
@@ -35,6 +35,7 @@ from annotator.models import (
     Project,
     Verdict,
 )
+from pipeline.jsonl import text_problem, value_problem
 
 LABEL_NOTE_MAX_CHARS = 10_000
 
@@ -49,8 +50,6 @@ LABELS_BATCH_MAX = 500
 
 
 def _json_problem(value: Any) -> str | None:
-    from pipeline.jsonl import value_problem
-
     problem = value_problem(value, max_depth=LABEL_VALUE_MAX_DEPTH)
     if problem:
         return problem
@@ -73,7 +72,6 @@ def _label_problem(
 ) -> str | None:
     """Why a label cannot be stored, checked before any write. The API's
     serializers check shapes; this is the last check before the database."""
-    from pipeline.jsonl import text_problem
 
     if label not in Annotation.Label.values:
         return f"label: one of {', '.join(Annotation.Label.values)}"
@@ -290,7 +288,6 @@ def queue_keys_refresh(*, project: Project) -> None:
     scorer activated, edited or deleted, the project edited in the admin)
     reorders the queue without each of them having to remember to.
     """
-    from annotator.labeling import queue
 
     threshold = queue.active_threshold(project)
     if project.uncertainty_threshold == threshold:
@@ -333,7 +330,6 @@ def _queue_candidates(
     """Lock up to ``n`` available predictions, the gold slice's share of them
     drawn from the gold documents in random order, the rest in the project's
     queue order; each side fills in for the other when it runs dry."""
-    from annotator.labeling import queue
 
     n_gold = sum(random.random() < project.gold_share for _ in range(n))
     taken: list[int] = []
@@ -363,7 +359,6 @@ def labeling_next(
     were), then new predictions in the project's queue order. ``exclude``
     names predictions the page already holds or has labels for in its outbox.
     """
-    from annotator.labeling import queue
 
     queue_keys_refresh(project=project)
     now = timezone.now()
@@ -415,7 +410,6 @@ def _leases_take(
     filter. We hold the row locks now, so any competing lease on them is
     committed, and this new statement sees it. Held leases are renewed.
     """
-    from annotator.labeling import queue
 
     if not ids:
         return []

@@ -52,8 +52,8 @@ QUEUE_STRATEGIES: dict[str, QueueOrder] = {}
 
 # Overlap predictions are a fixed pseudo-random share of ids: (id * A) mod P
 # is a permutation of the residues for prime P, so any run of ids spreads
-# evenly over [0, P). The SQL function annotator_labels_needed (migration
-# 0006) computes the same; a test holds the two together.
+# evenly over [0, P). The SQL function annotator_labels_needed (the initial
+# migration's) computes the same; a test holds the two together.
 _OVERLAP_MULTIPLIER = 7919
 _OVERLAP_MODULUS = 10007
 
@@ -180,7 +180,7 @@ def is_overlap(project: Project, prediction_id: int) -> bool:
 # already locked in the statement that leases them (labeling.labeling_next).
 # Written out rather than composed in the ORM: compiling the ORM form took
 # three times as long as running it, twice per hand-out. The label counts it
-# reads are kept on the prediction by triggers (migration 0006).
+# reads are kept on the prediction by triggers (the initial migration's SQL).
 _PREDICTION = Prediction._meta.db_table
 _LEASE = Lease._meta.db_table
 _ANNOTATION = Annotation._meta.db_table

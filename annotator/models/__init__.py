@@ -28,7 +28,9 @@ from annotator.core.allowlists import (
     validate_llm_base_url,
     validate_scorer_source,
 )
+from pipeline.checkers import checker_class, kinds
 from pipeline.checkers.base import evidence_problem
+from pipeline.checkers.extraction.schema import schema_from_dict
 
 if TYPE_CHECKING:
     # Django ships no type information, so to mypy ``models.TextChoices`` is
@@ -70,7 +72,6 @@ _unit_interval = [MinValueValidator(0.0), MaxValueValidator(1.0)]
 def checker_kinds() -> list[tuple[str, str]]:
     """``Project.kind`` choices: the checkers registered in the pipeline, so
     adding a checker adds a kind without a migration."""
-    from pipeline.checkers import checker_class, kinds
 
     return [(kind, checker_class(kind).title) for kind in kinds()]
 
@@ -79,7 +80,6 @@ def reason_choices() -> list[tuple[str, str]]:
     """``Prediction.reason`` choices: every registered checker's reasons for
     an unsafe verdict, in its own words (a new checker adds its own without a
     migration)."""
-    from pipeline.checkers import checker_class, kinds
 
     choices = {"": "None"}
     for kind in kinds():
@@ -262,7 +262,6 @@ class Project(models.Model):
         Raises:
             pipeline.errors.SchemaError: the stored schema does not parse.
         """
-        from pipeline.checkers.extraction.schema import schema_from_dict
 
         return schema_from_dict(self.entity_schema) if self.entity_schema else None
 
@@ -280,7 +279,7 @@ class Role(TextChoices):
 
 class Membership(models.Model):
     """A user's role on a project. Its table is the one the plain
-    ``Project.members`` many-to-many used before roles (migration 0008)."""
+    ``Project.members`` many-to-many used before roles."""
 
     project = models.ForeignKey(
         Project, on_delete=models.CASCADE, related_name="memberships"
@@ -463,10 +462,11 @@ class Prediction(models.Model):
         help_text="|score - active threshold|; empty until scored.",
     )
     random_key = models.FloatField(db_default=Random(), editable=False)
-    # Queue state kept by database triggers (migration 0006), whichever path a
-    # label takes (the page, imports, the API, the admin, a cascade): the
-    # queue indexes hold open predictions only, so a hand-out does not walk
-    # past every prediction already labelled at the front of its order.
+    # Queue state kept by database triggers (the initial migration's SQL),
+    # whichever path a label takes (the page, imports, the API, the admin, a
+    # cascade): the queue indexes hold open predictions only, so a hand-out
+    # does not walk past every prediction already labelled at the front of
+    # its order.
     decisive_labels = models.PositiveSmallIntegerField(
         db_default=0,
         editable=False,

@@ -16,6 +16,7 @@ from django.conf import settings
 from annotator.core import allowlists
 from annotator.core.errors import ApplicationError, ConfigurationError
 from annotator.models import LLMRun, Project
+from pipeline.llm import LLMConfig, LLMError
 
 #: Params runs once took prices from; refused now (the deployment's
 #: LLM_PRICES prices every call).
@@ -52,7 +53,6 @@ def llm_model_check(project: Project, model: str) -> None:
 def llm_failure_kind(error: BaseException | None) -> str:
     """ANSWER, TRANSIENT or RUN for ``error``, raised by a call of
     :mod:`pipeline.llm`."""
-    from pipeline.llm import LLMError
 
     # An LLMError raised *from* the SDK's exception failed at the HTTP level;
     # one on its own is an unusable answer (a refusal, no choices).
@@ -257,7 +257,6 @@ def llm_config(run: LLMRun):
         ConfigurationError: the endpoint or key is refused or missing, or a
             setting is not one the client takes.
     """
-    from pipeline.llm import LLMConfig
 
     project = run.project
     # Rows written before the allow-lists, or the lists narrowed since: no

@@ -66,6 +66,7 @@ from annotator.runs.lifecycle import (
     run_execute_alone,
 )
 from pipeline.checkers import checker_class
+from pipeline.errors import ScorerError
 from pipeline.grader import GRADE_SCHEMA, THRESHOLD, LLMGrader
 from pipeline.llm import LLMConfig
 
@@ -398,7 +399,6 @@ def _cancel_requested(run_id: int) -> bool:
 
 def _grade(llm, prediction: Prediction):
     """The pipeline's Grade, or the ScorerError it raised (others are bugs)."""
-    from pipeline.errors import ScorerError
 
     try:
         return llm.grade(prediction.premise, prediction.hypothesis)

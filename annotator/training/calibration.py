@@ -23,8 +23,11 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from annotator.claims.checking import scorer_threshold_set
 from annotator.core.errors import ApplicationError
+from annotator.dashboard.charts import Series, line_chart
 from annotator.labeling import gold
+from annotator.labeling.labels import queue_keys_refresh
 from annotator.models import (
     GRADER_SCORER_PREFIX,
     Prediction,
@@ -368,8 +371,6 @@ def operating_point_apply(
     Raises:
         CalibrationError: as :func:`operating_point_preview`.
     """
-    from annotator.claims.checking import scorer_threshold_set
-    from annotator.labeling.labels import queue_keys_refresh
 
     point = operating_point_preview(
         project=project, scorer=scorer, target_recall=target_recall
@@ -430,8 +431,6 @@ def reliability(active: ScorerModel | None) -> dict[str, Any]:
 
 
 def reliability_svg(data: dict[str, Any]) -> str:
-    from annotator.dashboard.charts import Series, line_chart
-
     series = [Series("Perfect calibration", [(0.0, 0.0), (1.0, 1.0)], markers=False)]
     for key, name in (("raw", "Raw score"), ("calibrated", "Calibrated")):
         part = data.get(key)

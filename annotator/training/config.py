@@ -12,6 +12,8 @@ from django.conf import settings
 from annotator.core.allowlists import scorer_source_problem
 from annotator.core.errors import ApplicationError
 from annotator.models import Project, ScorerModel
+from pipeline.bases import best_base
+from pipeline.train import TrainConfig
 
 
 def train_config(
@@ -23,7 +25,6 @@ def train_config(
     Raises:
         ApplicationError: an unknown field or a value of the wrong type.
     """
-    from pipeline.train import TrainConfig
 
     known = {f.name: f for f in fields(TrainConfig)}
     merged = {**settings.TRAINING_CONFIG, **(params or {})}
@@ -98,7 +99,6 @@ def training_base(value: Any, *, project: Project | None) -> str:
 def default_base() -> str:
     """The best base the deployment has (:func:`pipeline.bases.best_base`
     over its settings): the starter once it is built."""
-    from pipeline.bases import best_base
 
     base, _ = best_base(
         {

@@ -21,6 +21,10 @@ from annotator.models import (
     Prediction,
     Project,
 )
+from annotator.runs.grading import grader_silver_labels
+from pipeline import __version__
+from pipeline.checkers import Example
+from pipeline.jsonl import label_from_json
 
 
 def expert_labels(project: Project, *, gold_set: bool) -> dict[int, str]:
@@ -82,7 +86,6 @@ def labelled_data(
     ``pool_key`` hashes what silver pairs are made from (documents,
     predictions, schema), not the labels: it names the silver cache.
     """
-    from pipeline.jsonl import label_from_json
 
     labels = expert_labels(project, gold_set=gold_set)
     predictions_qs = gold.restrict(
@@ -132,8 +135,6 @@ def silver_cached(project: Project, data: LabelledData, config, checker, log):
     """The silver pairs the project's checker makes of the training-side pool,
     from VAR_DIR/silver when the pool (and what shapes the pairs: the seed,
     the kind and its alignment threshold) has not changed."""
-    from pipeline import __version__
-    from pipeline.checkers import Example
 
     shape = f"{config.seed}:{project.kind}:{project.align_threshold}:{__version__}"
     key = hashlib.sha256(f"{data.pool_key}:{shape}".encode()).hexdigest()[:24]
@@ -168,8 +169,6 @@ def silver_cached(project: Project, data: LabelledData, config, checker, log):
 def graded_examples(project: Project, data: LabelledData, checker, log):
     """The LLM grader's verdicts (grading runs) on the training side's
     unlabelled claims, as silver pairs the scorer reads like any other."""
-    from annotator.runs.grading import grader_silver_labels
-    from pipeline.checkers import Example
 
     graded = {str(pk): label for pk, label in grader_silver_labels(project).items()}
     if not graded:

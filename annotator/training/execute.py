@@ -33,6 +33,9 @@ from annotator.training.runs import (
     tmp_folder_remove,
     training_run_fail,
 )
+from pipeline.errors import PipelineError, TrainingCancelled
+from pipeline.score import read_metadata
+from pipeline.train import train_scorer
 
 logger = logging.getLogger(__name__)
 
@@ -86,8 +89,6 @@ class _ProgressWriter:
         self.last = 0.0
 
     def __call__(self, progress) -> None:
-        from pipeline.errors import TrainingCancelled
-
         if self.extra is not None:
             self.extra(progress)
         now = time.monotonic()
@@ -152,7 +153,6 @@ def training_run_execute(*, run_id: int, on_progress=None) -> TrainingRun | None
     Expected failures (too few labels, one class missing) are recorded on the
     run; an unexpected one is recorded and raised.
     """
-    from pipeline.errors import PipelineError, TrainingCancelled
 
     claimed = run_claim(
         TrainingRun,
@@ -187,10 +187,6 @@ def training_run_execute(*, run_id: int, on_progress=None) -> TrainingRun | None
 
 
 def _execute(run_id: int, on_progress) -> None:
-    from pipeline.errors import PipelineError
-    from pipeline.score import read_metadata
-    from pipeline.train import train_scorer
-
     run = TrainingRun.objects.select_related("project").get(pk=run_id)
     project = run.project
     config = train_config(run.params, project=project)

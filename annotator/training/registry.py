@@ -17,6 +17,8 @@ from annotator.models import Project, RunStatus, ScorerModel, TrainingRun
 from annotator.runs.lifecycle import run_ended
 from annotator.training.data import LabelledData
 from annotator.training.runs import TrainingStopped, log_line
+from pipeline.evaluate import flag_metrics
+from pipeline.score import METADATA_FILE, NLIScorer
 
 
 def gold_evaluate(
@@ -36,8 +38,6 @@ def gold_measure(
 ) -> tuple[dict[str, Any], list[Any]] | None:
     """``gold_evaluate``'s metrics and the findings they count (their scores
     fit the version's calibration); None without labels."""
-    from pipeline.evaluate import flag_metrics
-    from pipeline.score import NLIScorer
 
     if not data.labels:
         return None
@@ -146,7 +146,6 @@ def version_register(
             )
         version = _next_version(project)
         metadata.update(name=f"project{project.pk}-{version}", version=version)
-        from pipeline.score import METADATA_FILE
 
         (folder / METADATA_FILE).write_text(
             json.dumps(metadata, indent=2), encoding="utf-8"

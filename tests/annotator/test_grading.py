@@ -617,7 +617,7 @@ def test_a_training_run_learns_from_the_graders_verdicts_as_silver(
 ):
     """The verdicts a grading run stored become silver pairs of the next
     training run (expert labels and the synthetic pairs beside them)."""
-    import pipeline.train
+    from annotator.training import execute
     from annotator.training import runs as training_runs
     from pipeline.errors import TrainingError
 
@@ -639,7 +639,7 @@ def test_a_training_run_learns_from_the_graders_verdicts_as_silver(
         seen["silver"] = silver
         raise TrainingError("enough: the pairs are what this test looks at")
 
-    monkeypatch.setattr(pipeline.train, "train_scorer", spy)
+    monkeypatch.setattr(execute, "train_scorer", spy)
     run = training_runs.training_run_start(project=project, enqueue=False)
     tasks.train_scorer(run.pk)
 

@@ -34,8 +34,9 @@ def test_a_database_migrated_before_the_squash_has_nothing_to_run():
 
 @pytest.mark.django_db
 def test_the_queue_state_triggers_are_installed():
-    """The squash keeps migration 0006's SQL: the triggers that keep each
-    claim's queue state (tests/annotator/test_queue_state.py says what they do)."""
+    """The squash keeps the SQL of the former migration 0006: the triggers
+    that keep each claim's queue state (test_queue_state.py says what they
+    do)."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal")
         triggers = {row[0] for row in cursor.fetchall()}

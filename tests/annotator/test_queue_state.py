@@ -1,6 +1,6 @@
-"""The queue state Postgres keeps on each prediction (migration 0006): its
-decisive label count and whether it still needs labels, whatever path the
-labels take."""
+"""The queue state Postgres keeps on each prediction (the initial migration's
+triggers): its decisive label count and whether it still needs labels,
+whatever path the labels take."""
 
 import threading
 import time

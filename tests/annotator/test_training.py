@@ -445,7 +445,7 @@ def test_training_task_twice_trains_once_and_never_sees_the_gold_slice(
         calls.append((checker, predictions, labels, kwargs))
         return real(checker, predictions, labels, out_dir, **kwargs)
 
-    monkeypatch.setattr(pipeline.train, "train_scorer", spy)
+    monkeypatch.setattr(execute, "train_scorer", spy)
 
     run = training_runs.training_run_start(project=project, enqueue=False)
     assert tasks.train_scorer(run.pk) == {"run": run.pk, "status": "succeeded"}
@@ -536,7 +536,6 @@ def test_a_new_version_is_promoted_only_if_its_gold_f1_is_not_worse(
     new_threshold,
     promoted,
 ):
-    import pipeline.train
 
     settings.VAR_DIR = tmp_path
     settings.TRAINING_CONFIG = {"stages": ["human"]}
@@ -567,7 +566,7 @@ def test_a_new_version_is_promoted_only_if_its_gold_f1_is_not_worse(
         verdict="safe", checked_at=timezone.now()
     )
     monkeypatch.setattr(
-        pipeline.train, "train_scorer", _fixed_trainer(base_folder, new_threshold)
+        execute, "train_scorer", _fixed_trainer(base_folder, new_threshold)
     )
 
     run = training_runs.training_run_start(project=project, enqueue=False)
@@ -595,7 +594,6 @@ def test_a_new_version_is_promoted_only_if_its_gold_f1_is_not_worse(
 def test_without_gold_labels_the_active_scorer_stays(
     personas, settings, tmp_path, monkeypatch, base_folder
 ):
-    import pipeline.train
 
     settings.VAR_DIR = tmp_path
     settings.TRAINING_CONFIG = {"stages": ["human"]}
@@ -603,9 +601,7 @@ def test_without_gold_labels_the_active_scorer_stays(
     active = ScorerModel.objects.create(
         project=project, version="v1", base_model="b", path="x", is_active=True
     )
-    monkeypatch.setattr(
-        pipeline.train, "train_scorer", _fixed_trainer(base_folder, 0.5)
-    )
+    monkeypatch.setattr(execute, "train_scorer", _fixed_trainer(base_folder, 0.5))
     run = training_runs.training_run_start(project=project, enqueue=False)
     execute.training_run_execute(run_id=run.pk)
     new = ScorerModel.objects.get(project=project, version="v2")

@@ -22,6 +22,11 @@ from annotator.claims.ingest import (
 )
 from annotator.core.errors import ConfigurationError
 from annotator.kinds.citations.models import CaseCitation, CaseOpinion
+from pipeline.checkers.citations.checks import CaseLaw
+from pipeline.checkers.citations.courtlistener import CourtListener
+from pipeline.checkers.citations.reporters import Coverage, citation_key
+from pipeline.checkers.citations.sources import CaseRecord, opinion_from_json
+from pipeline.errors import InputError
 
 
 def _split(key: str) -> tuple[str, int | None, int | None]:
@@ -38,9 +43,6 @@ def opinions_import(*, stream: IO[bytes], name: str) -> ImportReport:
     """Upsert opinions (the case-law JSONL: ``id``, ``case_name``,
     ``citations``, ``text``, ``pages``...) by id, with their citations.
     A bad line is reported and skipped; each batch is one transaction."""
-    from pipeline.checkers.citations.reporters import citation_key
-    from pipeline.checkers.citations.sources import opinion_from_json
-    from pipeline.errors import InputError
 
     report = ImportReport()
 
@@ -95,7 +97,6 @@ def opinions_import(*, stream: IO[bytes], name: str) -> ImportReport:
 def index_import(*, stream: IO[bytes], name: str) -> ImportReport:
     """Upsert citation-index entries (``{"citation", "case_name",
     "date"}``): cases known to exist whose text is not held."""
-    from pipeline.checkers.citations.reporters import citation_key
 
     report = ImportReport()
 
@@ -185,8 +186,6 @@ class DatabaseCaseLaw:
         return out
 
     def opinion(self, case_id: str):
-        from pipeline.checkers.citations.sources import opinion_from_json
-
         row = CaseOpinion.objects.filter(external_id=case_id).first()
         if row is None:
             return None
@@ -248,8 +247,6 @@ class DatabaseCaseLaw:
 
 
 def _record(r: dict[str, Any]):
-    from pipeline.checkers.citations.sources import CaseRecord
-
     held = r["opinion__external_id"] is not None
     return CaseRecord(
         id=r["opinion__external_id"] if held else f"index:{r['key']}",
@@ -270,10 +267,6 @@ def deployment_caselaw():
     Raises:
         ConfigurationError: CITATION_COMPLETE_REPORTERS does not parse.
     """
-    from pipeline.checkers.citations.checks import CaseLaw
-    from pipeline.checkers.citations.courtlistener import CourtListener
-    from pipeline.checkers.citations.reporters import Coverage
-    from pipeline.errors import InputError
 
     try:
         coverage = Coverage.parse(settings.CITATION_COMPLETE_REPORTERS)

@@ -55,6 +55,13 @@ from annotator.runs.lifecycle import (
     run_end,
     run_execute_alone,
 )
+from pipeline.checkers.consistency.calls import BudgetExceeded, CallLedger
+from pipeline.checkers.consistency.models import (
+    DEFAULT_TEMPERATURE,
+    ModelSpec,
+    ModelSpecError,
+)
+from pipeline.errors import PipelineError
 
 logger = logging.getLogger(__name__)
 
@@ -224,7 +231,6 @@ def consistency_run_fail(*, run_id: int, error: str) -> None:
 def _failure_kind(error: Exception) -> str:
     """Whose failure an answer's is: its own (ANSWER), the moment's
     (TRANSIENT, retry later), the run's (RUN) or the budget's."""
-    from pipeline.checkers.consistency.calls import BudgetExceeded
 
     if isinstance(error, BudgetExceeded):
         return BUDGET
@@ -252,11 +258,6 @@ def _specs(run: ConsistencyRun, models: Sequence[str], options, prices: Prices):
     """The library's model configuration of each model the run calls: the
     project's endpoint and key, the run's prices (:func:`run_prices`) and
     LLM settings."""
-    from pipeline.checkers.consistency.models import (
-        DEFAULT_TEMPERATURE,
-        ModelSpec,
-        ModelSpecError,
-    )
 
     project = run.project
     common = {
@@ -282,8 +283,6 @@ def _ledger(run: ConsistencyRun, job: Job):
     execution: its budget is what the run has left, so a retry after a
     transient failure does not spend it twice. A configuration problem fails
     the run."""
-    from pipeline.checkers.consistency.calls import CallLedger
-    from pipeline.checkers.consistency.models import ModelSpecError
 
     # Runs started before the deployment set prices stored their own: ignored.
     params = {k: v for k, v in run.params.items() if k not in PRICE_KEYS}
@@ -409,7 +408,6 @@ def _cancel_requested(run_id: int) -> bool:
 def _work_batch(job: Job, batch, **options) -> list:
     """Each answer's result or the error it raised, the answers at once:
     their calls share the ledger's slots."""
-    from pipeline.errors import PipelineError
 
     def one(unit):
         document, data = unit

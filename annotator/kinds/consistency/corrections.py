@@ -20,6 +20,15 @@ from annotator.claims.records import document_record
 from annotator.core.errors import ApplicationError
 from annotator.kinds.consistency.jobs import Calls, model_param, tokens
 from annotator.models import Document, Prediction, Project, Verdict
+from pipeline.checkers.consistency.checker import CLAIM_TYPE, finding_block
+from pipeline.checkers.consistency.items import correction_to_json, item_from_document
+from pipeline.checkers.consistency.mitigate import (
+    block_corrections,
+    correction_request,
+    mitigate_blocks,
+    summary_request,
+)
+from pipeline.checkers.consistency.prompts import Prompts
 
 # Deliberate approximations, for the estimate only: an error summary runs to
 # about a short paragraph, a correction about as long as its block (with
@@ -30,7 +39,6 @@ CORRECTION_GROWTH = 1.5
 
 def _corrected(document: Document) -> set[tuple[int, int, str]]:
     """(start, end, text) of each block with a correction that holds."""
-    from pipeline.checkers.consistency.items import item_from_document
 
     try:
         item = item_from_document(document_record(document))
@@ -72,7 +80,6 @@ class CorrectionsJob:
         """Each answer with flagged blocks lacking a correction, and those
         blocks (the library's, judgements included, from the check's
         findings)."""
-        from pipeline.checkers.consistency.checker import CLAIM_TYPE, finding_block
 
         flagged = Prediction.objects.filter(
             project=project, type=CLAIM_TYPE, verdict=Verdict.UNSAFE
@@ -99,11 +106,6 @@ class CorrectionsJob:
     def estimate(self, document: Document, blocks, options: dict) -> Calls:
         """A summary and a correction call per block, their prompts rendered
         as the library sends them."""
-        from pipeline.checkers.consistency.mitigate import (
-            correction_request,
-            summary_request,
-        )
-        from pipeline.checkers.consistency.prompts import Prompts
 
         prompts = Prompts()
         summaries = options["summarizer"] is not None
@@ -125,11 +127,6 @@ class CorrectionsJob:
         )
 
     def work(self, document, blocks, *, specs, ledger, pool, options):
-        from pipeline.checkers.consistency.mitigate import (
-            block_corrections,
-            mitigate_blocks,
-        )
-
         summarizer = options["summarizer"]
         mitigated, notes = mitigate_blocks(
             blocks,
@@ -143,7 +140,6 @@ class CorrectionsJob:
     def store(self, row: Document, document: Document, blocks, result) -> bool:
         """The corrections beside those of the answer's other blocks, unless
         its text changed meanwhile (the blocks are no longer there)."""
-        from pipeline.checkers.consistency.items import correction_to_json
 
         if row.text != document.text or not result:
             return False

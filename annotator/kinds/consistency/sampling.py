@@ -21,6 +21,9 @@ from annotator.core.errors import ApplicationError
 from annotator.kinds.consistency.jobs import Calls, model_param, tokens
 from annotator.models import Document, Project
 from annotator.runs.budgets import integer_param, llm_model_check
+from pipeline.checkers.consistency import sampling
+from pipeline.checkers.consistency.items import item_from_document, sample_to_json
+from pipeline.checkers.consistency.prompts import Prompts
 
 #: Most samples per answer (the paper takes ten, A.4).
 MAX_SAMPLES = 50
@@ -37,7 +40,6 @@ REFORMULATED_GROWTH = 2
 def _library():
     # The library imports openai: the web process pays for that import only
     # when an admin asks for an estimate or starts a run.
-    from pipeline.checkers.consistency import sampling
 
     return sampling
 
@@ -119,7 +121,6 @@ class SamplesJob:
         """The calls the library would make for one answer: the same seeded
         assignment, so the same variants are asked for."""
         library = _library()
-        from pipeline.checkers.consistency.prompts import Prompts
 
         prompt = str(document.metadata.get("prompt") or "")
         assignment = library.assign_samples(
@@ -152,8 +153,6 @@ class SamplesJob:
         )
 
     def work(self, document, data, *, specs, ledger, pool, options):
-        from pipeline.checkers.consistency.items import item_from_document
-
         item = item_from_document(document_record(document, external=True))
         samples = _library().sample_item(
             item,
@@ -171,7 +170,6 @@ class SamplesJob:
         """The samples, unless the answer got some meanwhile (an import) or
         was asked another prompt since; corrections made from the judgements
         of earlier samples go."""
-        from pipeline.checkers.consistency.items import sample_to_json
 
         if _has_samples(row.metadata) or row.metadata.get(
             "prompt"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 
@@ -42,6 +43,9 @@ from annotator.runs.budgets import (
     run_prices,
 )
 from annotator.runs.lifecycle import run_claim, run_create_alone, run_end, run_ended
+from pipeline.checkers.extraction.extract import extract_document
+from pipeline.errors import PipelineError
+from pipeline.llm import make_client
 
 # Deliberate approximations, for the estimate and the budget check only (a
 # run books its real usage): ~4 characters per token; each chunk of a
@@ -133,9 +137,6 @@ def extraction_run_execute(*, run_id: int) -> ExtractionRun:
     raises TransientError with the item still pending, for the task to retry.
     A configuration problem fails the whole run.
     """
-    from pipeline.checkers.extraction.extract import extract_document
-    from pipeline.errors import PipelineError
-    from pipeline.llm import make_client
 
     run = ExtractionRun.objects.select_related("project").get(pk=run_id)
     if run.status in (RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED):
@@ -247,8 +248,6 @@ def _extraction_item_save(
 
 
 def _with_id(p, new_id: str):
-    from dataclasses import replace
-
     return replace(p, id=new_id)
 
 

@@ -18,6 +18,7 @@ from annotator.api.parsers import LimitedJSONParser
 from annotator.kinds.provenance import online
 from annotator.models import Project
 from annotator.projects import access
+from pipeline.checkers.provenance import ProvenanceChecker
 
 
 class ItemParser(LimitedJSONParser):
@@ -116,7 +117,6 @@ def _project(user, raw) -> Project:
             f"checking items returns scores: it needs the admin role on project "
             f"{project.name!r}, or the project showing machine scores"
         )
-    from pipeline.checkers.provenance import ProvenanceChecker
 
     # Other kinds take items too (a consistency project's responses): only a
     # provenance project checks a RAG answer.

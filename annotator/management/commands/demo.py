@@ -41,6 +41,9 @@ from annotator.models import (
 from annotator.training import execute, registry
 from annotator.training import runs as training_runs
 from annotator.training.data import labelled_data
+from pipeline.jsonl import document_to_json, label_to_json, prediction_to_json
+from pipeline.score import DEFAULT_BASE_MODEL
+from pipeline.train import ProgressBars
 
 PROJECT_NAME = "Refugee decisions (demo)"
 EXPERT_LABELS = 500
@@ -65,7 +68,6 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, docs, port, no_serve, retrain, **options):
-        from pipeline.jsonl import document_to_json, label_to_json, prediction_to_json
         from tools.demo_corpus import generate_corpus
 
         started = time.monotonic()
@@ -171,8 +173,6 @@ class Command(BaseCommand):
         this process with progress bars. A later demo reuses the registered
         scorer, so only the first run trains.
         """
-        from pipeline.score import DEFAULT_BASE_MODEL
-        from pipeline.train import ProgressBars
 
         if not ScorerModel.objects.filter(project=project, version="base").exists():
             self.step("base model: measuring the untuned scorer on the gold set")
