@@ -328,9 +328,9 @@ FIRST_SCORER_AUTO = env_bool("FIRST_SCORER_AUTO", True)
 # TRAINING_STALE_SECONDS is marked failed (its worker died).
 TRAINING_HEARTBEAT_SECONDS = env_float("TRAINING_HEARTBEAT_SECONDS", 10.0)
 TRAINING_STALE_SECONDS = env_int("TRAINING_STALE_SECONDS", 180)
-# An extraction or grading run still pending, or running with no progress, for
-# this long is handed to a worker again by the sweep (its worker or its
-# message was lost); its tasks are safe to run twice.
+# An LLM run (extraction, grading, a kind's own) still pending, or running
+# with no progress, for this long is handed to a worker again by the sweep
+# (its worker or its message was lost); its tasks are safe to run twice.
 LLM_RUN_STALE_SECONDS = env_int("LLM_RUN_STALE_SECONDS", 600)
 # A run lost this many times (a document that kills its worker) is failed.
 LLM_RUN_MAX_RESUMES = env_int("LLM_RUN_MAX_RESUMES", 3)
