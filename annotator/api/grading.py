@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from annotator.api.llm_runs import LLMRunViewSet
+from annotator.api.llm_runs import LLMRunSerializer, LLMRunViewSet, run_fields
 from annotator.api.serializers import storable_json
 from annotator.models import GradingRun
 from annotator.runs import grading
@@ -17,44 +17,20 @@ _PARAMS_HELP = (
 )
 
 
-class GradingRunSerializer(serializers.ModelSerializer):
+class GradingRunSerializer(LLMRunSerializer):
+    """A run of the LLM grader over a project's unlabelled predictions."""
+
     scorer = serializers.SerializerMethodField(
         help_text='Scorer name its grades are stored under: "llm-grader:<model>".'
     )
 
-    class Meta:
+    class Meta(LLMRunSerializer.Meta):
         model = GradingRun
-        fields = [
-            "id",
-            "project",
-            "model",
-            "scorer",
-            "params",
-            "status",
-            "budget",
-            "cost_estimate",
-            "cost",
-            "progress_done",
-            "progress_total",
-            "prompt_tokens",
-            "completion_tokens",
-            "cancel_requested",
-            "error",
-            "created_by",
-            "created_at",
-            "started_at",
-            "finished_at",
-        ]
+        fields = run_fields(model=("scorer",), completion_tokens=("cancel_requested",))
         read_only_fields = fields
         extra_kwargs = {
-            "id": {"help_text": "Run id."},
-            "project": {"help_text": "Project id."},
+            **LLMRunSerializer.Meta.extra_kwargs,
             "model": {"help_text": "LLM model grading."},
-            "params": {"help_text": "LLM settings it was started with."},
-            "status": {
-                "help_text": "pending, running, succeeded (also when stopped "
-                "before the budget), failed or cancelled."
-            },
             "budget": {
                 "help_text": "Cap (decimal string); the run stops before the "
                 "next batch would take its cost past it."
@@ -63,16 +39,11 @@ class GradingRunSerializer(serializers.ModelSerializer):
                 "help_text": "Estimated cost of grading every gradable "
                 "prediction, computed at the start (decimal string)."
             },
-            "cost": {
-                "help_text": "Cost so far from the real token usage (decimal string)."
-            },
             "progress_done": {
                 "help_text": "Predictions processed: graded, or with an unusable "
                 "answer (listed in error)."
             },
             "progress_total": {"help_text": "Predictions the run set out to grade."},
-            "prompt_tokens": {"help_text": "Prompt tokens used so far."},
-            "completion_tokens": {"help_text": "Completion tokens used so far."},
             "cancel_requested": {
                 "help_text": "An admin asked it to stop; it does before its next batch."
             },
@@ -80,10 +51,6 @@ class GradingRunSerializer(serializers.ModelSerializer):
                 "help_text": "Why it stopped early or failed (first line), then "
                 "one line per prediction whose answer could not be used."
             },
-            "created_by": {"help_text": "User id who started it."},
-            "created_at": {"help_text": "When it was requested."},
-            "started_at": {"help_text": "When a worker picked it up."},
-            "finished_at": {"help_text": "When it ended."},
         }
 
     def get_scorer(self, run) -> str:

@@ -23,6 +23,72 @@ from annotator.models import Project
 from annotator.projects import access
 
 
+class LLMRunSerializer(serializers.ModelSerializer):
+    """A run as every kind of LLM run shows it. A kind's serializer names its
+    model in ``Meta(LLMRunSerializer.Meta)``, adds its fields with
+    ``run_fields`` and says what its own fields and counts mean in
+    ``extra_kwargs`` over ``LLMRunSerializer.Meta.extra_kwargs``."""
+
+    class Meta:
+        fields = [
+            "id",
+            "project",
+            "model",
+            "params",
+            "status",
+            "budget",
+            "cost_estimate",
+            "cost",
+            "progress_done",
+            "progress_total",
+            "prompt_tokens",
+            "completion_tokens",
+            "error",
+            "created_by",
+            "created_at",
+            "started_at",
+            "finished_at",
+        ]
+        read_only_fields = fields
+        extra_kwargs = {
+            "id": {"help_text": "Run id."},
+            "project": {"help_text": "Project id."},
+            "model": {"help_text": "LLM model name."},
+            "params": {"help_text": "LLM settings it was started with."},
+            "status": {
+                "help_text": "pending, running, succeeded (also when stopped "
+                "before the budget), failed or cancelled."
+            },
+            "budget": {
+                "help_text": "Cap (decimal string); the run stops before its "
+                "next call could take its cost past it."
+            },
+            "cost_estimate": {
+                "help_text": "Estimated cost of the whole run at the deployment's "
+                "prices, computed at the start (decimal string)."
+            },
+            "cost": {
+                "help_text": "Cost so far from the real token usage (decimal string)."
+            },
+            "prompt_tokens": {"help_text": "Prompt tokens used so far."},
+            "completion_tokens": {"help_text": "Completion tokens used so far."},
+            "error": {"help_text": "Why it stopped early or failed."},
+            "created_by": {"help_text": "User id who started it."},
+            "created_at": {"help_text": "When it was requested."},
+            "started_at": {"help_text": "When a worker picked it up."},
+            "finished_at": {"help_text": "When it ended."},
+        }
+
+
+def run_fields(**after: tuple[str, ...]) -> list[str]:
+    """Every LLM run's fields with a kind's own ones after those they name:
+    ``run_fields(model=("job",))``."""
+    fields = []
+    for name in LLMRunSerializer.Meta.fields:
+        fields += [name, *after.get(name, ())]
+    return fields
+
+
 class LLMRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     """A kind of LLM run; ``serializer_class`` shows a run."""
 

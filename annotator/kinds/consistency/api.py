@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from annotator.api.llm_runs import LLMRunViewSet
+from annotator.api.llm_runs import LLMRunSerializer, LLMRunViewSet, run_fields
 from annotator.api.serializers import storable_json
 from annotator.kinds.consistency import consistency_runs
 from annotator.kinds.consistency.models import ConsistencyRun
@@ -30,35 +30,18 @@ _JOB_HELP = (
 )
 
 
-class ConsistencyRunSerializer(serializers.ModelSerializer):
-    class Meta:
+class ConsistencyRunSerializer(LLMRunSerializer):
+    """A consistency run: other models sampling answers, or the improver
+    correcting flagged sentences."""
+
+    class Meta(LLMRunSerializer.Meta):
         model = ConsistencyRun
-        fields = [
-            "id",
-            "project",
-            "job",
-            "model",
-            "params",
-            "status",
-            "budget",
-            "cost_estimate",
-            "cost",
-            "progress_done",
-            "progress_total",
-            "prompt_tokens",
-            "completion_tokens",
-            "usage",
-            "cancel_requested",
-            "error",
-            "created_by",
-            "created_at",
-            "started_at",
-            "finished_at",
-        ]
+        fields = run_fields(
+            project=("job",), completion_tokens=("usage", "cancel_requested")
+        )
         read_only_fields = fields
         extra_kwargs = {
-            "id": {"help_text": "Run id."},
-            "project": {"help_text": "Project id."},
+            **LLMRunSerializer.Meta.extra_kwargs,
             "job": {"help_text": _JOB_HELP},
             "model": {
                 "help_text": "The reformulator (LLM-made prompt variants) of a "
@@ -68,10 +51,6 @@ class ConsistencyRunSerializer(serializers.ModelSerializer):
                 "help_text": "The job's options and LLM settings it was "
                 "started with, defaults filled in."
             },
-            "status": {
-                "help_text": "pending, running, succeeded (also when stopped "
-                "before the budget), failed or cancelled."
-            },
             "budget": {
                 "help_text": "Cap (decimal string); no call is sent that could "
                 "take the cost past it."
@@ -80,15 +59,10 @@ class ConsistencyRunSerializer(serializers.ModelSerializer):
                 "help_text": "Estimated cost of doing every answer the job "
                 "needs, computed at the start (decimal string)."
             },
-            "cost": {
-                "help_text": "Cost so far from the real token usage (decimal string)."
-            },
             "progress_done": {
                 "help_text": "Answers processed: done, or failed (listed in error)."
             },
             "progress_total": {"help_text": "Answers the run set out to do."},
-            "prompt_tokens": {"help_text": "Prompt tokens used so far."},
-            "completion_tokens": {"help_text": "Completion tokens used so far."},
             "usage": {
                 "help_text": "Per model: prompt_tokens, completion_tokens, requests."
             },
@@ -99,10 +73,6 @@ class ConsistencyRunSerializer(serializers.ModelSerializer):
                 "help_text": "Why it stopped early or failed (first line), then "
                 "one line per answer that could not be done or note on one."
             },
-            "created_by": {"help_text": "User id who started it."},
-            "created_at": {"help_text": "When it was requested."},
-            "started_at": {"help_text": "When a worker picked it up."},
-            "finished_at": {"help_text": "When it ended."},
         }
 
 

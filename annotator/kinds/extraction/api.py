@@ -5,6 +5,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.response import Response
 
+from annotator.api.llm_runs import LLMRunSerializer, run_fields
 from annotator.api.params import project_param
 from annotator.api.parsers import BoundedJSONParser
 from annotator.api.permissions import ProjectAdminWrites, managed_project
@@ -14,57 +15,27 @@ from annotator.kinds.extraction.models import ExtractionRun
 from annotator.projects import access
 
 
-class ExtractionRunSerializer(serializers.ModelSerializer):
+class ExtractionRunSerializer(LLMRunSerializer):
+    """An extraction run: the LLM extracting fields from a project's
+    documents."""
+
     failed_documents = serializers.SerializerMethodField(
         help_text="Documents the LLM could not handle, with the error."
     )
 
-    class Meta:
+    class Meta(LLMRunSerializer.Meta):
         model = ExtractionRun
-        fields = [
-            "id",
-            "project",
-            "model",
-            "params",
-            "status",
-            "progress_done",
-            "progress_total",
-            "prompt_tokens",
-            "completion_tokens",
-            "budget",
-            "cost_estimate",
-            "cost",
-            "error",
-            "failed_documents",
-            "created_by",
-            "created_at",
-            "started_at",
-            "finished_at",
-        ]
+        fields = run_fields(error=("failed_documents",))
         read_only_fields = fields
         extra_kwargs = {
-            "id": {"help_text": "Run id."},
-            "project": {"help_text": "Project id."},
+            **LLMRunSerializer.Meta.extra_kwargs,
             "status": {"help_text": "pending, running, succeeded or failed."},
             "progress_done": {"help_text": "Documents processed."},
             "progress_total": {"help_text": "Documents in the run."},
-            "prompt_tokens": {"help_text": "Prompt tokens used so far."},
-            "completion_tokens": {"help_text": "Completion tokens used so far."},
             "budget": {
                 "help_text": "Cap (decimal string); the run stops before the "
                 "next document would take its cost past it."
             },
-            "cost_estimate": {
-                "help_text": "Estimated cost of the whole run at the deployment's "
-                "prices, computed at the start (decimal string)."
-            },
-            "cost": {
-                "help_text": "Cost so far from the real token usage (decimal string)."
-            },
-            "created_by": {"help_text": "User id who started it."},
-            "created_at": {"help_text": "When it was requested."},
-            "started_at": {"help_text": "When a worker picked it up."},
-            "finished_at": {"help_text": "When it ended."},
         }
 
     def get_failed_documents(self, run) -> list[dict]:

@@ -2,29 +2,17 @@
 
 from rest_framework import serializers
 
-from annotator.api.llm_runs import LLMRunViewSet
+from annotator.api.llm_runs import LLMRunSerializer, LLMRunViewSet, run_fields
 from tests.kinds.statement import runs
 from tests.kinds.statement.models import StatementRun
 
 
-class StatementRunSerializer(serializers.ModelSerializer):
-    class Meta:
+class StatementRunSerializer(LLMRunSerializer):
+    """A run writing a project's statements with an LLM."""
+
+    class Meta(LLMRunSerializer.Meta):
         model = StatementRun
-        fields = [
-            "id",
-            "project",
-            "model",
-            "status",
-            "progress_done",
-            "progress_total",
-            "budget",
-            "cost_estimate",
-            "cost",
-            "cancel_requested",
-            "error",
-            "created_at",
-            "finished_at",
-        ]
+        fields = run_fields(completion_tokens=("cancel_requested",))
         read_only_fields = fields
 
 
