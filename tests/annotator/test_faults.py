@@ -286,7 +286,10 @@ def test_worker_killed_mid_grading_resumes_and_the_run_finishes(
     assert run.cost <= Decimal("1")
 
 
-def test_a_run_lost_again_and_again_fails_with_the_reason(settings, fake_openai):
+def test_a_run_lost_again_and_again_fails_with_the_reason(
+    settings, fake_openai, unread_broker
+):
+    # No worker may take the run: one that did would give it a heartbeat.
     project = _llm_project(fake_openai)
     make_document(project)
     run = extraction_runs.extraction_run_start(project=project, model=MODEL)
