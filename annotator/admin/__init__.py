@@ -179,7 +179,6 @@ class ScorerModelAdmin(WrittenByServices, admin.ModelAdmin):
 
     @admin.action(description="Make active (promote or roll back; rescores)")
     def activate(self, request, queryset):
-
         scorers = list(queryset)
         if len({s.project_id for s in scorers}) != len(scorers):
             self.message_user(
@@ -216,7 +215,6 @@ class TrainingRunAdmin(WrittenByServices, admin.ModelAdmin):
 
     @admin.action(description="Cancel the selected runs")
     def cancel(self, request, queryset):
-
         for run in queryset:
             try:
                 training_run_cancel(run=run)
