@@ -26,7 +26,7 @@ $(STAMP): requirements.txt requirements-dev.txt
 STARTER := var/scorers/starter
 STARTER_DOCUMENTS ?= $(wildcard ../shared/data/caselaw/opinions.jsonl)
 NLI_DATA ?= $(wildcard ../shared/data/nli/pairs.jsonl)
-BENCHMARK_ROWS := bench/data/caselaw_predictions.jsonl
+BENCHMARK_ROWS := bench/data/caselaw_claims.jsonl
 
 # Rebuilt (--force) when its recipe or the benchmark's rows change.
 $(STARTER)/metadata.json: $(STAMP) $(BENCHMARK_ROWS) tools/starter_scorer.py

@@ -1,4 +1,4 @@
-"""SafePassage web app: projects, documents, predictions, labels, scorers."""
+"""SafePassage web app: projects, documents, claims, labels, scorers."""
 
 from annotator.core.celery import app as celery_app
 

@@ -76,15 +76,15 @@ def llm_run(task, run_id: int, *, execute, fail) -> dict:
     retry_backoff=5,
     max_retries=8,
 )
-def check_predictions(project_id: int, force: bool = False) -> dict:
+def check_claims(project_id: int, force: bool = False) -> dict:
     def progress(done: int, total: int) -> None:
-        # Progress of a check is visible in the data (predictions still
+        # Progress of a check is visible in the data (claims still
         # unchecked); the log line is for whoever watches the worker.
         logger.info("project %s: checked %s/%s", project_id, done, total)
 
     if not Project.objects.filter(pk=project_id).exists():
         return {"project": project_id, "checked": 0}  # deleted meanwhile
-    summary = checking.predictions_check(
+    summary = checking.claims_check(
         project_id=project_id, force=force, progress=progress
     )
     for error in summary.errors:
@@ -111,7 +111,7 @@ def sweep_unchecked() -> list[int]:
     Harmless when one is already queued: checks split the rows."""
     projects = recovery.projects_with_unchecked()
     for project_id in projects:
-        check_predictions.delay(project_id)
+        check_claims.delay(project_id)
     return projects
 
 

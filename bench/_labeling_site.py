@@ -2,7 +2,7 @@
 
 Creates a fresh database on the configured Postgres (the embedded one when
 DATABASE_URL is unset), migrates it, seeds one project with experts,
-documents and checked predictions, serves it with gunicorn on 127.0.0.1 and
+documents and checked claims, serves it with gunicorn on 127.0.0.1 and
 drops the database afterwards.
 """
 
@@ -81,7 +81,7 @@ def _seed(*, annotators: int, documents: int, per_document: int) -> tuple[int, l
     from django.contrib.auth.hashers import make_password
 
     from annotator.labeling import labels
-    from annotator.models import Document, Prediction, Project
+    from annotator.models import Claim, Document, Project
 
     rng = random.Random(7)
     User = get_user_model()
@@ -99,13 +99,13 @@ def _seed(*, annotators: int, documents: int, per_document: int) -> tuple[int, l
         )
         for d in range(documents)
     )
-    predictions = []
+    claims = []
     for doc in docs:
         for i in range(per_document):
             start = doc.text.find("Toronto")
             span = doc.text[max(start - 26, 0) : start + 7]
-            predictions.append(
-                Prediction(
+            claims.append(
+                Claim(
                     project=project,
                     document=doc,
                     external_id=f"{doc.external_id}:{i}",
@@ -129,7 +129,7 @@ def _seed(*, annotators: int, documents: int, per_document: int) -> tuple[int, l
                     verdict="safe",
                 )
             )
-    Prediction.objects.bulk_create(predictions, batch_size=2000)
+    Claim.objects.bulk_create(claims, batch_size=2000)
     # As the check would have left them: queue order keys set.
     labels.queue_keys_refresh(project=project)
     from django.db import connection

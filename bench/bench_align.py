@@ -5,7 +5,7 @@ opinions; contexts are copied passages of 30-250 characters with Table 2-like
 mistranscriptions, plus some invented ones. For each size the script prints
 per-context times, the speed-up measured in the same run, and how many cases
 give identical spans and scores. The index is built once per document and
-amortised over ``--contexts-per-document`` contexts (~10 predictions per
+amortised over ``--contexts-per-document`` contexts (~10 claims per
 document in the paper's setting).
 
     python bench/bench_align.py            # about 1-2 minutes on 2 cores

@@ -14,7 +14,7 @@ on the second, never seen by either, are measured:
     the recall, precision and expert workload of the chosen threshold
         (done when recall >= the target).
 
-As in the app, predictions the aligner rejects have no score: they are left
+As in the app, claims the aligner rejects have no score: they are left
 out of the calibration and of recall and precision (the scorer's share), and
 counted in the workload (they are flagged whatever the threshold).
 
@@ -43,7 +43,7 @@ from pipeline.calibration import (  # noqa: E402
     operating_point,
 )
 from pipeline.checkers.extraction import ExtractionChecker  # noqa: E402
-from pipeline.checkers.extraction.check import check_predictions  # noqa: E402
+from pipeline.checkers.extraction.check import check_claims  # noqa: E402
 from pipeline.score import NLIScorer  # noqa: E402
 from pipeline.train import TrainConfig, train_scorer  # noqa: E402
 from tools.demo_corpus import generate_corpus  # noqa: E402
@@ -59,12 +59,12 @@ def split_documents(corpus, *, train_share: float, seed: int):
 
 
 def gold_rows(corpus, scorer, doc_ids, labels):
-    """(score or None, unsafe, type) of each prediction of ``doc_ids``."""
+    """(score or None, unsafe, type) of each claim of ``doc_ids``."""
     documents = {d.id: d for d in corpus.documents if d.id in doc_ids}
-    predictions = [p for p in corpus.predictions if p.document_id in doc_ids]
-    report = check_predictions(documents, predictions, scorer=scorer)
+    claims = [p for p in corpus.claims if p.document_id in doc_ids]
+    report = check_claims(documents, claims, scorer=scorer)
     return [
-        (c.score, labels[c.prediction.id].label == "unsafe", c.prediction.type)
+        (c.score, labels[c.claim.id].label == "unsafe", c.claim.type)
         for c in report.checked
     ]
 
@@ -120,7 +120,7 @@ def measure(
             "test_half_precision": round(hits / sum(flagged), 4)
             if any(flagged)
             else None,
-            "test_half_workload": f"{workload} of {len(test_rows)} predictions "
+            "test_half_workload": f"{workload} of {len(test_rows)} claims "
             f"({workload / len(test_rows):.1%}), {unaligned_unsafe} not aligned",
             "target_met": hits / sum(unsafe) >= target,
         },
@@ -150,7 +150,7 @@ def main() -> None:
 
     started = time.monotonic()
     corpus = generate_corpus(docs=args.docs, seed=args.seed)
-    labels = {lab.prediction_id: lab for lab in corpus.labels}
+    labels = {lab.claim_id: lab for lab in corpus.labels}
     train_docs, fit_docs, test_docs = split_documents(
         corpus, train_share=args.train_share, seed=args.seed
     )
@@ -158,14 +158,12 @@ def main() -> None:
         if args.base:
             scorer, trained = NLIScorer(device=args.device), "untrained packaged base"
         else:
-            train_predictions = [
-                p for p in corpus.predictions if p.document_id in train_docs
-            ]
-            expert = {p.id: labels[p.id] for p in train_predictions[: args.labels]}
+            train_claims = [p for p in corpus.claims if p.document_id in train_docs]
+            expert = {p.id: labels[p.id] for p in train_claims[: args.labels]}
             documents = {d.id: d for d in corpus.documents if d.id in train_docs}
             train_scorer(
                 ExtractionChecker(documents),
-                train_predictions,
+                train_claims,
                 expert,
                 tmp,
                 config=TrainConfig(

@@ -57,7 +57,7 @@ def measure(device: str, *, corpus, labels, silver, pairs, base: str, args) -> d
         started = time.perf_counter()
         metadata = train_scorer(
             ExtractionChecker(documents),
-            corpus.predictions,
+            corpus.claims,
             labels,
             out,
             config=config,
@@ -121,7 +121,7 @@ def main(argv=None) -> None:
     documents = {d.id: d for d in corpus.documents}
     checker = ExtractionChecker(documents)
     # The same silver pairs for every device: made once, outside the timing.
-    silver = checker.silver_examples(corpus.predictions, seed=0)
+    silver = checker.silver_examples(corpus.claims, seed=0)
     pairs = [(e.premise, e.hypothesis) for e in silver]
     pairs = (pairs * (args.score_pairs // max(1, len(pairs)) + 1))[: args.score_pairs]
     machine = {

@@ -1,6 +1,6 @@
-"""Keypress to next prediction on screen, in headless Chromium.
+"""Keypress to next claim on screen, in headless Chromium.
 
-One expert labels ``--items`` predictions by keyboard on the real labeling
+One expert labels ``--items`` claims by keyboard on the real labeling
 page (gunicorn on 127.0.0.1, Debian's Chromium driven by Playwright). Timing
 is taken inside the page with performance.now(): from the keydown event to
 the page's ``label:rendered`` event (the next item's DOM is in place), and to

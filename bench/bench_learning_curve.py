@@ -61,7 +61,7 @@ from bench_quality import split_corpus  # noqa: E402
 from annotator.dashboard.charts import Reference, Series, line_chart  # noqa: E402
 from pipeline.bases import base_or_best  # noqa: E402
 from pipeline.checkers.extraction import ExtractionChecker  # noqa: E402
-from pipeline.checkers.extraction.check import check_predictions  # noqa: E402
+from pipeline.checkers.extraction.check import check_claims  # noqa: E402
 from pipeline.checkers.extraction.silver import HARD_SHARE  # noqa: E402
 from pipeline.evaluate import evaluate_checked  # noqa: E402
 from pipeline.score import NLIScorer  # noqa: E402
@@ -94,7 +94,7 @@ PAPER_F1 = {"base": 0.253, "silver": 0.804, "expert": 0.822, "silver>expert": 0.
 #: What produced PAPER_F1, printed beside it so no one reads the two as alike.
 PAPER_SOURCE = (
     "SafePassage paper, Table 1: a DeBERTaV3 NLI cross-encoder (already "
-    "NLI-trained) on ASYLEX refugee decisions, 1,500 hand-labelled predictions "
+    "NLI-trained) on ASYLEX refugee decisions, 1,500 hand-labelled claims "
     "of real LLMs, silver labels from an LLM grader on 900 documents; ours: "
     "the base printed in the table's first row (MiniLM-L6, by default as the "
     "starter scorer: silver pairs and 4,000 human NLI pairs) on the synthetic "
@@ -108,18 +108,18 @@ class TestSet:
     def __init__(self, name: str, corpus, doc_ids: set[str]):
         self.name = name
         self.documents = {d.id: d for d in corpus.documents if d.id in doc_ids}
-        self.predictions = [p for p in corpus.predictions if p.document_id in doc_ids]
-        self.gold = {lab.prediction_id: lab for lab in corpus.labels}
+        self.claims = [p for p in corpus.claims if p.document_id in doc_ids]
+        self.gold = {lab.claim_id: lab for lab in corpus.labels}
 
     def evaluate(self, scorer) -> dict:
-        report = check_predictions(self.documents, self.predictions, scorer=scorer)
+        report = check_claims(self.documents, self.claims, scorer=scorer)
         return evaluate_checked(report.checked, self.gold)
 
     def describe(self) -> str:
-        unsafe = sum(self.gold[p.id].label == "unsafe" for p in self.predictions)
+        unsafe = sum(self.gold[p.id].label == "unsafe" for p in self.claims)
         return (
             f"{self.name}: {len(self.documents)} docs, "
-            f"{len(self.predictions)} predictions ({unsafe} unsafe)"
+            f"{len(self.claims)} claims ({unsafe} unsafe)"
         )
 
 
@@ -241,11 +241,9 @@ def main() -> None:
     documents = {
         d.id: d for d in corpus.documents + style.documents if d.id not in test_docs
     }
-    train_predictions = [
-        p for p in corpus.predictions if p.document_id not in test_docs
-    ]
+    train_claims = [p for p in corpus.claims if p.document_id not in test_docs]
     print(f"base: {base}")
-    print(f"demo corpus: {args.docs} docs, {len(corpus.predictions)} predictions")
+    print(f"demo corpus: {args.docs} docs, {len(corpus.claims)} claims")
     print(f"  unlabelled unseen-style docs for style silver: {len(style.documents)}")
     for t in tests:
         print(f"  {t.describe()}", flush=True)
@@ -283,7 +281,7 @@ def main() -> None:
 
     def trained(name, n, labels, config, out, silver=None):
         metadata = train_scorer(
-            checker, train_predictions, labels, out, config=config, silver=silver
+            checker, train_claims, labels, out, config=config, silver=silver
         )
         record(name, n, NLIScorer(str(out), device=args.device), metadata)
 
@@ -297,9 +295,7 @@ def main() -> None:
                 flush=True,
             )
             starts[name] = Path(tmp) / f"silver-{len(starts)}"
-            sources = train_predictions + (
-                style.predictions if recipe.style_silver else []
-            )
+            sources = train_claims + (style.claims if recipe.style_silver else [])
             trained(
                 recipe.zero_label,
                 0,

@@ -37,9 +37,9 @@ SPLITS = ("dev", "spent")
 def read(scorer, opinions, splits) -> dict:
     """F1 and each mistake kind caught, per split."""
     row = {}
-    for split, (predictions, labels, _) in splits.items():
-        documents = {k: opinions[k] for k in {p.document_id for p in predictions}}
-        m = real.measure(documents, predictions, labels, scorer)
+    for split, (claims, labels, _) in splits.items():
+        documents = {k: opinions[k] for k in {p.document_id for p in claims}}
+        m = real.measure(documents, claims, labels, scorer)
         row[split] = {"f1": m["f1"], "right_by_kind": m["right_by_kind"]}
     return row
 

@@ -1,7 +1,7 @@
 """The quality run: demo corpus, 500 human labels, train, check held-out docs.
 
 Reproduces the paper's Table 1 task on the demo corpus: flag unsafe
-predictions on documents no training step saw. Prints one JSON object per
+claims on documents no training step saw. Prints one JSON object per
 evaluated scorer, with precision / recall / F1, and the same on documents of
 a style the training never saw (``tribunal``).
 
@@ -23,7 +23,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pipeline.checkers.extraction import ExtractionChecker  # noqa: E402
-from pipeline.checkers.extraction.check import check_predictions  # noqa: E402
+from pipeline.checkers.extraction.check import check_claims  # noqa: E402
 from pipeline.evaluate import evaluate_checked  # noqa: E402
 from pipeline.score import NLIScorer  # noqa: E402
 from pipeline.train import TrainConfig, train_scorer  # noqa: E402
@@ -37,21 +37,21 @@ def split_corpus(corpus, *, test_share: float, n_labels: int, seed: int):
     n_test = round(len(doc_ids) * test_share)
     test_docs, train_docs = set(doc_ids[:n_test]), doc_ids[n_test:]
     by_doc: dict[str, list[str]] = {}
-    for p in corpus.predictions:
+    for p in corpus.claims:
         by_doc.setdefault(p.document_id, []).append(p.id)
     labelled: set[str] = set()
     for doc in train_docs:
         if len(labelled) >= n_labels:
             break
         labelled.update(by_doc.get(doc, [])[: n_labels - len(labelled)])
-    gold = {lab.prediction_id: lab for lab in corpus.labels}
+    gold = {lab.claim_id: lab for lab in corpus.labels}
     return test_docs, {pid: gold[pid] for pid in labelled}, gold
 
 
 def evaluate_on(scorer, corpus, doc_ids, gold) -> dict:
     documents = {d.id: d for d in corpus.documents if d.id in doc_ids}
-    predictions = [p for p in corpus.predictions if p.document_id in doc_ids]
-    report = check_predictions(documents, predictions, scorer=scorer)
+    claims = [p for p in corpus.claims if p.document_id in doc_ids]
+    report = check_claims(documents, claims, scorer=scorer)
     result = evaluate_checked(report.checked, gold)
     return {k: result[k] for k in ("n", "precision", "recall", "f1", "confusion")}
 
@@ -74,11 +74,9 @@ def main() -> None:
     # Held-out documents give training nothing, pattern pairs included: the
     # checker that makes silver pairs never sees them.
     documents = {d.id: d for d in corpus.documents if d.id not in test_docs}
-    train_predictions = [
-        p for p in corpus.predictions if p.document_id not in test_docs
-    ]
+    train_claims = [p for p in corpus.claims if p.document_id not in test_docs]
     unseen = generate_corpus(docs=80, seed=args.seed + 1, styles=["tribunal"])
-    unseen_gold = {lab.prediction_id: lab for lab in unseen.labels}
+    unseen_gold = {lab.claim_id: lab for lab in unseen.labels}
     unseen_docs = {d.id for d in unseen.documents}
 
     base = NLIScorer()
@@ -98,7 +96,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         out = args.out or tmp
         metadata = train_scorer(
-            ExtractionChecker(documents), train_predictions, labels, out, config=config
+            ExtractionChecker(documents), train_claims, labels, out, config=config
         )
         trained = NLIScorer(out, device=args.device)
         rows[f"trained ({args.stages})"] = {

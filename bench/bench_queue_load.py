@@ -2,7 +2,7 @@
 
 Each expert is a thread with its own session (logged in through the login
 page, CSRF token from the cookie, like the labeling page): it asks for a batch
-of predictions ("next items"), sends one label per prediction after a think
+of claims ("next items"), sends one label per claim after a think
 time, and asks for more when fewer than half a batch is left. Latencies are
 measured client-side around each HTTP request to gunicorn on 127.0.0.1.
 Bounded: ``--labels`` per expert and ``--seconds`` overall.
@@ -127,13 +127,13 @@ def expert(site, username, args, stop, samples, errors, ready):
             held.update(fresh)
         if not queue:
             break
-        prediction = queue.pop(0)
+        claim = queue.pop(0)
         think = args.think * random.uniform(1 - args.jitter, 1 + args.jitter)
         if think:
             stop.wait(think)
         label = {
             "client_id": str(uuid.uuid4()),
-            "prediction": prediction,
+            "claim": claim,
             "label": ("safe", "unsafe", "unsure")[done % 3],
             "seconds_spent": think,
         }
@@ -203,7 +203,7 @@ def main() -> int:
         f"({3600 / args.think if args.think else float('inf'):.0f} labels/hour "
         f"each), batch "
         f"{args.batch}, gunicorn {args.workers}x{args.threads} gthread, "
-        f"4000 predictions, {elapsed:.1f}s"
+        f"4000 claims, {elapsed:.1f}s"
     )
     ok = True
     for kind, values in samples.items():

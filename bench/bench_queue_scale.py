@@ -2,10 +2,10 @@
 
 The uncertainty order labels the front of the queue first, so every label
 lands where the next hand-out starts reading. The queue indexes hold open
-predictions only (their label state is kept by database triggers), so a
+claims only (their label state is kept by database triggers), so a
 hand-out should cost the same with no labels as with most of the project
 labelled. Times ``labels.labeling_next`` (20 items) and the expert's
-progress in-process on a 20,000-prediction project, labelled in queue order.
+progress in-process on a 20,000-claim project, labelled in queue order.
 
     python bench/bench_queue_scale.py      # ~1 minute
 """
@@ -34,9 +34,7 @@ def _median_ms(fn, runs) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument(
-        "--documents", type=int, default=2000, help="10 predictions each"
-    )
+    parser.add_argument("--documents", type=int, default=2000, help="10 claims each")
     parser.add_argument("--experts", type=int, default=20)
     args = parser.parse_args()
     with labeling_site(
@@ -47,18 +45,18 @@ def main() -> int:
         from django.utils import timezone
 
         from annotator.labeling import labels, queue
-        from annotator.models import Annotation, Lease, Prediction, Project
+        from annotator.models import Annotation, Claim, Lease, Project
 
         experts = list(get_user_model().objects.order_by("username"))
         project = Project.objects.get()
         order = list(
-            Prediction.objects.filter(project=project)
+            Claim.objects.filter(project=project)
             .order_by("uncertainty", "pk")
             .values_list("pk", flat=True)
         )
         total = len(order)
         print(
-            f"{total} predictions, {len(experts)} experts, labelled in the "
+            f"{total} claims, {len(experts)} experts, labelled in the "
             f"uncertainty order; medians over {len(experts)} experts"
         )
         print(f"{'labelled':>9} {'hand-out ms':>12} {'progress ms':>12}")
@@ -67,7 +65,7 @@ def main() -> int:
             target = int(share * total)
             Annotation.objects.bulk_create(
                 Annotation(
-                    prediction_id=pk,
+                    claim_id=pk,
                     annotator=experts[i % len(experts)],
                     label="safe",
                 )

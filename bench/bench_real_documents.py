@@ -1,7 +1,7 @@
-"""Day one on real documents: flag unsafe predictions over court opinions
+"""Day one on real documents: flag unsafe claims over court opinions
 with zero labels.
 
-Reads the hand-checked predictions of ``bench/data/caselaw_predictions.jsonl``
+Reads the hand-checked claims of ``bench/data/caselaw_claims.jsonl``
 (see its README) over opinions of ``../shared/data/caselaw/opinions.jsonl``
 and checks one split:
 
@@ -23,7 +23,7 @@ Each split is checked with:
   without any benchmark opinion: the opinions of all three splits are held
   out, so no split's documents were seen by it,
 - the project's zero-label scorer: the starter tuned on silver pairs of the
-  split's own documents and predictions, as the app trains it before the
+  split's own documents and claims, as the app trains it before the
   first label (transductive: it trains on the measured split's documents).
 
 The scorers are kept under ``--work`` and reused when present. Scorers
@@ -51,30 +51,30 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from pipeline.checkers.extraction import ExtractionChecker  # noqa: E402
-from pipeline.checkers.extraction.check import check_predictions  # noqa: E402
+from pipeline.checkers.extraction.check import check_claims  # noqa: E402
 from pipeline.evaluate import evaluate_checked  # noqa: E402
-from pipeline.jsonl import prediction_from_json  # noqa: E402
+from pipeline.jsonl import claim_from_json  # noqa: E402
 from pipeline.score import NLIScorer  # noqa: E402
 from pipeline.train import TrainConfig, train_scorer  # noqa: E402
 from pipeline.types import Document, Label  # noqa: E402
 from tools.demo_corpus import generate_corpus  # noqa: E402
 from tools.starter_scorer import CONFIG, NLI_PAIRS, build_starter, read_nli  # noqa: E402
 
-BENCHMARK = ROOT / "bench" / "data" / "caselaw_predictions.jsonl"
+BENCHMARK = ROOT / "bench" / "data" / "caselaw_claims.jsonl"
 OPINIONS = ROOT.parent / "shared" / "data" / "caselaw" / "opinions.jsonl"
 NLI = ROOT.parent / "shared" / "data" / "nli" / "pairs.jsonl"
 
 
 def load_benchmark(split: str):
     rows = [json.loads(line) for line in BENCHMARK.open(encoding="utf-8")]
-    predictions = [prediction_from_json(r) for r in rows if r["split"] == split]
+    claims = [claim_from_json(r) for r in rows if r["split"] == split]
     labels = {
         r["id"]: Label(r["id"], r["label"], {"kind": r["mistake"]})
         for r in rows
         if r["split"] == split
     }
     benchmark_docs = {r["document_id"] for r in rows}
-    return predictions, labels, benchmark_docs
+    return claims, labels, benchmark_docs
 
 
 def load_opinions() -> dict[str, Document]:
@@ -89,11 +89,11 @@ def demo_scorer(folder: Path, seed: int) -> Path:
     """Silver + 500 human labels on 600 demo documents, as ``make demo``."""
     if not (folder / "metadata.json").is_file():
         corpus = generate_corpus(docs=600, seed=seed)
-        labels = {lab.prediction_id: lab for lab in corpus.labels[:500]}
+        labels = {lab.claim_id: lab for lab in corpus.labels[:500]}
         documents = {d.id: d for d in corpus.documents}
         train_scorer(
             ExtractionChecker(documents),
-            corpus.predictions,
+            corpus.claims,
             labels,
             folder,
             config=TrainConfig(seed=seed),
@@ -121,13 +121,13 @@ def starter_scorer(
     return folder
 
 
-def project_scorer(folder: Path, base: Path, documents, predictions, seed) -> Path:
+def project_scorer(folder: Path, base: Path, documents, claims, seed) -> Path:
     """What the app trains for a project with no labels: silver pairs of its
-    own documents and predictions, starting from the starter."""
+    own documents and claims, starting from the starter."""
     if not (folder / "metadata.json").is_file():
         train_scorer(
             ExtractionChecker(documents),
-            predictions,
+            claims,
             {},
             folder,
             config=TrainConfig(base=str(base), stages=("silver",), seed=seed),
@@ -135,8 +135,8 @@ def project_scorer(folder: Path, base: Path, documents, predictions, seed) -> Pa
     return folder
 
 
-def measure(documents, predictions, labels, scorer) -> dict:
-    report = check_predictions(documents, predictions, scorer=scorer)
+def measure(documents, claims, labels, scorer) -> dict:
+    report = check_claims(documents, claims, scorer=scorer)
     result = evaluate_checked(report.checked, labels)
     return {
         "f1": result["f1"],
@@ -166,12 +166,12 @@ def main() -> None:
     if not OPINIONS.is_file():
         sys.exit(f"{OPINIONS} is not here: this benchmark needs ../shared/")
     work = Path(args.work)
-    predictions, labels, benchmark_docs = load_benchmark(args.split)
+    claims, labels, benchmark_docs = load_benchmark(args.split)
     opinions = load_opinions()
-    documents = {k: opinions[k] for k in {p.document_id for p in predictions}}
+    documents = {k: opinions[k] for k in {p.document_id for p in claims}}
     starter = starter_scorer(work / "starter", opinions, benchmark_docs, args.seed)
     project = project_scorer(
-        work / f"project-{args.split}", starter, documents, predictions, args.seed
+        work / f"project-{args.split}", starter, documents, claims, args.seed
     )
     scorers = {
         "no scorer (alignment, stated fields)": None,
@@ -182,7 +182,7 @@ def main() -> None:
         "project zero-label scorer": NLIScorer(str(project)),
     }
     rows = {
-        name: measure(documents, predictions, labels, scorer)
+        name: measure(documents, claims, labels, scorer)
         for name, scorer in scorers.items()
     }
     unsafe = sum(lab.label == "unsafe" for lab in labels.values())
@@ -191,7 +191,7 @@ def main() -> None:
             {
                 "split": args.split,
                 "documents": len(documents),
-                "predictions": len(predictions),
+                "claims": len(claims),
                 "unsafe": unsafe,
                 "scorers": rows,
             },

@@ -2,7 +2,7 @@
 
 Pairs are real ones: aligned spans and hypotheses of the demo corpus. Prints
 fp32 and int8 (dynamic quantisation) figures measured in this one run, and
-their ratio to the paper's T4 figure (250 predictions/s).
+their ratio to the paper's T4 figure (250 claims/s).
 
     python bench/bench_scorer.py [--pairs 512] [--threads 2]
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pipeline.checkers.extraction.check import align_predictions  # noqa: E402
+from pipeline.checkers.extraction.check import align_claims  # noqa: E402
 from pipeline.checkers.extraction.hypothesis import render_hypothesis  # noqa: E402
 from pipeline.score import NLIScorer  # noqa: E402
 from tools.demo_corpus import generate_corpus  # noqa: E402
@@ -30,7 +30,7 @@ PAPER_T4_PAIRS_PER_S = 250
 def demo_pairs(n: int) -> list[tuple[str, str]]:
     corpus = generate_corpus(docs=max(20, n // 6), seed=1)
     documents = {d.id: d for d in corpus.documents}
-    aligned, _ = align_predictions(documents, corpus.predictions)
+    aligned, _ = align_claims(documents, corpus.claims)
     pairs = [
         (a.text, render_hypothesis(p.type, p.value))
         for p, a in aligned

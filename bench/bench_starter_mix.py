@@ -50,9 +50,9 @@ def main() -> None:
     parser.add_argument("--mixes", default="8000/0,4000/4000,8000/4000")
     parser.add_argument("--work", type=Path, default=Path("var/bench-starter-mix"))
     args = parser.parse_args()
-    predictions, labels, benchmark_docs = real.load_benchmark("dev")
+    claims, labels, benchmark_docs = real.load_benchmark("dev")
     opinions = real.load_opinions()
-    documents = {k: opinions[k] for k in {p.document_id for p in predictions}}
+    documents = {k: opinions[k] for k in {p.document_id for p in claims}}
     held = held_out_pairs()
     qa_dev = sets.halueval_qa(*sets.QA_DEV, n=500, name="halueval_qa_dev")
     for mix in args.mixes.split(","):
@@ -72,14 +72,12 @@ def main() -> None:
             starter.with_name(f"project-s{silver}-n{nli}"),
             starter,
             documents,
-            predictions,
+            claims,
             0,
         )
         alone = NLIScorer(str(starter))
-        starter_row = real.measure(documents, predictions, labels, alone)
-        project_row = real.measure(
-            documents, predictions, labels, NLIScorer(str(project))
-        )
+        starter_row = real.measure(documents, claims, labels, alone)
+        project_row = real.measure(documents, claims, labels, NLIScorer(str(project)))
         nli_auc = per_source(
             alone.score_pairs([(p.premise, p.hypothesis) for p in held]), held
         )

@@ -2584,7 +2584,7 @@ def write_readme(args, summary, store, index_abs, brief_abs, notes) -> None:
     )
     lines.append("## Scoring\n")
     lines.append(
-        "Match predictions to truth spans by overlap within an excerpt. A "
+        "Match claims to truth spans by overlap within an excerpt. A "
         "checker should flag exactly the instances with a non-null "
         "`hallucination`; `absent` instances with a null label are the false-"
         "positive trap of the paper's Section 4.3. Tune on dev, report test.\n"

@@ -23,10 +23,10 @@ from .jsonl import (
     ReadReport,
     checked_from_json,
     checked_to_json,
+    claim_from_json,
+    claim_to_json,
     document_from_json,
     label_from_json,
-    prediction_from_json,
-    prediction_to_json,
     read_jsonl,
     write_jsonl,
 )
@@ -50,10 +50,10 @@ class Run:
         self.report(report.errors)
         return report
 
-    def known_documents(self, path: str, predictions: ReadReport, documents) -> list:
-        """Predictions whose document exists; the others reported by line."""
+    def known_documents(self, path: str, claims: ReadReport, documents) -> list:
+        """Claims whose document exists; the others reported by line."""
         kept, errors = [], []
-        for p, line in zip(predictions.records, predictions.lines, strict=True):
+        for p, line in zip(claims.records, claims.lines, strict=True):
             if p.document_id in documents:
                 kept.append(p)
             else:
@@ -117,14 +117,14 @@ def cmd_extract(args, run: Run) -> None:
         )
     run.problems += len(failures)
     written = write_jsonl(
-        args.out, (prediction_to_json(p) for r in results for p in r.predictions)
+        args.out, (claim_to_json(p) for r in results for p in r.claims)
     )
     print(
         json.dumps(
             {
                 "documents": len(documents),
                 "failed": len(failures),
-                "predictions": written,
+                "claims": written,
                 "prompt_tokens": usage.prompt_tokens,
                 "completion_tokens": usage.completion_tokens,
             }
@@ -150,7 +150,7 @@ def load_scorer(args, checker):
 
 def cmd_check(args, run: Run) -> None:
     from .checkers.extraction import ExtractionChecker
-    from .checkers.extraction.check import check_predictions
+    from .checkers.extraction.check import check_claims
 
     if args.scorer == "none":
         args.scorer = None
@@ -165,9 +165,9 @@ def cmd_check(args, run: Run) -> None:
             file=sys.stderr,
         )
     documents = _documents(run, args.documents)
-    predictions = run.read(args.predictions, prediction_from_json)
-    known = run.known_documents(args.predictions, predictions, documents)
-    report = check_predictions(
+    claims = run.read(args.claims, claim_from_json)
+    known = run.known_documents(args.claims, claims, documents)
+    report = check_claims(
         documents,
         known,
         scorer=load_scorer(args, ExtractionChecker),
@@ -191,11 +191,11 @@ def cmd_train(args, run: Run) -> None:
     for path in args.documents:
         documents.update(_documents(run, path))
     known: list = []
-    for path in args.predictions:
-        predictions = run.read(path, prediction_from_json)
-        known += run.known_documents(path, predictions, documents)
+    for path in args.claims:
+        claims = run.read(path, claim_from_json)
+        known += run.known_documents(path, claims, documents)
     labels = {
-        lab.prediction_id: lab
+        lab.claim_id: lab
         for path in args.labels
         for lab in run.read(path, label_from_json).records
     }
@@ -268,7 +268,7 @@ def cmd_evaluate(args, run: Run) -> None:
 
     checked = run.read(args.checked, checked_from_json).records
     labels = {
-        lab.prediction_id: lab for lab in run.read(args.labels, label_from_json).records
+        lab.claim_id: lab for lab in run.read(args.labels, label_from_json).records
     }
     print(json.dumps(evaluate_checked(checked, labels), indent=2))
 
@@ -305,14 +305,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--documents", required=True, help="documents JSONL")
     p.add_argument("--schema", required=True, help="entity schema JSON")
     p.add_argument("--model", required=True, help="LLM model name")
-    p.add_argument("--out", required=True, help="predictions JSONL to write")
+    p.add_argument("--out", required=True, help="claims JSONL to write")
     add_llm_options(p)
     p.set_defaults(func=cmd_extract)
 
-    p = sub.add_parser("check", help="align and score predictions, give verdicts")
+    p = sub.add_parser("check", help="align and score claims, give verdicts")
     p.add_argument("--documents", required=True)
-    p.add_argument("--predictions", required=True)
-    p.add_argument("--out", required=True, help="checked predictions JSONL to write")
+    p.add_argument("--claims", "--predictions", required=True, help="claims JSONL")
+    p.add_argument("--out", required=True, help="checked claims JSONL to write")
     p.add_argument(
         "--scorer",
         help="trained scorer folder or model name (default: the starter scorer "
@@ -337,10 +337,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--documents", required=True, action="append", help="documents JSONL (repeat)"
     )
     p.add_argument(
+        "--claims",
         "--predictions",
         action="append",
         default=[],
-        help="predictions JSONL (repeat; none: silver from fields found in the text)",
+        help="claims JSONL (repeat; none: silver from fields found in the text)",
     )
     p.add_argument(
         "--labels",

@@ -1,4 +1,4 @@
-"""Metrics: how well verdicts flag unsafe predictions (paper Table 1, Figure 5)."""
+"""Metrics: how well verdicts flag unsafe claims (paper Table 1, Figure 5)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import groupby
 from typing import Any
 
-from .types import CheckedPrediction, Label
+from .types import CheckedClaim, Label
 
 
 def flag_metrics(flagged: Sequence[bool], unsafe: Sequence[bool]) -> dict[str, Any]:
@@ -44,9 +44,9 @@ def best_threshold(
     """The threshold on p(supports) that maximises F1 of flagging unsafe.
 
     Args:
-        scores: scorer outputs; a prediction is flagged when below threshold.
+        scores: scorer outputs; a claim is flagged when below threshold.
         unsafe: the gold answer for each.
-        forced: predictions already flagged whatever the score (e.g. not
+        forced: claims already flagged whatever the score (e.g. not
             aligned), so the F1 counts the whole pipeline.
 
     Returns:
@@ -121,18 +121,18 @@ def precision_threshold(
 
 
 def evaluate_checked(
-    checked: Iterable[CheckedPrediction], labels: Mapping[str, Label]
+    checked: Iterable[CheckedClaim], labels: Mapping[str, Label]
 ) -> dict[str, Any]:
     """Score verdicts against human labels.
 
     Returns a JSON-ready dict: overall precision / recall / F1 of flagging
-    unsafe over the labelled predictions, a breakdown by the labels' ``kind``
+    unsafe over the labelled claims, a breakdown by the labels' ``kind``
     when they carry one, and per source model the SafePassage score (share of
-    all its predictions judged safe) beside the human score (share of its
-    labelled predictions labelled safe), as in paper Figure 5.
+    all its claims judged safe) beside the human score (share of its
+    labelled claims labelled safe), as in paper Figure 5.
     """
     checked = list(checked)
-    pairs = [(c, labels[c.prediction.id]) for c in checked if c.prediction.id in labels]
+    pairs = [(c, labels[c.claim.id]) for c in checked if c.claim.id in labels]
     flagged = [c.verdict == "unsafe" for c, _ in pairs]
     unsafe = [lab.label == "unsafe" for _, lab in pairs]
     result: dict[str, Any] = {
@@ -177,14 +177,14 @@ def model_rank_rho(by_model: Mapping[str, Mapping[str, Any]]) -> float | None:
 
 
 def _by_model(
-    checked: list[CheckedPrediction], labels: Mapping[str, Label]
+    checked: list[CheckedClaim], labels: Mapping[str, Label]
 ) -> dict[str, Any]:
-    groups: dict[str, list[CheckedPrediction]] = defaultdict(list)
+    groups: dict[str, list[CheckedClaim]] = defaultdict(list)
     for c in checked:
-        groups[c.prediction.model or "unknown"].append(c)
+        groups[c.claim.model or "unknown"].append(c)
     out = {}
     for model, rows in sorted(groups.items()):
-        labelled = [labels[c.prediction.id] for c in rows if c.prediction.id in labels]
+        labelled = [labels[c.claim.id] for c in rows if c.claim.id in labels]
         out[model] = {
             "n": len(rows),
             "safepassage_score": round(
@@ -238,7 +238,7 @@ def cohen_kappa(pairs: Iterable[tuple[str, str]]) -> float | None:
 
     Args:
         pairs: ``(first rater's label, second rater's label)`` per item, e.g.
-            the two decisive labels of an overlap prediction (earlier, later).
+            the two decisive labels of an overlap claim (earlier, later).
 
     Returns:
         ``(p_o - p_e) / (1 - p_e)`` rounded to 4 places, with ``p_o`` the
@@ -338,12 +338,12 @@ def precision_recall_curve(
 ) -> list[dict[str, float]]:
     """Precision and recall of flagging unsafe at every cut of the scores.
 
-    A prediction is flagged when its score (p(supports)) is at or below the
+    A claim is flagged when its score (p(supports)) is at or below the
     cut, so the pipeline's ``score < threshold`` gives the same flags for any
     threshold in ``(cut, next higher score]``. Tied scores move together.
 
     Args:
-        scores: scorer outputs, one per labelled prediction.
+        scores: scorer outputs, one per labelled claim.
         unsafe: the gold answer for each.
 
     Returns:

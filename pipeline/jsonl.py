@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import IO, Any, Literal, TypeVar, overload
 
 from .errors import InputError
-from .types import Alignment, CheckedPrediction, Document, Label, Prediction
+from .types import Alignment, CheckedClaim, Claim, Document, Label
 
 T = TypeVar("T")
 
@@ -125,10 +125,10 @@ def document_from_json(raw: Any) -> Document:
     return Document(id=_text(obj, "id"), text=text, metadata=metadata)
 
 
-_PREDICTION_KEYS = {"id", "document_id", "model", "type", "value", "context"}
+_CLAIM_KEYS = {"id", "document_id", "model", "type", "value", "context"}
 
 
-def prediction_from_json(raw: Any) -> Prediction:
+def claim_from_json(raw: Any) -> Claim:
     obj = _object(raw)
     if "value" not in obj:
         raise ValueError("field 'value' is missing (use null for none)")
@@ -137,30 +137,36 @@ def prediction_from_json(raw: Any) -> Prediction:
         context = ""
     if not isinstance(context, str):
         raise ValueError("field 'context' must be a string")
-    return Prediction(
+    return Claim(
         id=_text(obj, "id"),
         document_id=_text(obj, "document_id"),
         type=_text(obj, "type"),
         value=obj["value"],
         context=context,
         model=_text(obj, "model", required=False),
-        extra={k: v for k, v in obj.items() if k not in _PREDICTION_KEYS},
+        extra={k: v for k, v in obj.items() if k not in _CLAIM_KEYS},
     )
+
+
+#: The labels' claim key before this release, still read for one release.
+LEGACY_CLAIM_ID = "prediction_id"
 
 
 def label_from_json(raw: Any) -> Label:
     obj = _object(raw)
+    if "claim_id" not in obj and LEGACY_CLAIM_ID in obj:
+        obj = {("claim_id" if k == LEGACY_CLAIM_ID else k): v for k, v in obj.items()}
     label = obj.get("label")
     if label not in ("safe", "unsafe"):
         raise ValueError("field 'label' must be 'safe' or 'unsafe'")
     return Label(
-        prediction_id=_text(obj, "prediction_id"),
+        claim_id=_text(obj, "claim_id"),
         label=label,
-        extra={k: v for k, v in obj.items() if k not in ("prediction_id", "label")},
+        extra={k: v for k, v in obj.items() if k not in ("claim_id", "label")},
     )
 
 
-def prediction_to_json(p: Prediction) -> dict[str, Any]:
+def claim_to_json(p: Claim) -> dict[str, Any]:
     out: dict[str, Any] = {"id": p.id, "document_id": p.document_id}
     if p.model is not None:
         out["model"] = p.model
@@ -177,13 +183,13 @@ def document_to_json(d: Document) -> dict[str, Any]:
 
 
 def label_to_json(label: Label) -> dict[str, Any]:
-    return {"prediction_id": label.prediction_id, "label": label.label, **label.extra}
+    return {"claim_id": label.claim_id, "label": label.label, **label.extra}
 
 
-def checked_to_json(c: CheckedPrediction) -> dict[str, Any]:
+def checked_to_json(c: CheckedClaim) -> dict[str, Any]:
     a = c.align
     return {
-        **prediction_to_json(c.prediction),
+        **claim_to_json(c.claim),
         "hypothesis": c.hypothesis,
         "align": {
             "score": round(a.score, 4),
@@ -197,7 +203,7 @@ def checked_to_json(c: CheckedPrediction) -> dict[str, Any]:
     }
 
 
-def checked_from_json(raw: Any) -> CheckedPrediction:
+def checked_from_json(raw: Any) -> CheckedClaim:
     obj = _object(raw)
     align = obj.get("align")
     if not isinstance(align, dict) or not isinstance(align.get("score"), (int, float)):
@@ -205,11 +211,9 @@ def checked_from_json(raw: Any) -> CheckedPrediction:
     if obj.get("verdict") not in ("safe", "unsafe", "unscored"):
         raise ValueError("field 'verdict' must be 'safe', 'unsafe' or 'unscored'")
     extra_keys = {"hypothesis", "align", "nli_score", "verdict", "reason"}
-    prediction = prediction_from_json(
-        {k: v for k, v in obj.items() if k not in extra_keys}
-    )
-    return CheckedPrediction(
-        prediction=prediction,
+    claim = claim_from_json({k: v for k, v in obj.items() if k not in extra_keys})
+    return CheckedClaim(
+        claim=claim,
         hypothesis=str(obj.get("hypothesis", "")),
         align=Alignment(
             score=float(align["score"]),
@@ -308,7 +312,7 @@ def read_jsonl(path: str | Path, parse: Callable[[Any], T]) -> ReadReport:
         except ValueError as e:
             report.errors.append(InputError(str(e), path=str(path), line=number))
             continue
-        key = getattr(record, "id", None) or getattr(record, "prediction_id", None)
+        key = getattr(record, "id", None) or getattr(record, "claim_id", None)
         if key is not None and key in seen:
             report.errors.append(
                 InputError(

@@ -152,7 +152,7 @@ def build_dataset(
         if "silver" in config.stages and silver:
             return _silver_only_dataset(silver, config)
         raise TrainingError(
-            "no labelled prediction matches a known document, and no silver "
+            "no labelled claim matches a known document, and no silver "
             "pairs to learn from without labels"
         )
     rng = random.Random(config.seed)
@@ -570,7 +570,7 @@ def train_scorer(
     pairs = checker.training_pairs(claims, only=None if grader else set(labels))
     data = build_dataset(pairs, labels, config=config, silver=silver, grader=grader)
     if not data.validation:
-        raise TrainingError("the validation split holds no aligned labelled prediction")
+        raise TrainingError("the validation split holds no aligned labelled claim")
     trainer = Trainer(config, on_progress)
     stages: dict[str, Any] = {}
     if "silver" in config.stages:

@@ -24,7 +24,7 @@ class Document:
 
 
 @dataclass(frozen=True)
-class Prediction:
+class Claim:
     """One extracted entity: a typed value and the context the LLM copied."""
 
     id: str
@@ -53,21 +53,21 @@ class Alignment:
 
 @dataclass(frozen=True)
 class Label:
-    prediction_id: str
+    claim_id: str
     label: LabelValue
     extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
-class CheckedPrediction:
-    """A prediction with its hypothesis, alignment, score and verdict.
+class CheckedClaim:
+    """A claim with its hypothesis, alignment, score and verdict.
 
     ``score`` is the scorer's p(supported), whichever scorer ran (the NLI
     cross-encoder or the LLM grader); None with alignment only. The JSONL
     field keeps its first name, ``nli_score``.
     """
 
-    prediction: Prediction
+    claim: Claim
     hypothesis: str
     align: Alignment
     score: float | None

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-BENCHMARK = ROOT / "bench" / "data" / "caselaw_predictions.jsonl"
+BENCHMARK = ROOT / "bench" / "data" / "caselaw_claims.jsonl"
 OPINIONS = ROOT.parent / "shared" / "data" / "caselaw" / "opinions.jsonl"
 SOURCES = (".py", ".md", ".html", ".js", ".toml", ".yml", ".txt")
 

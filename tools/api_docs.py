@@ -24,6 +24,11 @@ Generated from the OpenAPI schema the app serves at `/api/schema/` (browsable
 at `/api/docs/`) by `make docs`; do not edit by hand. Authentication: a
 session (the web pages) or `Authorization: Token <key>` (`POST
 /api/auth/token/`). Errors are JSON with a `detail` naming the problem.
+
+Claims were called predictions before this release. For one more release the
+API still reads the old names: `/api/predictions/` (now `/api/claims/`), a
+request's `prediction` field (now `claim`), the export kind `predictions` and a
+labels line's `prediction_id` (now `claim_id`). Responses use the new names.
 """
 
 

@@ -4,7 +4,7 @@ from.
 
 A cross-encoder on the packaged MiniLM starts with no notion of "does this
 span support this typed value". The starter learns it before any project
-exists, from silver pairs only (no label): the demo corpus's predictions and
+exists, from silver pairs only (no label): the demo corpus's claims and
 fields found by pattern in its documents and in any real documents given
 (court opinions, contracts: the styles a deployment expects). The more
 styles, the better it travels. ``make setup`` builds it once into
@@ -81,7 +81,7 @@ def build_starter(
     shutil.rmtree(tmp, ignore_errors=True)
     metadata = train_scorer(
         ExtractionChecker(pool),
-        corpus.predictions,
+        corpus.claims,
         {},
         tmp,
         config=replace(config, seed=seed),

@@ -9,12 +9,12 @@ from annotator.models import (
     Adjudication,
     Annotation,
     ApiToken,
+    Claim,
+    ClaimScore,
     Document,
     GradingRun,
     Guideline,
     Membership,
-    Prediction,
-    PredictionScore,
     Project,
     ScorerModel,
     TrainingRun,
@@ -95,8 +95,8 @@ class DocumentAdmin(admin.ModelAdmin):
     list_select_related = ["project"]
 
 
-class PredictionScoreInline(admin.TabularInline):
-    model = PredictionScore
+class ClaimScoreInline(admin.TabularInline):
+    model = ClaimScore
     fields = ["scorer", "scorer_version", "score", "updated_at"]
     readonly_fields = fields
     extra = 0
@@ -109,8 +109,8 @@ class AnnotationInline(admin.TabularInline):
     extra = 0
 
 
-@admin.register(Prediction)
-class PredictionAdmin(admin.ModelAdmin):
+@admin.register(Claim)
+class ClaimAdmin(admin.ModelAdmin):
     list_display = [
         "external_id",
         "project",
@@ -135,30 +135,30 @@ class PredictionAdmin(admin.ModelAdmin):
     # What the check writes: changed by checking again, never by hand.
     readonly_fields = list(CHECK_FIELDS)
     list_select_related = ["project"]
-    inlines = [PredictionScoreInline, AnnotationInline]
+    inlines = [ClaimScoreInline, AnnotationInline]
 
 
-@admin.register(PredictionScore)
-class PredictionScoreAdmin(admin.ModelAdmin):
-    list_display = ["prediction", "scorer", "scorer_version", "score", "updated_at"]
+@admin.register(ClaimScore)
+class ClaimScoreAdmin(admin.ModelAdmin):
+    list_display = ["claim", "scorer", "scorer_version", "score", "updated_at"]
     list_filter = ["scorer", "scorer_version"]
-    search_fields = ["prediction__external_id", "scorer"]
-    raw_id_fields = ["prediction"]
+    search_fields = ["claim__external_id", "scorer"]
+    raw_id_fields = ["claim"]
 
 
 @admin.register(Annotation)
 class AnnotationAdmin(admin.ModelAdmin):
     list_display = [
-        "prediction",
+        "claim",
         "annotator",
         "label",
         "source",
         "seconds_spent",
         "created_at",
     ]
-    list_filter = ["label", "source", "annotator", "prediction__project"]
-    search_fields = ["prediction__external_id", "note", "annotator__username"]
-    raw_id_fields = ["prediction", "annotator"]
+    list_filter = ["label", "source", "annotator", "claim__project"]
+    search_fields = ["claim__external_id", "note", "annotator__username"]
+    raw_id_fields = ["claim", "annotator"]
 
 
 @admin.register(ScorerModel)
@@ -191,7 +191,7 @@ class ScorerModelAdmin(WrittenByServices, admin.ModelAdmin):
             scorer_activate(scorer=scorer)
             self.message_user(
                 request,
-                f"{scorer.project}: {scorer.version} is active; its predictions "
+                f"{scorer.project}: {scorer.version} is active; its claims "
                 "are being rescored.",
             )
 
@@ -342,10 +342,10 @@ class AdjudicationAdmin(admin.ModelAdmin):
     experts disagree; here the decisions are read (and can be deleted, which
     puts the item back in the queue)."""
 
-    list_display = ["prediction", "label", "reviewer", "updated_at"]
-    list_filter = ["label", "prediction__project"]
-    search_fields = ["prediction__external_id", "note", "reviewer__username"]
-    readonly_fields = ["prediction", "reviewer", "label", "note", "created_at"]
+    list_display = ["claim", "label", "reviewer", "updated_at"]
+    list_filter = ["label", "claim__project"]
+    search_fields = ["claim__external_id", "note", "reviewer__username"]
+    readonly_fields = ["claim", "reviewer", "label", "note", "created_at"]
 
     def has_add_permission(self, request) -> bool:
         return False

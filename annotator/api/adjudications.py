@@ -13,10 +13,10 @@ from rest_framework.views import APIView
 
 from annotator.api.parsers import BoundedJSONParser
 from annotator.api.permissions import require_role
-from annotator.api.serializers import TextField
+from annotator.api.serializers import OldFieldNames, TextField
 from annotator.labeling import adjudication
 from annotator.labeling.labels import LABEL_NOTE_MAX_CHARS
-from annotator.models import Adjudication, Prediction, Project
+from annotator.models import Adjudication, Claim, Project
 from annotator.projects import access
 
 _ACTION = "adjudicating"
@@ -43,10 +43,10 @@ class DecisionSerializer(serializers.Serializer):
 
 
 class AdjudicationItemSerializer(serializers.Serializer):
-    prediction = serializers.IntegerField(help_text="Prediction id.")
+    claim = serializers.IntegerField(help_text="Claim id.")
     document = serializers.CharField(help_text="Document external id.")
     type = serializers.CharField(help_text="Entity type or claim kind.")
-    claim = serializers.CharField(help_text="The claim as the experts read it.")
+    hypothesis = serializers.CharField(help_text="The claim as the experts read it.")
     evidence = serializers.CharField(help_text="The evidence it was read against.")
     labels = ExpertLabelSerializer(many=True, help_text="Every expert label.")
     decision = DecisionSerializer(
@@ -54,8 +54,8 @@ class AdjudicationItemSerializer(serializers.Serializer):
     )
 
 
-class AdjudicateInSerializer(serializers.Serializer):
-    prediction = serializers.IntegerField(help_text="Prediction id.")
+class AdjudicateInSerializer(OldFieldNames, serializers.Serializer):
+    claim = serializers.IntegerField(help_text="Claim id.")
     label = serializers.ChoiceField(
         choices=Adjudication.Label.choices, help_text="The decision."
     )
@@ -68,12 +68,12 @@ class AdjudicateInSerializer(serializers.Serializer):
 
 
 def _item(item) -> dict:
-    p, decision = item["prediction"], item["adjudication"]
+    p, decision = item["claim"], item["adjudication"]
     return {
-        "prediction": p.pk,
+        "claim": p.pk,
         "document": p.document.external_id,
         "type": p.type,
-        "claim": p.hypothesis or f"{p.type}: {p.value}",
+        "hypothesis": p.hypothesis or f"{p.type}: {p.value}",
         "evidence": p.premise or p.context,
         "labels": item["labels"],
         "decision": None
@@ -127,13 +127,11 @@ class AdjudicationView(APIView):
         payload = AdjudicateInSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         data = payload.validated_data
-        prediction = Prediction.objects.filter(
-            project=project, pk=data["prediction"]
-        ).first()
-        if prediction is None:
-            raise NotFound("no such prediction in this project")
+        claim = Claim.objects.filter(project=project, pk=data["claim"]).first()
+        if claim is None:
+            raise NotFound("no such claim in this project")
         adjudication.adjudicate(
-            prediction=prediction,
+            claim=claim,
             reviewer=request.user,
             label=data["label"],
             note=data.get("note", ""),
@@ -141,7 +139,7 @@ class AdjudicationView(APIView):
         item = next(
             i
             for i in adjudication.adjudication_items(project)
-            if i["prediction"].pk == prediction.pk
+            if i["claim"].pk == claim.pk
         )
         return Response(
             AdjudicationItemSerializer(_item(item)).data, status=status.HTTP_201_CREATED

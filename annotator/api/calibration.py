@@ -23,7 +23,7 @@ class CalibrateSerializer(serializers.Serializer):
 
 class OperatingPointSerializer(serializers.Serializer):
     target_recall = serializers.FloatField(
-        help_text="Share of the unsafe gold predictions to flag, in (0, 1]."
+        help_text="Share of the unsafe gold claims to flag, in (0, 1]."
     )
 
     def validate_target_recall(self, value: float) -> float:
@@ -37,7 +37,7 @@ class OperatingPointSerializer(serializers.Serializer):
 
 class ScorerCalibrationActions:
     """Calibrate a scorer on the gold set; preview and apply an operating
-    point chosen by target recall of unsafe predictions."""
+    point chosen by target recall of unsafe claims."""
 
     @extend_schema(request=CalibrateSerializer, responses={200: None})
     @action(detail=True, methods=["post"])
@@ -67,7 +67,7 @@ class ScorerCalibrationActions:
     @action(detail=True, methods=["get", "post"], url_path="operating-point")
     def operating_point(self, request, pk=None):
         """GET: the threshold that flags ``target_recall`` of the unsafe gold
-        predictions, its precision and recall on the gold set and the expert
+        claims, its precision and recall on the gold set and the expert
         workload on the project (changes nothing). POST: apply it as the
         scorer's threshold; the active scorer's verdicts are checked again."""
         source = request.query_params if request.method == "GET" else request.data

@@ -18,7 +18,7 @@ _PARAMS_HELP = (
 
 
 class GradingRunSerializer(LLMRunSerializer):
-    """A run of the LLM grader over a project's unlabelled predictions."""
+    """A run of the LLM grader over a project's unlabelled claims."""
 
     scorer = serializers.SerializerMethodField(
         help_text='Scorer name its grades are stored under: "llm-grader:<model>".'
@@ -37,19 +37,19 @@ class GradingRunSerializer(LLMRunSerializer):
             },
             "cost_estimate": {
                 "help_text": "Estimated cost of grading every gradable "
-                "prediction, computed at the start (decimal string)."
+                "claim, computed at the start (decimal string)."
             },
             "progress_done": {
-                "help_text": "Predictions processed: graded, or with an unusable "
+                "help_text": "Claims processed: graded, or with an unusable "
                 "answer (listed in error)."
             },
-            "progress_total": {"help_text": "Predictions the run set out to grade."},
+            "progress_total": {"help_text": "Claims the run set out to grade."},
             "cancel_requested": {
                 "help_text": "An admin asked it to stop; it does before its next batch."
             },
             "error": {
                 "help_text": "Why it stopped early or failed (first line), then "
-                "one line per prediction whose answer could not be used."
+                "one line per claim whose answer could not be used."
             },
         }
 
@@ -88,15 +88,15 @@ class GradingEstimateSerializer(serializers.Serializer):
     scorer_version = serializers.CharField(
         help_text="Grader prompt version; a new prompt grades everything again."
     )
-    predictions = serializers.IntegerField(
-        help_text="Predictions a run would grade: aligned, outside the gold set, "
+    claims = serializers.IntegerField(
+        help_text="Claims a run would grade: aligned, outside the gold set, "
         "no expert label, not graded yet by this model and prompt."
     )
     prompt_tokens = serializers.IntegerField(
         help_text="Estimated from the prompts' length (about 4 characters a token)."
     )
     completion_tokens = serializers.IntegerField(
-        help_text="Estimated at 100 tokens per prediction (the paper's average)."
+        help_text="Estimated at 100 tokens per claim (the paper's average)."
     )
     cost = serializers.DecimalField(
         max_digits=12,
@@ -108,7 +108,7 @@ class GradingEstimateSerializer(serializers.Serializer):
 
 
 class GradingRunViewSet(LLMRunViewSet):
-    """LLM grading runs labelling unlabelled predictions as silver data."""
+    """LLM grading runs labelling unlabelled claims as silver data."""
 
     serializer_class = GradingRunSerializer
     start_serializer_class = GradingRunStartSerializer

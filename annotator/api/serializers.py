@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from rest_framework import serializers
@@ -11,10 +12,10 @@ from annotator.core import allowlists
 from annotator.labeling import labels
 from annotator.models import (
     Annotation,
+    Claim,
+    ClaimScore,
     Document,
     Membership,
-    Prediction,
-    PredictionScore,
     Project,
     ScorerModel,
     TrainingRun,
@@ -64,7 +65,7 @@ class MembershipSerializer(serializers.ModelSerializer):
             "role": {
                 "help_text": "admin (settings, imports, runs, scorers, every "
                 "label), expert (labels; sees only their own labels) or viewer "
-                "(reads predictions)."
+                "(reads claims)."
             },
         }
 
@@ -112,7 +113,7 @@ class ProjectSerializer(serializers.ModelSerializer):
                 "for a context to count as found in the document."
             },
             "nli_threshold": {
-                "help_text": "Score below which an aligned prediction is unsafe "
+                "help_text": "Score below which an aligned claim is unsafe "
                 "when the project has no active scorer of its own."
             },
             "llm_base_url": {
@@ -162,8 +163,8 @@ class ProjectSerializer(serializers.ModelSerializer):
 
 
 class DocumentSerializer(serializers.ModelSerializer):
-    prediction_count = serializers.IntegerField(
-        read_only=True, help_text="Predictions on this document."
+    claim_count = serializers.IntegerField(
+        read_only=True, help_text="Claims on this document."
     )
 
     class Meta:
@@ -174,7 +175,7 @@ class DocumentSerializer(serializers.ModelSerializer):
             "external_id",
             "text",
             "metadata",
-            "prediction_count",
+            "claim_count",
             "created_at",
             "updated_at",
         ]
@@ -215,7 +216,7 @@ class DocumentUploadSerializer(serializers.Serializer):
 class JsonlUploadSerializer(serializers.Serializer):
     project = serializers.IntegerField(help_text="Project id to import into.")
     file = serializers.FileField(
-        help_text="A JSONL file in the pipeline's format; predictions may also be "
+        help_text="A JSONL file in the pipeline's format; claims may also be "
         "a .csv file with id,document_id,type,value,context[,model] columns."
     )
 
@@ -237,9 +238,9 @@ class ImportReportSerializer(serializers.Serializer):
     )
 
 
-class PredictionScoreSerializer(serializers.ModelSerializer):
+class ClaimScoreSerializer(serializers.ModelSerializer):
     class Meta:
-        model = PredictionScore
+        model = ClaimScore
         fields = ["scorer", "scorer_version", "score", "reasoning", "updated_at"]
         extra_kwargs = {
             "scorer": {"help_text": "Scorer name."},
@@ -253,13 +254,13 @@ class PredictionScoreSerializer(serializers.ModelSerializer):
         }
 
 
-class PredictionSerializer(serializers.ModelSerializer):
+class ClaimSerializer(serializers.ModelSerializer):
     document_external_id = serializers.CharField(
         source="document.external_id",
         read_only=True,
         help_text="The document's id in the imported files.",
     )
-    scores = PredictionScoreSerializer(
+    scores = ClaimScoreSerializer(
         many=True, read_only=True, help_text="Every scorer's score for it."
     )
     labelled = serializers.BooleanField(
@@ -296,7 +297,7 @@ class PredictionSerializer(serializers.ModelSerializer):
         return cache[project_id]
 
     class Meta:
-        model = Prediction
+        model = Claim
         fields = [
             "id",
             "project",
@@ -327,7 +328,7 @@ class PredictionSerializer(serializers.ModelSerializer):
             "id": {"help_text": "Database id."},
             "project": {"help_text": "Project id."},
             "document": {"help_text": "Document database id."},
-            "external_id": {"help_text": "The prediction's id in imports/exports."},
+            "external_id": {"help_text": "The claim's id in imports/exports."},
             "type": {"help_text": "Entity type as extracted."},
             "value": {"help_text": "Extracted value (string or structured payload)."},
             "context": {"help_text": "The text the LLM quoted as evidence."},
@@ -350,21 +351,21 @@ class PredictionSerializer(serializers.ModelSerializer):
         }
 
 
-class LabelablePredictionField(serializers.PrimaryKeyRelatedField):
-    """A prediction the requesting user may label. Any other id, missing or of
+class LabelableClaimField(serializers.PrimaryKeyRelatedField):
+    """A claim the requesting user may label. Any other id, missing or of
     another project, gets the same answer, so ids cannot be probed."""
 
     default_error_messages = {
         "required": "This field is required.",
-        "does_not_exist": "no such prediction",
-        "incorrect_type": "must be a prediction id",
+        "does_not_exist": "no such claim",
+        "incorrect_type": "must be a claim id",
     }
 
     def get_queryset(self):
         request = self.context.get("request")
         if request is None:
-            return Prediction.objects.none()
-        return Prediction.objects.filter(
+            return Claim.objects.none()
+        return Claim.objects.filter(
             project__in=access.projects_for(request.user, roles=access.LABEL)
         )
 
@@ -375,17 +376,37 @@ class LabelablePredictionField(serializers.PrimaryKeyRelatedField):
         return super().to_internal_value(data)
 
 
-class AnnotationSerializer(serializers.ModelSerializer):
+#: Request fields an earlier release named otherwise (the prediction is now
+#: the claim), still read for one release where the new name is absent.
+OLD_FIELD_NAMES = {"prediction": "claim"}
+
+
+class OldFieldNames(serializers.Serializer):
+    """A serializer that reads a request's old field names as the new ones."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, Mapping) and any(
+            old in data and new not in data for old, new in OLD_FIELD_NAMES.items()
+        ):
+            data = {
+                OLD_FIELD_NAMES[k] if k in OLD_FIELD_NAMES else k: v
+                for k, v in data.items()
+                if not (k in OLD_FIELD_NAMES and OLD_FIELD_NAMES[k] in data)
+            }
+        return super().to_internal_value(data)
+
+
+class AnnotationSerializer(OldFieldNames, serializers.ModelSerializer):
     annotator = serializers.SlugRelatedField(
         slug_field="username", read_only=True, help_text="Who labelled it."
     )
-    prediction = LabelablePredictionField(help_text="Prediction database id.")
+    claim = LabelableClaimField(help_text="Claim database id.")
 
     class Meta:
         model = Annotation
         fields = [
             "id",
-            "prediction",
+            "claim",
             "annotator",
             "source",
             "label",
@@ -592,14 +613,14 @@ class QueueNextSerializer(serializers.Serializer):
         min_value=1,
         max_value=100,
         required=False,
-        help_text="How many predictions to lease (default LABEL_BATCH_SIZE).",
+        help_text="How many claims to lease (default LABEL_BATCH_SIZE).",
     )
     exclude = serializers.ListField(
         child=serializers.IntegerField(),
         required=False,
         default=list,
         max_length=1000,
-        help_text="Prediction ids the page already holds or has unsent labels for.",
+        help_text="Claim ids the page already holds or has unsent labels for.",
     )
 
 
@@ -613,15 +634,15 @@ class ProgressSerializer(serializers.Serializer):
         help_text="Pace: 3600 / mean seconds per label over your last 200 labels.",
     )
     remaining = serializers.IntegerField(
-        help_text="Predictions still needing a label from you (whoever holds them now)."
+        help_text="Claims still needing a label from you (whoever holds them now)."
     )
 
 
 class LabelingItemSerializer(serializers.Serializer):
     """Documentation only: items are built by payload.labeling_items."""
 
-    id = serializers.IntegerField(help_text="Prediction id.")
-    external_id = serializers.CharField(help_text="Prediction id in imports/exports.")
+    id = serializers.IntegerField(help_text="Claim id.")
+    external_id = serializers.CharField(help_text="Claim id in imports/exports.")
     model = serializers.CharField(help_text="Source LLM.")
     type = serializers.CharField(help_text="Entity type as extracted.")
     type_display = serializers.CharField(help_text="Entity type, readable.")
@@ -646,7 +667,7 @@ class LabelingItemSerializer(serializers.Serializer):
     )
     siblings = serializers.ListField(
         child=serializers.DictField(),
-        help_text="Predictions on the same document: id, hypothesis, my_label.",
+        help_text="Claims on the same document: id, hypothesis, my_label.",
     )
     overlap = serializers.BooleanField(
         help_text="Labelled by several experts to measure agreement."
@@ -671,15 +692,15 @@ class LabelingItemSerializer(serializers.Serializer):
 
 
 class QueueItemsSerializer(serializers.Serializer):
-    items = LabelingItemSerializer(many=True, help_text="Leased predictions, in order.")
+    items = LabelingItemSerializer(many=True, help_text="Leased claims, in order.")
     lease_seconds = serializers.IntegerField(help_text="How long each lease lasts.")
 
 
-class LabelInSerializer(serializers.Serializer):
+class LabelInSerializer(OldFieldNames, serializers.Serializer):
     client_id = serializers.UUIDField(
         help_text="A UUID chosen by the page; resending the same label is safe."
     )
-    prediction = serializers.IntegerField(help_text="Prediction id.")
+    claim = serializers.IntegerField(help_text="Claim id.")
     label = serializers.ChoiceField(
         choices=Annotation.Label.choices, help_text="safe, unsafe or unsure."
     )
@@ -722,7 +743,7 @@ class LabelInSerializer(serializers.Serializer):
         required=False,
         allow_null=True,
         min_value=0,
-        help_text="Seconds the prediction was on screen before the decision.",
+        help_text="Seconds the claim was on screen before the decision.",
     )
 
 
@@ -749,15 +770,15 @@ class LabelsBatchSerializer(serializers.Serializer):
 class LabelResultSerializer(serializers.Serializer):
     client_id = serializers.CharField(help_text="The label's client id.")
     status = serializers.CharField(
-        help_text="created; updated (replaced your earlier label of the prediction); "
+        help_text="created; updated (replaced your earlier label of the claim); "
         "duplicate (this client_id was processed before: a retry, or a stale "
         "resend; nothing changed); error (see error; not stored).",
     )
     id = serializers.IntegerField(
         allow_null=True,
-        help_text="Your current label of the prediction (null after an undo).",
+        help_text="Your current label of the claim (null after an undo).",
     )
-    prediction = serializers.IntegerField(allow_null=True, help_text="Prediction id.")
+    claim = serializers.IntegerField(allow_null=True, help_text="Claim id.")
     error = serializers.CharField(help_text="Why it was not stored.")
 
 
@@ -768,19 +789,19 @@ class LabelsOutSerializer(serializers.Serializer):
 
 
 class UndoOutSerializer(serializers.Serializer):
-    prediction = serializers.IntegerField(
+    claim = serializers.IntegerField(
         allow_null=True,
-        help_text="The prediction whose label was deleted (leased back to you); "
+        help_text="The claim whose label was deleted (leased back to you); "
         "null when there was nothing to delete.",
     )
 
 
 class MyLabelSerializer(serializers.ModelSerializer):
     hypothesis = serializers.SerializerMethodField(
-        help_text="The prediction's hypothesis h(y)."
+        help_text="The claim's hypothesis h(y)."
     )
     document_external_id = serializers.CharField(
-        source="prediction.document.external_id",
+        source="claim.document.external_id",
         read_only=True,
         help_text="The document's id.",
     )
@@ -789,7 +810,7 @@ class MyLabelSerializer(serializers.ModelSerializer):
         model = Annotation
         fields = [
             "id",
-            "prediction",
+            "claim",
             "label",
             "note",
             "corrected_type",
@@ -804,7 +825,7 @@ class MyLabelSerializer(serializers.ModelSerializer):
         read_only_fields = fields
         extra_kwargs = {
             "id": {"help_text": "Annotation id."},
-            "prediction": {"help_text": "Prediction id."},
+            "claim": {"help_text": "Claim id."},
             "label": {"help_text": "safe, unsafe or unsure."},
             "note": {"help_text": "Your note."},
             "corrected_type": {"help_text": "Your corrected type."},
@@ -816,7 +837,7 @@ class MyLabelSerializer(serializers.ModelSerializer):
         }
 
     def get_hypothesis(self, annotation) -> str:
-        p = annotation.prediction
+        p = annotation.claim
         if p.hypothesis:
             return p.hypothesis
 

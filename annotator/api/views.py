@@ -138,7 +138,7 @@ class ProjectViewSet(viewsets.ModelViewSet):
             OpenApiParameter(
                 "kind",
                 enum=list(export.EXPORT_KINDS),
-                description="Which records: documents, predictions (checked "
+                description="Which records: documents, claims (checked "
                 "records where checked) or labels.",
             )
         ],
@@ -148,7 +148,8 @@ class ProjectViewSet(viewsets.ModelViewSet):
     def export(self, request, pk=None):
         """JSONL export in the pipeline's formats."""
         project = self.get_object()
-        kind = request.query_params.get("kind", "predictions")
+        kind = request.query_params.get("kind", "claims")
+        kind = export.OLD_EXPORT_KINDS.get(kind, kind)
         if kind not in export.EXPORT_KINDS:
             raise ValidationError({"kind": f"one of {', '.join(export.EXPORT_KINDS)}"})
         rows = selectors.export_rows(project=project, kind=kind)
@@ -167,19 +168,19 @@ class ProjectViewSet(viewsets.ModelViewSet):
             OpenApiParameter(
                 "force",
                 bool,
-                description="Recheck every prediction, not only new ones.",
+                description="Recheck every claim, not only new ones.",
             )
         ],
         responses={202: OpenApiTypes.OBJECT},
     )
     @action(detail=True, methods=["post"], permission_classes=[IsProjectAdmin])
     def check(self, request, pk=None):
-        """Queue alignment and scoring of the project's unchecked predictions
-        (``waiting``: how many). With ``force`` every prediction is rescored;
+        """Queue alignment and scoring of the project's unchecked claims
+        (``waiting``: how many). With ``force`` every claim is rescored;
         its verdict stays until the new one replaces it."""
         project = self.get_object()
         force = request.query_params.get("force", "").lower() in ("1", "true", "yes")
-        waiting = checking.predictions_check_queue(project=project, force=force)
+        waiting = checking.claims_check_queue(project=project, force=force)
         return Response(
             {"queued": True, "waiting": waiting}, status=status.HTTP_202_ACCEPTED
         )
@@ -195,7 +196,7 @@ class DocumentViewSet(viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self):
         queryset = access.documents_for(self.request.user).annotate(
-            prediction_count=Count("predictions")
+            claim_count=Count("claims")
         )
         project = project_param(self.request.query_params)
         if project is not None:
@@ -232,7 +233,7 @@ class DocumentViewSet(viewsets.ReadOnlyModelViewSet):
         return _import_response(report)
 
 
-_PREDICTION_FILTERS = [
+_CLAIM_FILTERS = [
     OpenApiParameter("project", int, description="Project id."),
     OpenApiParameter("document", str, description="Document external id."),
     OpenApiParameter(
@@ -246,9 +247,9 @@ _PREDICTION_FILTERS = [
 ]
 
 
-@extend_schema_view(list=extend_schema(parameters=_PREDICTION_FILTERS))
-class PredictionViewSet(viewsets.ReadOnlyModelViewSet):
-    serializer_class = s.PredictionSerializer
+@extend_schema_view(list=extend_schema(parameters=_CLAIM_FILTERS))
+class ClaimViewSet(viewsets.ReadOnlyModelViewSet):
+    serializer_class = s.ClaimSerializer
 
     def get_queryset(self):
         params = self.request.query_params
@@ -258,14 +259,14 @@ class PredictionViewSet(viewsets.ReadOnlyModelViewSet):
                 {"verdict": "one of " + ", ".join(selectors.VERDICT_FILTERS)}
             )
         project = project_param(params)
-        visible = access.predictions_for(self.request.user)
+        visible = access.claims_for(self.request.user)
         if verdict or params.get("min_score") or params.get("max_score"):
             # Filtering on scores or verdicts would reveal them where they
             # are hidden from this user.
             visible = visible.filter(
                 project__in=access.projects_with_scores_for(self.request.user)
             )
-        queryset = selectors.predictions_filter(
+        queryset = selectors.claims_filter(
             visible,
             project=project,
             document=params.get("document") or None,
@@ -279,9 +280,7 @@ class PredictionViewSet(viewsets.ReadOnlyModelViewSet):
         return (
             queryset.select_related("document")
             .prefetch_related("scores")
-            .annotate(
-                labelled=Exists(Annotation.objects.filter(prediction=OuterRef("pk")))
-            )
+            .annotate(labelled=Exists(Annotation.objects.filter(claim=OuterRef("pk"))))
             .order_by("pk")
         )
 
@@ -295,21 +294,26 @@ class PredictionViewSet(viewsets.ReadOnlyModelViewSet):
         url_path="import",
         parser_classes=[UploadParser],
     )
-    def import_predictions(self, request):
-        """Import predictions JSONL (the pipeline's prediction records); they are
+    def import_claims(self, request):
+        """Import claims JSONL (the pipeline's claim records); they are
         aligned and scored by a worker once the import commits."""
         # The role first: a member who may not import learns nothing more.
         project = managed_project(
-            request.user, request.data.get("project"), action="importing predictions"
+            request.user, request.data.get("project"), action="importing claims"
         )
         payload = s.JsonlUploadSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         upload = payload.validated_data["file"]
         _check_upload_size([upload])
-        report = ingest.predictions_import(
+        report = ingest.claims_import(
             project=project, stream=_upload_stream(upload), source=upload.name
         )
         return _import_response(report)
+
+
+@extend_schema(exclude=True)
+class OldClaimViewSet(ClaimViewSet):
+    """/api/predictions/, the claims' address in an earlier release."""
 
 
 class AnnotationViewSet(
@@ -329,24 +333,24 @@ class AnnotationViewSet(
         queryset = access.annotations_for(self.request.user).select_related("annotator")
         project = project_param(self.request.query_params)
         if project is not None:
-            queryset = queryset.filter(prediction__project_id=project)
+            queryset = queryset.filter(claim__project_id=project)
         return queryset.order_by("pk")
 
     def create(self, request, *args, **kwargs):
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = dict(serializer.validated_data)
-        # Only predictions the user may label validate (LabelablePredictionField).
-        prediction = data.pop("prediction")
+        # Only claims the user may label validate (LabelableClaimField).
+        claim = data.pop("claim")
         annotation, outcome = labels.annotation_submit(
-            prediction=prediction, annotator=request.user, **data
+            claim=claim, annotator=request.user, **data
         )
         return self._submitted(annotation, created=outcome == "created")
 
     def update(self, request, *args, **kwargs):
         annotation = self.get_object()
         user = request.user
-        role = access.project_role(user, annotation.prediction.project)
+        role = access.project_role(user, annotation.claim.project)
         own = annotation.annotator_id == user.pk
         if not (own and role in access.LABEL) and role not in access.MANAGE:
             raise PermissionDenied("only its annotator can change a label")
@@ -359,8 +363,8 @@ class AnnotationViewSet(
         )
         serializer.is_valid(raise_exception=True)
         data = dict(serializer.validated_data)
-        if data.pop("prediction", annotation.prediction) != annotation.prediction:
-            raise ValidationError({"prediction": "cannot move a label"})
+        if data.pop("claim", annotation.claim) != annotation.claim:
+            raise ValidationError({"claim": "cannot move a label"})
         fields = (
             "label",
             "corrected_type",
@@ -399,7 +403,7 @@ class AnnotationViewSet(
         parser_classes=[UploadParser],
     )
     def import_labels(self, request):
-        """Import labels JSONL ({prediction_id, label: safe|unsafe, ...})."""
+        """Import labels JSONL ({claim_id, label: safe|unsafe, ...})."""
         # The role first: a member who may not import learns nothing more.
         project = managed_project(
             request.user, request.data.get("project"), action="importing labels"
@@ -450,7 +454,7 @@ class ScorerModelViewSet(
     @action(detail=True, methods=["post"])
     def activate(self, request, pk=None):
         """Make this version the project's scorer: promotes a newer one or rolls
-        back to an older one. Every prediction is rescored with it."""
+        back to an older one. Every claim is rescored with it."""
         scorer = checking.scorer_activate(scorer=self.get_object())
         return Response(self.get_serializer(scorer).data)
 
@@ -557,7 +561,7 @@ class QueueNextView(_LabelingView):
         request=s.QueueNextSerializer, responses={200: s.QueueItemsSerializer}
     )
     def post(self, request, pk):
-        """Lease the next predictions to label (your own live leases first)."""
+        """Lease the next claims to label (your own live leases first)."""
         project = self.project(pk)
         payload = s.QueueNextSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
@@ -579,15 +583,15 @@ class QueueNextView(_LabelingView):
 
 class LabelingItemView(_LabelingView):
     @extend_schema(responses={200: s.LabelingItemSerializer})
-    def get(self, request, pk, prediction_pk):
-        """One prediction as the labeling page shows it (no lease): for the
-        other predictions of a document and for changing a past label."""
+    def get(self, request, pk, claim_pk):
+        """One claim as the labeling page shows it (no lease): for the
+        other claims of a document and for changing a past label."""
         project = self.project(pk)
         items = handout.labeling_items(
-            project=project, annotator=request.user, ids=[int(prediction_pk)]
+            project=project, annotator=request.user, ids=[int(claim_pk)]
         )
         if not items:
-            raise NotFound("no such prediction")
+            raise NotFound("no such claim")
         return Response(items[0])
 
 
@@ -622,7 +626,7 @@ class LabelsView(_LabelingView):
         """Save labels (a batch from the page's outbox). Each label gets its own
         result, in order: a refused one (status error) does not hold back the
         others. Resending a label with the same client_id is safe, even after
-        you changed or undid it (duplicate); labelling a prediction again
+        you changed or undid it (duplicate); labelling a claim again
         replaces your earlier label."""
         project = self.project(pk)
         payload = s.LabelsBatchSerializer(data=request.data)
@@ -665,10 +669,10 @@ class LabelUndoView(_LabelingView):
     def delete(self, request, pk, client_id):
         """Undo: delete your label saved under client_id. Repeating it is safe."""
         project = self.project(pk)
-        prediction = labels.label_undo(
+        claim = labels.label_undo(
             project=project, annotator=request.user, client_id=str(client_id)
         )
-        return Response({"prediction": prediction})
+        return Response({"claim": claim})
 
 
 class ProgressView(_LabelingView):
@@ -685,7 +689,7 @@ class MyLabelsView(_LabelingView, generics.ListAPIView):
         project = self.project(self.kwargs["pk"])
         return queue.labels_recent(
             project=project, annotator=self.request.user
-        ).select_related("prediction__document")
+        ).select_related("claim__document")
 
     @extend_schema(responses={200: s.MyLabelSerializer(many=True)})
     def get(self, request, *args, **kwargs):

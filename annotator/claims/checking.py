@@ -20,7 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 import pipeline
-from annotator.claims.records import document_record, prediction_record
+from annotator.claims.records import claim_record, document_record
 from annotator.core import allowlists
 from annotator.core.dispatch import send_after_commit
 from annotator.core.errors import ApplicationError, ConfigurationError
@@ -28,9 +28,9 @@ from annotator.kinds import kind_hook
 from annotator.labeling import queue
 from annotator.models import (
     UNSCORED_UNCERTAINTY,
+    Claim,
+    ClaimScore,
     Document,
-    Prediction,
-    PredictionScore,
     Project,
     Reason,
     ScorerModel,
@@ -62,12 +62,12 @@ CHECK_FIELDS: dict[str, Any] = dict(
 )
 
 
-def predictions_reset(queryset) -> int:
+def claims_reset(queryset) -> int:
     """Forget verdicts that no longer hold (their document or claim changed)."""
     return queryset.update(**CHECK_FIELDS, updated_at=timezone.now())
 
 
-def predictions_recheck(queryset) -> int:
+def claims_recheck(queryset) -> int:
     """Ask for a new check but keep the verdicts until it replaces them (a new
     scorer, a forced rerun): ``checked_at`` empty is what the check looks for."""
     return queryset.update(checked_at=None, updated_at=timezone.now())
@@ -164,7 +164,7 @@ def claims_find(project: Project, *, document_ids=None) -> int:
     added, last = 0, 0
     pending = Document.objects.filter(project=project).order_by("pk")
     if document_ids is None:
-        pending = pending.filter(predictions=None)
+        pending = pending.filter(claims=None)
     else:
         pending = pending.filter(pk__in=document_ids)
     while batch := list(pending.filter(pk__gt=last)[: settings.CHECK_BATCH_SIZE]):
@@ -175,7 +175,7 @@ def claims_find(project: Project, *, document_ids=None) -> int:
         by_external_id = {d.external_id: d for d in batch}
         checker = project_checker(project, records)
         rows = [
-            Prediction(
+            Claim(
                 project=project,
                 document=by_external_id[claim.document_id],
                 external_id=claim.id,
@@ -187,9 +187,9 @@ def claims_find(project: Project, *, document_ids=None) -> int:
             for claim in checker.find_claims(records)
         ]
         # A concurrent run may have found the same claims: theirs stand.
-        before = Prediction.objects.filter(document__in=batch).count()
-        Prediction.objects.bulk_create(rows, ignore_conflicts=True)
-        added += Prediction.objects.filter(document__in=batch).count() - before
+        before = Claim.objects.filter(document__in=batch).count()
+        Claim.objects.bulk_create(rows, ignore_conflicts=True)
+        added += Claim.objects.filter(document__in=batch).count() - before
     return added
 
 
@@ -199,19 +199,19 @@ def claims_refind(project: Project, document_ids) -> None:
     labelled ones stay with their labels (a check reports them)."""
     if not finds_claims(project):
         return
-    Prediction.objects.filter(document_id__in=document_ids, annotations=None).delete()
+    Claim.objects.filter(document_id__in=document_ids, annotations=None).delete()
     claims_find(project, document_ids=document_ids)
 
 
-def predictions_check(
+def claims_check(
     *,
     project_id: int,
     force: bool = False,
     progress: ProgressCallback | None = None,
 ) -> CheckSummary:
-    """Align, score and judge the project's unchecked predictions.
+    """Align, score and judge the project's unchecked claims.
 
-    Only predictions not yet checked (``checked_at`` empty) are computed (all
+    Only claims not yet checked (``checked_at`` empty) are computed (all
     of them when ``force``, keeping their verdicts until replaced), so running
     it twice does nothing the second time. Each batch
     is claimed with ``FOR UPDATE SKIP LOCKED`` and committed on its own: two
@@ -225,12 +225,12 @@ def predictions_check(
     summary = CheckSummary(scorer=getattr(scorer, "name", "") if scorer else "")
     version = getattr(pipeline, "__version__", "")
     if force:
-        predictions_recheck(Prediction.objects.filter(project=project))
-    total = Prediction.objects.filter(project=project, checked_at=None).count()
+        claims_recheck(Claim.objects.filter(project=project))
+    total = Claim.objects.filter(project=project, checked_at=None).count()
     while True:
         with transaction.atomic():
             batch = list(
-                Prediction.objects.select_for_update(skip_locked=True, of=("self",))
+                Claim.objects.select_for_update(skip_locked=True, of=("self",))
                 .filter(project=project, checked_at=None)
                 .select_related("document")
                 .order_by("pk")[: settings.CHECK_BATCH_SIZE]
@@ -240,7 +240,7 @@ def predictions_check(
             by_id = {str(p.pk): p for p in batch}
             documents = {str(p.document_id): document_record(p.document) for p in batch}
             checker = project_checker(project, documents)
-            report = checker.check([prediction_record(p) for p in batch], scorer=scorer)
+            report = checker.check([claim_record(p) for p in batch], scorer=scorer)
             now = timezone.now()
             # Read after scoring (which takes seconds), so a threshold change
             # that a hand-out has already applied is not undone with a stale
@@ -273,8 +273,8 @@ def predictions_check(
                 rows.append(row)
                 if f.score is not None:
                     scores.append(
-                        PredictionScore(
-                            prediction=row,
+                        ClaimScore(
+                            claim=row,
                             scorer=summary.scorer,
                             scorer_version=scorer_version,
                             score=f.score,
@@ -283,13 +283,13 @@ def predictions_check(
                 summary.safe += row.verdict == Verdict.SAFE
                 summary.unsafe += row.verdict == Verdict.UNSAFE
                 summary.unscored += row.verdict == Verdict.UNSCORED
-            Prediction.objects.bulk_update(
+            Claim.objects.bulk_update(
                 rows, [*CHECK_FIELDS, "updated_at"], batch_size=500
             )
-            PredictionScore.objects.bulk_create(
+            ClaimScore.objects.bulk_create(
                 scores,
                 update_conflicts=True,
-                unique_fields=["prediction", "scorer", "scorer_version"],
+                unique_fields=["claim", "scorer", "scorer_version"],
                 update_fields=["score", "updated_at"],
             )
             summary.checked += len(rows)
@@ -303,35 +303,35 @@ def predictions_check(
                 for p in unread:
                     p.checked_at, p.updated_at = now, now
                     p.details = {"error": problems.get(str(p.pk), "not checked")}
-                Prediction.objects.bulk_update(
+                Claim.objects.bulk_update(
                     unread, ["checked_at", "details", "updated_at"]
                 )
-                logger.error("check could not read %d predictions", len(unread))
+                logger.error("check could not read %d claims", len(unread))
         if progress:
             progress(summary.checked, total)
     return summary
 
 
-def _source_name(source: str, row: Prediction) -> str:
+def _source_name(source: str, row: Claim) -> str:
     """Evidence found in the claim's own document is named by the document's
     external id (the check names documents by database id)."""
     return row.document.external_id if source == str(row.document_id) else source
 
 
-def predictions_check_queue(*, project: Project, force: bool = False) -> int:
-    """Have the workers check the project's unchecked predictions (every one
+def claims_check_queue(*, project: Project, force: bool = False) -> int:
+    """Have the workers check the project's unchecked claims (every one
     when ``force``, keeping verdicts until replaced). The rows record what is
     left before the message is sent, so a lost message is found by the sweep.
-    Returns how many predictions wait for the check."""
+    Returns how many claims wait for the check."""
     with transaction.atomic():
         if force:
-            predictions_recheck(Prediction.objects.filter(project=project))
+            claims_recheck(Claim.objects.filter(project=project))
         check_enqueue(project.pk)
-    return Prediction.objects.filter(project=project, checked_at=None).count()
+    return Claim.objects.filter(project=project, checked_at=None).count()
 
 
 def check_enqueue(project_id: int) -> None:
-    send_after_commit("annotator.tasks.check_predictions", project_id)
+    send_after_commit("annotator.tasks.check_claims", project_id)
 
 
 def scorer_problem(scorer: ScorerModel) -> str | None:
@@ -363,7 +363,7 @@ def scorer_threshold_set(*, scorer: ScorerModel, threshold: float) -> ScorerMode
             scorer.operating_point = {}
         scorer.save(update_fields=["threshold", "operating_point"])
         if changed and scorer.is_active:
-            predictions_recheck(Prediction.objects.filter(project=scorer.project_id))
+            claims_recheck(Claim.objects.filter(project=scorer.project_id))
             check_enqueue(scorer.project_id)
     return scorer
 
@@ -397,6 +397,6 @@ def scorer_activate(*, scorer: ScorerModel, recheck: bool = True) -> ScorerModel
         scorer.is_active = True
         scorer.save(update_fields=["is_active"])
         if recheck:
-            predictions_recheck(Prediction.objects.filter(project=scorer.project_id))
+            claims_recheck(Claim.objects.filter(project=scorer.project_id))
             check_enqueue(scorer.project_id)
     return scorer

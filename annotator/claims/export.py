@@ -1,4 +1,4 @@
-"""Exports: a project's documents, predictions and labels as the pipeline's
+"""Exports: a project's documents, claims and labels as the pipeline's
 JSONL, readable by ``python -m pipeline`` and importable again.
 """
 
@@ -11,7 +11,9 @@ from annotator.claims import selectors
 from annotator.models import Project
 from pipeline.jsonl import write_jsonl_stream
 
-EXPORT_KINDS = ("documents", "predictions", "labels")
+EXPORT_KINDS = ("documents", "claims", "labels")
+#: An earlier release's name of an export, still read for one release.
+OLD_EXPORT_KINDS = {"predictions": "claims"}
 
 
 def download_name(name: str) -> str:
@@ -25,10 +27,10 @@ def download_name(name: str) -> str:
 
 
 def project_export(*, project: Project, out_dir: Path) -> dict[str, int]:
-    """Write documents.jsonl, predictions.jsonl and labels.jsonl to ``out_dir``.
+    """Write documents.jsonl, claims.jsonl and labels.jsonl to ``out_dir``.
 
-    Predictions that were checked are written as checked records (alignment,
-    score, verdict); the others as plain prediction records.
+    Claims that were checked are written as checked records (alignment,
+    score, verdict); the others as plain claim records.
     """
 
     out_dir.mkdir(parents=True, exist_ok=True)

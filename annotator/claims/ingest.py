@@ -1,4 +1,4 @@
-"""Imports: documents, predictions and labels from uploads and files.
+"""Imports: documents, claims and labels from uploads and files.
 
 A bad line or file is reported with its number and skipped; the rest goes
 in, one transaction per batch, and the check is enqueued once the rows are
@@ -33,23 +33,23 @@ from annotator.claims.checking import (
     ProgressCallback,
     check_enqueue,
     claims_refind,
-    predictions_reset,
+    claims_reset,
 )
 from annotator.labeling.labels import LABEL_NOTE_MAX_CHARS
 from annotator.models import (
     Annotation,
+    Claim,
     Document,
     LLMRun,
-    Prediction,
     Project,
 )
 from pipeline.checkers import item_format
 from pipeline.errors import InputError
 from pipeline.jsonl import (
+    claim_from_json,
     document_from_json,
     iter_jsonl_stream,
     label_from_json,
-    prediction_from_json,
 )
 from pipeline.types import Document as PDocument
 
@@ -451,7 +451,7 @@ def _documents_upsert(
         Document.objects.bulk_update(changed, ["text", "metadata", "updated_at"])
         if text_changed:
             # Their alignments point into the old text.
-            predictions_reset(Prediction.objects.filter(document_id__in=text_changed))
+            claims_reset(Claim.objects.filter(document_id__in=text_changed))
             claims_refind(project, text_changed)
         report.created += len(new)
         report.updated += len(changed)
@@ -500,7 +500,7 @@ def _items_upsert(*, project: Project, records, report: ImportReport, form) -> N
         mine = [(line, p.item) for n, line, p in latest.values() if n == name]
         claims = [(line, c) for line, item in mine for c in form.claims(item)]
         if claims:
-            predictions_upsert(
+            claims_upsert(
                 project=project,
                 records=claims,
                 report=parts,
@@ -532,56 +532,56 @@ def _item_states(project: Project, ids) -> dict[str, tuple]:
     }
     claims = {
         row[0]: row[1:]
-        for row in Prediction.objects.filter(
+        for row in Claim.objects.filter(
             project=project, external_id__in=ids
         ).values_list("external_id", "document__external_id", "value", "extra")
     }
     labels = dict(
         Annotation.objects.filter(
-            prediction__project=project,
-            prediction__external_id__in=ids,
+            claim__project=project,
+            claim__external_id__in=ids,
             source=Annotation.Source.IMPORT,
-        ).values_list("prediction__external_id", "label")
+        ).values_list("claim__external_id", "label")
     )
     return {
         i: (documents[i], claims.get(i), labels.get(i)) for i in ids if i in documents
     }
 
 
-def predictions_import(
+def claims_import(
     *,
     project: Project,
     stream: IO[bytes],
-    source: str = "predictions.jsonl",
+    source: str = "claims.jsonl",
     source_run: LLMRun | None = None,
     progress: ProgressCallback | None = None,
 ) -> ImportReport:
-    """Upsert predictions from JSONL (the pipeline's prediction records), or
-    from CSV when ``source`` is named .csv (``tabular.PREDICTIONS`` columns).
+    """Upsert claims from JSONL (the pipeline's claim records), or
+    from CSV when ``source`` is named .csv (``tabular.CLAIMS`` columns).
 
-    A changed prediction loses its verdict and is checked again; an unchanged
+    A changed claim loses its verdict and is checked again; an unchanged
     one keeps it. The check is enqueued once, after the last batch commits.
     """
 
     report = ImportReport()
     done = 0
     limits = _max_lengths(
-        id=(Prediction, "external_id"),
+        id=(Claim, "external_id"),
         document_id=(Document, "external_id"),
-        type=(Prediction, "type"),
-        model=(Prediction, "model"),
+        type=(Claim, "type"),
+        model=(Claim, "model"),
     )
     records = parsed_records(
         stream,
         source,
-        prediction_from_json,
+        claim_from_json,
         report,
         limits=limits,
-        csv_layout=tabular.PREDICTIONS,
+        csv_layout=tabular.CLAIMS,
     )
     for batch in batched(records, IMPORT_BATCH_SIZE):
         _upsert_batch(
-            lambda records: predictions_upsert(
+            lambda records: claims_upsert(
                 project=project,
                 records=records,
                 report=report,
@@ -600,17 +600,17 @@ def predictions_import(
     return report
 
 
-_PREDICTION_FIELDS = ("document_id", "model", "type", "value", "context", "extra")
+_CLAIM_FIELDS = ("document_id", "model", "type", "value", "context", "extra")
 
 
-def predictions_upsert(
+def claims_upsert(
     *,
     project: Project,
     records: list[tuple[int | None, Any]],
     report: ImportReport,
     source: str,
     source_run: LLMRun | None,
-) -> list[Prediction]:
+) -> list[Claim]:
     latest = {p.id: (number, p) for number, p in records}
     document_ids = {
         d.external_id: d.pk
@@ -621,7 +621,7 @@ def predictions_upsert(
     with transaction.atomic():
         existing = {
             p.external_id: p
-            for p in Prediction.objects.select_for_update().filter(
+            for p in Claim.objects.select_for_update().filter(
                 project=project, external_id__in=latest
             )
         }
@@ -632,7 +632,7 @@ def predictions_upsert(
                 report.errors.append(
                     LineError(
                         number,
-                        f"prediction {p.id!r}: unknown document_id {p.document_id!r} "
+                        f"claim {p.id!r}: unknown document_id {p.document_id!r} "
                         "(import the documents first)",
                         source,
                     )
@@ -648,7 +648,7 @@ def predictions_upsert(
             )
             row = existing.get(external_id)
             if row is None:
-                row = Prediction(
+                row = Claim(
                     project=project,
                     external_id=external_id,
                     source_run=source_run,
@@ -663,15 +663,15 @@ def predictions_upsert(
             else:
                 report.unchanged += 1
             rows.append(row)
-        Prediction.objects.bulk_create(
+        Claim.objects.bulk_create(
             new,
             update_conflicts=True,
             unique_fields=["project", "external_id"],
-            update_fields=[*_PREDICTION_FIELDS, *CHECK_FIELDS, "updated_at"],
+            update_fields=[*_CLAIM_FIELDS, *CHECK_FIELDS, "updated_at"],
         )
         if changed:
-            Prediction.objects.bulk_update(
-                changed, [*_PREDICTION_FIELDS, *CHECK_FIELDS, "updated_at"]
+            Claim.objects.bulk_update(
+                changed, [*_CLAIM_FIELDS, *CHECK_FIELDS, "updated_at"]
             )
         report.created += len(new)
         report.updated += len(changed)
@@ -681,10 +681,10 @@ def predictions_upsert(
 def labels_import(
     *, project: Project, stream: IO[bytes], source: str = "labels.jsonl"
 ) -> ImportReport:
-    """Upsert expert labels from JSONL (``prediction_id``, ``label``, extras).
+    """Upsert expert labels from JSONL (``claim_id``, ``label``, extras).
 
     Imported labels have no annotator account; re-importing a file updates
-    them (one imported label per prediction).
+    them (one imported label per claim).
     """
 
     def parse(obj: Any) -> Any:
@@ -700,7 +700,7 @@ def labels_import(
         return label
 
     report = ImportReport()
-    limits = _max_lengths(prediction_id=(Prediction, "external_id"))
+    limits = _max_lengths(claim_id=(Claim, "external_id"))
     records = parsed_records(stream, source, parse, report, limits=limits)
     for batch in batched(records, IMPORT_BATCH_SIZE):
         _upsert_batch(
@@ -715,29 +715,27 @@ def labels_import(
 
 
 def _labels_upsert(*, project: Project, records, report: ImportReport, source: str):
-    latest = {label.prediction_id: (number, label) for number, label in records}
+    latest = {label.claim_id: (number, label) for number, label in records}
     with transaction.atomic():
-        predictions = {
+        claims = {
             p.external_id: p.pk
-            for p in Prediction.objects.filter(
-                project=project, external_id__in=latest
-            ).only("pk", "external_id")
+            for p in Claim.objects.filter(project=project, external_id__in=latest).only(
+                "pk", "external_id"
+            )
         }
         existing = {
-            a.prediction_id: a
+            a.claim_id: a
             for a in Annotation.objects.select_for_update().filter(
-                prediction_id__in=predictions.values(),
+                claim_id__in=claims.values(),
                 source=Annotation.Source.IMPORT,
             )
         }
         new, changed = [], []
-        for prediction_id, (number, label) in latest.items():
-            pk = predictions.get(prediction_id)
+        for claim_id, (number, label) in latest.items():
+            pk = claims.get(claim_id)
             if pk is None:
                 report.errors.append(
-                    LineError(
-                        number, f"unknown prediction_id {prediction_id!r}", source
-                    )
+                    LineError(number, f"unknown claim_id {claim_id!r}", source)
                 )
                 continue
             extra = dict(label.extra)
@@ -746,7 +744,7 @@ def _labels_upsert(*, project: Project, records, report: ImportReport, source: s
             if row is None:
                 new.append(
                     Annotation(
-                        prediction_id=pk,
+                        claim_id=pk,
                         source=Annotation.Source.IMPORT,
                         label=label.label,
                         note=note,

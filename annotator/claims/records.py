@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from annotator.models import Document, Prediction
+from annotator.models import Claim, Document
+from pipeline.types import Claim as ClaimRecord
 from pipeline.types import Document as DocumentRecord
-from pipeline.types import Prediction as PredictionRecord
 
 if TYPE_CHECKING:
+    from pipeline.types import Claim as ClaimRecord
     from pipeline.types import Document as DocumentRecord
-    from pipeline.types import Prediction as PredictionRecord
 
 
 def document_record(document: Document, *, external: bool = False) -> DocumentRecord:
@@ -29,29 +29,27 @@ def document_record(document: Document, *, external: bool = False) -> DocumentRe
     )
 
 
-def prediction_record(
-    prediction: Prediction, *, external: bool = False
-) -> PredictionRecord:
-    """The prediction as the pipeline reads it. With ``external`` ids its
+def claim_record(claim: Claim, *, external: bool = False) -> ClaimRecord:
+    """The claim as the pipeline reads it. With ``external`` ids its
     document must be loaded (``select_related("document")``), and its extra
     fields come along, as in an export."""
 
     if not external:
-        return PredictionRecord(
-            id=str(prediction.pk),
-            document_id=str(prediction.document_id),
-            type=prediction.type,
-            value=prediction.value,
-            context=prediction.context,
-            model=prediction.model or None,
-            extra=prediction.extra,
+        return ClaimRecord(
+            id=str(claim.pk),
+            document_id=str(claim.document_id),
+            type=claim.type,
+            value=claim.value,
+            context=claim.context,
+            model=claim.model or None,
+            extra=claim.extra,
         )
-    return PredictionRecord(
-        id=prediction.external_id,
-        document_id=prediction.document.external_id,
-        type=prediction.type,
-        value=prediction.value,
-        context=prediction.context,
-        model=prediction.model or None,
-        extra=prediction.extra,
+    return ClaimRecord(
+        id=claim.external_id,
+        document_id=claim.document.external_id,
+        type=claim.type,
+        value=claim.value,
+        context=claim.context,
+        model=claim.model or None,
+        extra=claim.extra,
     )

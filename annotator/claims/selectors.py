@@ -11,30 +11,30 @@ from django.db.models import (
     QuerySet,
 )
 
-from annotator.claims.records import document_record, prediction_record
+from annotator.claims.records import claim_record, document_record
 from annotator.models import (
     Annotation,
+    Claim,
     Document,
-    Prediction,
     Project,
     Verdict,
 )
 from pipeline.checkers import checker_class
 from pipeline.jsonl import (
     checked_to_json,
+    claim_to_json,
     document_to_json,
     label_to_json,
-    prediction_to_json,
 )
-from pipeline.types import Alignment, CheckedPrediction, Label
+from pipeline.types import Alignment, CheckedClaim, Label
 
 #: The words a page or the API filters verdicts by: each verdict's value,
 #: and "unchecked" for the empty one.
 VERDICT_FILTERS: dict[str, str] = {(v.value or "unchecked"): v.value for v in Verdict}
 
 
-def predictions_filter(
-    queryset: QuerySet[Prediction],
+def claims_filter(
+    queryset: QuerySet[Claim],
     *,
     project: int | None = None,
     document: str | None = None,
@@ -44,7 +44,7 @@ def predictions_filter(
     min_score: float | None = None,
     max_score: float | None = None,
     labelled: bool | None = None,
-) -> QuerySet[Prediction]:
+) -> QuerySet[Claim]:
     if project is not None:
         queryset = queryset.filter(project_id=project)
     if document:
@@ -60,12 +60,12 @@ def predictions_filter(
     if max_score is not None:
         queryset = queryset.filter(score__lte=max_score)
     if labelled is not None:
-        has_label = Exists(Annotation.objects.filter(prediction=OuterRef("pk")))
+        has_label = Exists(Annotation.objects.filter(claim=OuterRef("pk")))
         queryset = queryset.filter(has_label if labelled else ~has_label)
     return queryset
 
 
-def _finding_json(p: Prediction) -> dict[str, Any]:
+def _finding_json(p: Claim) -> dict[str, Any]:
     """A checked claim's finding, as every kind stores it: the claim as read,
     the evidence text and items, the scores, the verdict and its reason."""
     return {
@@ -88,27 +88,27 @@ def export_rows(*, project: Project, kind: str) -> Iterator[dict[str, Any]]:
     if kind == "documents":
         for d in Document.objects.filter(project=project).order_by("pk").iterator():
             yield document_to_json(document_record(d, external=True))
-    elif kind == "predictions":
+    elif kind == "claims":
         rows = (
-            Prediction.objects.filter(project=project)
+            Claim.objects.filter(project=project)
             .select_related("document")
             .order_by("pk")
         )
         aligned = checker_class(project.kind).aligns
         for p in rows.iterator(chunk_size=2000):
-            prediction = prediction_record(p, external=True)
+            claim = claim_record(p, external=True)
             if not p.verdict:
-                yield prediction_to_json(prediction)
+                yield claim_to_json(claim)
                 continue
             if not aligned:
-                yield {**prediction_to_json(prediction), **_finding_json(p)}
+                yield {**claim_to_json(claim), **_finding_json(p)}
                 continue
             # The deciding alignment in the checked format's "align", which
             # the pipeline reads back.
             deciding = p.evidence[0] if p.evidence else {}
             yield checked_to_json(
-                CheckedPrediction(
-                    prediction=prediction,
+                CheckedClaim(
+                    claim=claim,
                     hypothesis=p.hypothesis,
                     align=Alignment(
                         score=p.evidence_score or 0.0,
@@ -124,9 +124,9 @@ def export_rows(*, project: Project, kind: str) -> Iterator[dict[str, Any]]:
     elif kind == "labels":
         rows = (
             Annotation.objects.filter(
-                prediction__project=project, label__in=Annotation.DECISIVE
+                claim__project=project, label__in=Annotation.DECISIVE
             )
-            .select_related("prediction", "annotator")
+            .select_related("claim", "annotator")
             .order_by("pk")
         )
         for a in rows.iterator(chunk_size=2000):
@@ -144,9 +144,7 @@ def export_rows(*, project: Project, kind: str) -> Iterator[dict[str, Any]]:
             if a.guideline_version is not None:
                 extra["guideline_version"] = a.guideline_version
             yield label_to_json(
-                Label(
-                    prediction_id=a.prediction.external_id, label=a.label, extra=extra
-                )
+                Label(claim_id=a.claim.external_id, label=a.label, extra=extra)
             )
     else:
         raise ValueError(f"unknown export kind {kind!r}")

@@ -55,7 +55,7 @@ def _cell_value(cell: str) -> Any:
     return cell
 
 
-def _prediction(row: dict[str, str]) -> dict[str, Any]:
+def _claim(row: dict[str, str]) -> dict[str, Any]:
     record: dict[str, Any] = {
         k: v for k, v in row.items() if k not in ("model", "value")
     }
@@ -66,10 +66,10 @@ def _prediction(row: dict[str, str]) -> dict[str, Any]:
 
 
 DOCUMENTS = Layout(required=("id", "text"), optional=(), record=_document)
-PREDICTIONS = Layout(
+CLAIMS = Layout(
     required=("id", "document_id", "type", "value", "context"),
     optional=("model",),
-    record=_prediction,
+    record=_claim,
 )
 
 

@@ -23,7 +23,7 @@ app.conf.task_queues = tuple(
 app.conf.task_routes = {
     # Every LLM run's task, a kind's own too (``annotator.tasks.LLM_RUN_TASK``).
     "*.tasks.run_*": {"queue": "llm"},
-    "annotator.tasks.check_predictions": {"queue": "pipeline"},
+    "annotator.tasks.check_claims": {"queue": "pipeline"},
     "annotator.tasks.sweep_unchecked": {"queue": "pipeline"},
     "annotator.tasks.sweep_llm_runs": {"queue": "pipeline"},
     "annotator.tasks.retrain_due": {"queue": "pipeline"},

@@ -1,6 +1,6 @@
 """Sending Celery tasks from code that has just written rows.
 
-The rows are the record of the work (an unchecked prediction, a pending run);
+The rows are the record of the work (an unchecked claim, a pending run);
 the message only wakes a worker. So a broker outage must not turn writes that
 are committed into an error: the send is logged and dropped, and the beat
 sweeps (``tasks.sweep_unchecked``, ``tasks.sweep_llm_runs``,

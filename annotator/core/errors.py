@@ -34,4 +34,4 @@ class GuidelineInvalid(ApplicationError):
 
 class LabelConflict(ApplicationError):
     """The client_id was used for another label (of another expert, or of
-    another prediction). The message says nothing about that label."""
+    another claim). The message says nothing about that label."""

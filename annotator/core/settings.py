@@ -223,7 +223,7 @@ if TRUSTED_PROXY_COUNT < 0:
 SPECTACULAR_SETTINGS = {
     "TITLE": "SafePassage API",
     "DESCRIPTION": (
-        "Documents in, LLM extractions out; every prediction aligned to its "
+        "Documents in, LLM extractions out; every claim aligned to its "
         "document, scored by an NLI model and labelled by experts."
     ),
     "VERSION": "0.1.0",
@@ -302,7 +302,7 @@ SCORER_INT8 = env_bool("SCORER_INT8", False)
 LLM_RUN_TASK_RETRIES = env_int(
     "LLM_RUN_TASK_RETRIES", env_int("EXTRACTION_MAX_RETRIES", 3)
 )
-# Labeling queue: how long a handed-out prediction stays reserved for one
+# Labeling queue: how long a handed-out claim stays reserved for one
 # expert, and how many the labeling page prefetches at a time.
 LABEL_LEASE_SECONDS = env_int("LABEL_LEASE_SECONDS", 900)
 LABEL_BATCH_SIZE = env_int("LABEL_BATCH_SIZE", 20)
@@ -321,7 +321,7 @@ STARTER_SCORER = Path(
 ).resolve()
 NLI_BASE = Path(env_str("NLI_BASE", str(VAR_DIR / "scorers" / "nli-base"))).resolve()
 NLI_MODEL = env_str("NLI_MODEL", "")
-# A project with predictions and no scorer trains its first one from silver
+# A project with claims and no scorer trains its first one from silver
 # pairs of its own documents, with no label (issue 11); off: 0.
 FIRST_SCORER_AUTO = env_bool("FIRST_SCORER_AUTO", True)
 # A running training writes a heartbeat this often; one silent for
@@ -416,7 +416,7 @@ CELERY_TASK_SEND_SENT_EVENT = False
 RETRAIN_CHECK_SECONDS = env_float("RETRAIN_CHECK_SECONDS", 300.0)
 CELERY_BEAT_SCHEDULE = {
     # Recovers checks whose on-commit enqueue was lost (broker down at the time).
-    "sweep-unchecked-predictions": {
+    "sweep-unchecked-claims": {
         "task": "annotator.tasks.sweep_unchecked",
         "schedule": env_int("SWEEP_INTERVAL_SECONDS", 600),
     },

@@ -1,6 +1,7 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
+from django.views.generic import RedirectView
 
 from annotator.views import adjudication, guidelines, pages, setup
 
@@ -13,7 +14,12 @@ urlpatterns = [
         setup.project_setup_progress,
         name="project-setup-progress",
     ),
-    path("projects/<int:pk>/predictions/", pages.predictions_page, name="predictions"),
+    path("projects/<int:pk>/claims/", pages.claims_page, name="claims"),
+    # The claims page's address in an earlier release.
+    path(
+        "projects/<int:pk>/predictions/",
+        RedirectView.as_view(pattern_name="claims", permanent=True, query_string=True),
+    ),
     path("projects/<int:pk>/label/", pages.label_page, name="label"),
     path("projects/<int:pk>/dashboard/", pages.dashboard_page, name="dashboard"),
     path(

@@ -1,7 +1,7 @@
 """Read-only queries behind the admin dashboard.
 
 Everything is aggregated in SQL (counts, group-bys, a self-join for the
-agreement pairs, buckets for the histogram), so a project of 100k predictions
+agreement pairs, buckets for the histogram), so a project of 100k claims
 costs a dozen small queries; only aggregates and the gold set's (score, label)
 pairs reach Python. The charts are drawn by :mod:`annotator.dashboard.charts`.
 """
@@ -37,8 +37,8 @@ from annotator.labeling.adjudication import agreement_breakdown
 from annotator.models import (
     ACTIVE_RUN_STATUSES,
     Annotation,
+    Claim,
     GradingRun,
-    Prediction,
     Project,
     ScorerModel,
     TrainingRun,
@@ -71,25 +71,23 @@ HISTOGRAM_BINS = 20
 def overview(project: Project) -> dict[str, Any]:
     """Counts, the labelled share and the unsafe rate.
 
-    The unsafe rate is over checked predictions (verdict given), so a check
-    in progress does not dilute it; the labelled share counts predictions
+    The unsafe rate is over checked claims (verdict given), so a check
+    in progress does not dilute it; the labelled share counts claims
     with at least one decisive (safe/unsafe) expert or imported label.
     """
-    counts = Prediction.objects.filter(project=project).aggregate(
-        predictions=Count("pk"),
+    counts = Claim.objects.filter(project=project).aggregate(
+        claims=Count("pk"),
         safe=Count("pk", filter=Q(verdict=Verdict.SAFE)),
         unsafe=Count("pk", filter=Q(verdict=Verdict.UNSAFE)),
         unscored=Count("pk", filter=Q(verdict=Verdict.UNSCORED)),
     )
-    labels = Annotation.objects.filter(prediction__project=project).aggregate(
+    labels = Annotation.objects.filter(claim__project=project).aggregate(
         labels=Count("pk", filter=Q(label__in=Annotation.DECISIVE)),
-        labelled=Count(
-            "prediction", filter=Q(label__in=Annotation.DECISIVE), distinct=True
-        ),
+        labelled=Count("claim", filter=Q(label__in=Annotation.DECISIVE), distinct=True),
         unsure=Count("pk", filter=Q(label=Annotation.Label.UNSURE)),
     )
     checked = counts["safe"] + counts["unsafe"] + counts["unscored"]
-    total = counts["predictions"]
+    total = counts["claims"]
     return {
         "documents": project.documents.count(),
         **counts,
@@ -124,7 +122,7 @@ def labels_per_hour(project: Project) -> list[dict[str, Any]]:
     """
     paced = Q(seconds_spent__gte=PACE_MIN_SECONDS, seconds_spent__lte=PACE_MAX_SECONDS)
     rows = (
-        Annotation.objects.filter(prediction__project=project, annotator__isnull=False)
+        Annotation.objects.filter(claim__project=project, annotator__isnull=False)
         .values("annotator__username")
         .annotate(
             labels=Count("pk"),
@@ -159,27 +157,27 @@ def labels_per_hour(project: Project) -> list[dict[str, Any]]:
 
 
 def agreement(project: Project) -> dict[str, Any]:
-    """Cohen's kappa between experts on the predictions several labelled.
+    """Cohen's kappa between experts on the claims several labelled.
 
-    Pairs are two decisive labels on one prediction by two different experts
-    (one label per expert per prediction is a constraint, so a self-join on
-    the prediction with ``a.pk < b.pk`` gives each pair once, earlier label
-    first). The queue hands only overlap predictions to several experts, so
+    Pairs are two decisive labels on one claim by two different experts
+    (one label per expert per claim is a constraint, so a self-join on
+    the claim with ``a.pk < b.pk`` gives each pair once, earlier label
+    first). The queue hands only overlap claims to several experts, so
     these are the overlap items; with more than two experts on an item every
     pair counts (pooled pairwise kappa). Unsure and imported labels are left
     out: they are not an expert's decision.
     """
     pair = dict(
-        prediction__project=project,
+        claim__project=project,
         annotator__isnull=False,
         label__in=Annotation.DECISIVE,
-        prediction__annotations__annotator__isnull=False,
-        prediction__annotations__label__in=Annotation.DECISIVE,
-        prediction__annotations__pk__gt=F("pk"),
+        claim__annotations__annotator__isnull=False,
+        claim__annotations__label__in=Annotation.DECISIVE,
+        claim__annotations__pk__gt=F("pk"),
     )
     cells = (
         Annotation.objects.filter(**pair)
-        .values("label", "prediction__annotations__label")
+        .values("label", "claim__annotations__label")
         .annotate(n=Count("pk"))
         .order_by()
     )
@@ -187,11 +185,11 @@ def agreement(project: Project) -> dict[str, Any]:
         a: {b: 0 for b in Annotation.DECISIVE} for a in Annotation.DECISIVE
     }
     for cell in cells:
-        matrix[cell["label"]][cell["prediction__annotations__label"]] = cell["n"]
+        matrix[cell["label"]][cell["claim__annotations__label"]] = cell["n"]
     n = sum(sum(row.values()) for row in matrix.values())
     items = (
         Annotation.objects.filter(**pair)
-        .aggregate(n=Count("prediction", distinct=True))
+        .aggregate(n=Count("claim", distinct=True))
         .get("n")
     )
     # Four cells expanded back into pairs: as many tuples as overlap pairs.
@@ -305,15 +303,15 @@ def learning_curve(versions: list[ScorerModel]) -> dict[str, Any]:
 
 
 def llm_scores(project: Project) -> list[dict[str, Any]]:
-    """Per source LLM: the SafePassage score (share of its checked predictions
+    """Per source LLM: the SafePassage score (share of its checked claims
     judged safe) beside the human score (share of its decisive labels that
     say safe), as in paper Figure 5.
 
-    The human score counts labels, not predictions: an overlap item two
+    The human score counts labels, not claims: an overlap item two
     experts disagree on counts half safe, which is what it is.
     """
     judged = (
-        Prediction.objects.filter(project=project)
+        Claim.objects.filter(project=project)
         .values("model")
         .annotate(
             n=Count("pk"),
@@ -323,11 +321,11 @@ def llm_scores(project: Project) -> list[dict[str, Any]]:
         .order_by("model")
     )
     labelled = {
-        row["prediction__model"]: row
+        row["claim__model"]: row
         for row in Annotation.objects.filter(
-            prediction__project=project, label__in=Annotation.DECISIVE
+            claim__project=project, label__in=Annotation.DECISIVE
         )
-        .values("prediction__model")
+        .values("claim__model")
         .annotate(labels=Count("pk"), safe=Count("pk", filter=Q(label="safe")))
         .order_by()
     }
@@ -337,7 +335,7 @@ def llm_scores(project: Project) -> list[dict[str, Any]]:
         out.append(
             {
                 "model": row["model"] or "unknown",
-                "predictions": row["n"],
+                "claims": row["n"],
                 "checked": row["checked"],
                 "safepassage_score": (
                     row["safe"] / row["checked"] if row["checked"] else None
@@ -353,24 +351,24 @@ def gold_pr_curve(project: Project, active: ScorerModel | None) -> dict[str, Any
     """Precision-recall of the active scorer flagging unsafe, on the decisive
     labels of the gold documents (never trained on).
 
-    ``Prediction.score`` is the active scorer's: activating a scorer resets
-    every verdict and the check rescores with it. Predictions without a score
+    ``Claim.score`` is the active scorer's: activating a scorer resets
+    every verdict and the check rescores with it. Claims without a score
     (not aligned: unsafe whatever a scorer says) are left out, so this is the
     scorer's curve on today's labels, not the whole check's: its operating
     point is not the version's gold-set F1 (alignment and scorer together, as
     measured when it was registered) and the page does not call it F1. The
-    gold set is a tenth of the labelled predictions, thousands of pairs at
+    gold set is a tenth of the labelled claims, thousands of pairs at
     most, so the pairs are fetched; ``gold_labels`` counts the unscored too.
     """
     labels = gold.restrict(
         Annotation.objects.filter(
-            prediction__project=project,
+            claim__project=project,
             label__in=Annotation.DECISIVE,
         ),
         project,
         gold=True,
-        document_field="prediction__document_id",
-    ).values_list("prediction__score", "label")
+        document_field="claim__document_id",
+    ).values_list("claim__score", "label")
     scores, unsafe = [], []
     gold_labels = 0
     for score, label in labels.iterator(chunk_size=5000):
@@ -402,7 +400,7 @@ def evidence_histogram(project: Project, *, bins: int = HISTOGRAM_BINS) -> list[
         output_field=IntegerField(),
     )
     rows = (
-        Prediction.objects.filter(project=project, evidence_score__isnull=False)
+        Claim.objects.filter(project=project, evidence_score__isnull=False)
         .annotate(bucket=bucket)
         .values("bucket")
         .annotate(n=Count("pk"))
@@ -545,9 +543,9 @@ def charts(project: Project, stats: dict[str, Any]) -> dict[str, str]:
                 ),
             ],
             title="Per source LLM: share safe",
-            value_label="Share of predictions safe",
+            value_label="Share of claims safe",
             value_range=(0.0, 1.0),
-            empty_message="No predictions yet",
+            empty_message="No claims yet",
         ),
         "rates": bar_chart(
             [r["annotator"] for r in rates],
@@ -593,7 +591,7 @@ def charts(project: Project, stats: dict[str, Any]) -> dict[str, str]:
             stats["histogram"],
             title="Evidence scores",
             x_label=checker.evidence_score_name,
-            y_label="Predictions",
+            y_label="Claims",
             log_scale=True,
             markers=[
                 Reference(

@@ -20,7 +20,7 @@ from django.db.models import Exists, OuterRef, QuerySet
 
 from annotator.core.errors import ApplicationError
 from annotator.labeling.labels import LABEL_NOTE_MAX_CHARS
-from annotator.models import Adjudication, Annotation, Prediction, Project, Role
+from annotator.models import Adjudication, Annotation, Claim, Project, Role
 from annotator.projects.access import project_role
 from pipeline.evaluate import cohen_kappa, krippendorff_alpha
 from pipeline.jsonl import text_problem
@@ -31,20 +31,20 @@ REVIEW = (Role.ADMIN, Role.REVIEWER)
 
 def _expert_labels(label: str):
     return Annotation.objects.filter(
-        prediction=OuterRef("pk"), annotator__isnull=False, label=label
+        claim=OuterRef("pk"), annotator__isnull=False, label=label
     )
 
 
-def disagreements(project: Project) -> QuerySet[Prediction]:
-    """The project's predictions with a safe and an unsafe expert label."""
-    return Prediction.objects.filter(project=project).filter(
+def disagreements(project: Project) -> QuerySet[Claim]:
+    """The project's claims with a safe and an unsafe expert label."""
+    return Claim.objects.filter(project=project).filter(
         Exists(_expert_labels(Annotation.Label.SAFE)),
         Exists(_expert_labels(Annotation.Label.UNSAFE)),
     )
 
 
 def _labelled_by(reviewer):
-    return Annotation.objects.filter(prediction=OuterRef("pk"), annotator=reviewer)
+    return Annotation.objects.filter(claim=OuterRef("pk"), annotator=reviewer)
 
 
 def adjudication_items(
@@ -52,21 +52,21 @@ def adjudication_items(
 ) -> list[dict]:
     """Each disagreement with every expert label on it (who, what, note,
     time spent, guideline version) and its adjudication, if any; the open
-    ones first, oldest prediction first. With ``reviewer``, only those they
+    ones first, oldest claim first. With ``reviewer``, only those they
     may decide: none they labelled themselves."""
-    predictions = disagreements(project).select_related("document", "adjudication")
+    claims = disagreements(project).select_related("document", "adjudication")
     if open_only:
-        predictions = predictions.filter(adjudication__isnull=True)
+        claims = claims.filter(adjudication__isnull=True)
     if reviewer is not None:
-        predictions = predictions.exclude(Exists(_labelled_by(reviewer)))
-    rows = list(predictions.order_by("pk"))
+        claims = claims.exclude(Exists(_labelled_by(reviewer)))
+    rows = list(claims.order_by("pk"))
     labels: dict[int, list[dict]] = defaultdict(list)
     for a in (
-        Annotation.objects.filter(prediction__in=rows, annotator__isnull=False)
+        Annotation.objects.filter(claim__in=rows, annotator__isnull=False)
         .select_related("annotator")
         .order_by("created_at")
     ):
-        labels[a.prediction_id].append(
+        labels[a.claim_id].append(
             {
                 "expert": a.annotator.get_username(),
                 "label": a.label,
@@ -82,7 +82,7 @@ def adjudication_items(
         decision = getattr(p, "adjudication", None)
         items.append(
             {
-                "prediction": p,
+                "claim": p,
                 "labels": labels[p.pk],
                 "adjudication": decision,
             }
@@ -91,16 +91,14 @@ def adjudication_items(
     return items
 
 
-def adjudicate(
-    *, prediction: Prediction, reviewer, label: str, note: str = ""
-) -> Adjudication:
-    """Record ``reviewer``'s decision on ``prediction`` (a second decision
+def adjudicate(*, claim: Claim, reviewer, label: str, note: str = "") -> Adjudication:
+    """Record ``reviewer``'s decision on ``claim`` (a second decision
     replaces the first).
 
     Raises:
         ApplicationError: a label other than safe or unsafe, a note over the
             limit, a reviewer without the role, a reviewer who labelled the
-            prediction, or experts who do not disagree on it.
+            claim, or experts who do not disagree on it.
     """
 
     if label not in Adjudication.Label.values:
@@ -114,24 +112,23 @@ def adjudicate(
     problem = text_problem(note)
     if problem:
         raise ApplicationError(f"note: {problem}")
-    if project_role(reviewer, prediction.project) not in REVIEW:
+    if project_role(reviewer, claim.project) not in REVIEW:
         raise ApplicationError(
             f"adjudicating needs the role {' or '.join(REVIEW)} on the project"
         )
     # A party to the disagreement would be judging their own label.
-    if Annotation.objects.filter(prediction=prediction, annotator=reviewer).exists():
+    if Annotation.objects.filter(claim=claim, annotator=reviewer).exists():
         raise ApplicationError(
-            f"you labelled prediction {prediction.pk}: a reviewer who did not "
-            "label it decides it"
+            f"you labelled claim {claim.pk}: a reviewer who did not label it decides it"
         )
     with transaction.atomic():
-        if not disagreements(prediction.project).filter(pk=prediction.pk).exists():
+        if not disagreements(claim.project).filter(pk=claim.pk).exists():
             raise ApplicationError(
-                f"the experts do not disagree on prediction {prediction.pk}: "
+                f"the experts do not disagree on claim {claim.pk}: "
                 "nothing to adjudicate"
             )
         decision, _ = Adjudication.objects.update_or_create(
-            prediction=prediction,
+            claim=claim,
             defaults={"reviewer": reviewer, "label": label, "note": note},
         )
     return decision
@@ -154,25 +151,23 @@ def _kappa_and_alpha(units: list[list[str]]) -> dict[str, Any]:
 
 def agreement_breakdown(project: Project) -> dict[str, Any]:
     """Agreement on the items several experts labelled decisively: overall,
-    per type (the prediction's) and per pair of experts, each with Cohen's
+    per type (the claim's) and per pair of experts, each with Cohen's
     kappa over the pairs of labels and Krippendorff's alpha over the items
     (which, unlike pooled kappa, holds for more than two experts an item);
     and how many disagreements there are and are still open."""
     labels: dict[int, list[tuple[str, str]]] = defaultdict(list)
     types: dict[int, str] = {}
-    for prediction_id, type_, expert, label in (
+    for claim_id, type_, expert, label in (
         Annotation.objects.filter(
-            prediction__project=project,
+            claim__project=project,
             annotator__isnull=False,
             label__in=Annotation.DECISIVE,
         )
-        .order_by("prediction_id", "annotator_id")
-        .values_list(
-            "prediction_id", "prediction__type", "annotator__username", "label"
-        )
+        .order_by("claim_id", "annotator_id")
+        .values_list("claim_id", "claim__type", "annotator__username", "label")
     ):
-        labels[prediction_id].append((expert, label))
-        types[prediction_id] = type_
+        labels[claim_id].append((expert, label))
+        types[claim_id] = type_
     overlap = {p: rows for p, rows in labels.items() if len(rows) >= 2}
     by_type: dict[str, list[list[str]]] = defaultdict(list)
     by_pair: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)

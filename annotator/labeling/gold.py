@@ -3,7 +3,7 @@
 Its labels measure scorer versions and are never trained on, so membership
 must not depend on anything the loop changes (scores, labels, order). It is
 a fixed hash of the document id, computable in Python and in SQL alike, and
-by document, so a gold document's predictions never share text with
+by document, so a gold document's claims never share text with
 training data.
 """
 
@@ -31,7 +31,7 @@ def restrict(queryset, project, *, gold: bool, document_field: str = "document_i
     side (False).
 
     ``document_field`` names the document id from the queryset's model, e.g.
-    ``"prediction__document_id"`` for annotations.
+    ``"claim__document_id"`` for annotations.
     """
     bucket = Mod(
         F(document_field) * _MULTIPLIER, _MODULUS, output_field=BigIntegerField()

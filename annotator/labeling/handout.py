@@ -23,8 +23,8 @@ from annotator.labeling import guidelines
 from annotator.labeling.queue import is_overlap
 from annotator.models import (
     Annotation,
-    Prediction,
-    PredictionScore,
+    Claim,
+    ClaimScore,
     Project,
     Reason,
     Verdict,
@@ -235,7 +235,7 @@ def _why(p: dict[str, Any], *, gold: bool, reasons: dict[str, str]) -> dict[str,
 def labeling_items(
     *, project: Project, annotator, ids: list[int]
 ) -> list[dict[str, Any]]:
-    """What the labeling page needs to judge each prediction, in ``ids`` order.
+    """What the labeling page needs to judge each claim, in ``ids`` order.
 
     Documents come as a window around the deciding evidence (cut in SQL, so a
     long document is not shipped 20 times, then moved to line or word
@@ -263,7 +263,7 @@ def labeling_items(
     machine = _MACHINE_FIELDS if project.show_machine_scores else ()
     reasons = checker_class(project.kind).reasons
     rows = (
-        Prediction.objects.filter(project=project, pk__in=ids)
+        Claim.objects.filter(project=project, pk__in=ids)
         .order_by()
         .values(
             *_ITEM_FIELDS,
@@ -287,10 +287,10 @@ def labeling_items(
     document_ids = {p["document_id"] for p in by_id.values()}
     scores: dict[int, list[dict[str, Any]]] = {}
     if machine:
-        for s in PredictionScore.objects.filter(prediction_id__in=by_id).values(
-            "prediction_id", "scorer", "scorer_version", "score", "reasoning"
+        for s in ClaimScore.objects.filter(claim_id__in=by_id).values(
+            "claim_id", "scorer", "scorer_version", "score", "reasoning"
         ):
-            scores.setdefault(s["prediction_id"], []).append(
+            scores.setdefault(s["claim_id"], []).append(
                 {
                     "scorer": s["scorer"],
                     "version": s["scorer_version"],
@@ -301,7 +301,7 @@ def labeling_items(
             )
     siblings: dict[int, list[dict[str, Any]]] = {}
     for sibling in (
-        Prediction.objects.filter(document_id__in=document_ids)
+        Claim.objects.filter(document_id__in=document_ids)
         .alias(anchor=_anchor("start"))
         .order_by("document_id", "anchor", "pk")
         # The value only to render a hypothesis the check has not stored yet.
@@ -315,11 +315,11 @@ def labeling_items(
     ):
         siblings.setdefault(sibling["document_id"], []).append(sibling)
     my_labels = {
-        a["prediction_id"]: a
+        a["claim_id"]: a
         for a in Annotation.objects.filter(
-            annotator=annotator, prediction__document_id__in=document_ids
+            annotator=annotator, claim__document_id__in=document_ids
         ).values(
-            "prediction_id",
+            "claim_id",
             "label",
             "client_id",
             "note",
@@ -334,8 +334,8 @@ def labeling_items(
 
     hidden = checker_class(project.kind).score_fields
 
-    def label_of(prediction_id: int) -> dict[str, Any] | None:
-        a = my_labels.get(prediction_id)
+    def label_of(claim_id: int) -> dict[str, Any] | None:
+        a = my_labels.get(claim_id)
         if a is None:
             return None
         return {

@@ -29,9 +29,9 @@ from annotator.labeling import guidelines, queue
 from annotator.models import (
     UNSCORED_UNCERTAINTY,
     Annotation,
+    Claim,
     LabelReceipt,
     Lease,
-    Prediction,
     Project,
     Verdict,
 )
@@ -113,45 +113,45 @@ def _client_uuid(client_id: Any) -> uuid.UUID | None:
         raise LabelInvalid("client_id: must be a UUID") from None
 
 
-def _receipt_seen(client_id: uuid.UUID, *, prediction: Prediction, annotator) -> bool:
+def _receipt_seen(client_id: uuid.UUID, *, claim: Claim, annotator) -> bool:
     """Whether ``client_id`` was processed before for this expert's label of
-    ``prediction``. LabelConflict if it was used for any other label."""
+    ``claim``. LabelConflict if it was used for any other label."""
     receipt = (
         LabelReceipt.objects.filter(pk=client_id)
-        .values_list("annotator_id", "prediction_id")
+        .values_list("annotator_id", "claim_id")
         .first()
     )
     if receipt is None:
         return False
-    if receipt != (annotator.pk, prediction.pk):
+    if receipt != (annotator.pk, claim.pk):
         raise LabelConflict("client_id already used")
     return True
 
 
 def _annotation_save(
-    *, prediction: Prediction, annotator, client_id: uuid.UUID | None, values
+    *, claim: Claim, annotator, client_id: uuid.UUID | None, values
 ) -> tuple[Annotation | None, str]:
     with transaction.atomic():
         if client_id is not None and _receipt_seen(
-            client_id, prediction=prediction, annotator=annotator
+            client_id, claim=claim, annotator=annotator
         ):
             # A retry, or a stale resend of a label since changed or undone:
             # never written over the expert's later decision.
             current = Annotation.objects.filter(
-                prediction=prediction, annotator=annotator
+                claim=claim, annotator=annotator
             ).first()
             return current, "duplicate"
         # By hand rather than update_or_create, whose nested savepoints
         # cost a round trip each on the labeling page's hottest write.
         annotation = (
             Annotation.objects.select_for_update()
-            .filter(prediction=prediction, annotator=annotator)
+            .filter(claim=claim, annotator=annotator)
             .first()
         )
         created = annotation is None
         if annotation is None:
             annotation = Annotation.objects.create(
-                prediction=prediction,
+                claim=claim,
                 annotator=annotator,
                 client_id=client_id,
                 source=Annotation.Source.UI,
@@ -166,14 +166,14 @@ def _annotation_save(
             annotation.save(update_fields=[*values, "updated_at"])
         if client_id is not None:
             LabelReceipt.objects.create(
-                client_id=client_id, annotator=annotator, prediction=prediction
+                client_id=client_id, annotator=annotator, claim=claim
             )
     return annotation, "created" if created else "updated"
 
 
 def annotation_submit(
     *,
-    prediction: Prediction,
+    claim: Claim,
     annotator,
     label: str,
     corrected_type: str = "",
@@ -184,9 +184,9 @@ def annotation_submit(
     guideline_version: int | None = None,
     client_id=None,
 ) -> tuple[Annotation | None, str]:
-    """Save an expert's label; a relabel of the prediction updates it in place.
+    """Save an expert's label; a relabel of the claim updates it in place.
 
-    Returns the expert's label of the prediction and what happened: created,
+    Returns the expert's label of the claim and what happened: created,
     updated, or duplicate: the client_id was processed before (a retry, or a
     stale resend of a label since changed or undone) and nothing changed; the
     label returned is then the current one, None once undone. Every client_id
@@ -208,10 +208,10 @@ def annotation_submit(
         seconds_spent=seconds_spent,
     )
     values["guideline_version"] = guidelines.label_guideline_version(
-        project_id=prediction.project_id, version=guideline_version
+        project_id=claim.project_id, version=guideline_version
     )
     save = dict(
-        prediction=prediction,
+        claim=claim,
         annotator=annotator,
         client_id=_client_uuid(client_id),
         values=values,
@@ -220,7 +220,7 @@ def annotation_submit(
         return _annotation_save(**save)
     except IntegrityError:
         # A concurrent copy of the same save, or the expert's first label of
-        # the prediction from another tab, committed between our look and our
+        # the claim from another tab, committed between our look and our
         # write; a second look sees it (READ COMMITTED).
         pass
     try:
@@ -261,12 +261,12 @@ def annotation_change(
         seconds_spent=seconds_spent,
     )
     values["guideline_version"] = guidelines.label_guideline_version(
-        project_id=annotation.prediction.project_id, version=guideline_version
+        project_id=annotation.claim.project_id, version=guideline_version
     )
     client_id = _client_uuid(client_id)
     if client_id is not None and client_id != annotation.client_id:
         return annotation_submit(
-            prediction=annotation.prediction,
+            claim=annotation.claim,
             annotator=annotation.annotator,
             client_id=client_id,
             **values,
@@ -282,7 +282,7 @@ def annotation_change(
 
 
 def queue_keys_refresh(*, project: Project) -> None:
-    """Recompute Prediction.uncertainty if the active threshold has moved.
+    """Recompute Claim.uncertainty if the active threshold has moved.
 
     Every hand-out calls this first, so a threshold changed by any path (a
     scorer activated, edited or deleted, the project edited in the admin)
@@ -302,7 +302,7 @@ def queue_keys_refresh(*, project: Project) -> None:
         )
         if claimed:
             # Waits for rows a running check holds, then recomputes them too.
-            Prediction.objects.filter(project=project).update(
+            Claim.objects.filter(project=project).update(
                 uncertainty=Coalesce(
                     Abs(F("score") - threshold),
                     Case(
@@ -317,7 +317,7 @@ def queue_keys_refresh(*, project: Project) -> None:
 
 
 def _commit_without_waiting_for_disk(cursor) -> None:
-    # Leases are disposable: one lost in a crash only returns its prediction
+    # Leases are disposable: one lost in a crash only returns its claim
     # to the pool early. Not waiting for the WAL flush at commit saves the
     # hand-out its slowest step (tens of ms on a busy disk); the transaction
     # stays atomic and consistent, only its durability is relaxed.
@@ -327,7 +327,7 @@ def _commit_without_waiting_for_disk(cursor) -> None:
 def _queue_candidates(
     *, project: Project, annotator, now, exclude: set[int], n: int
 ) -> list[int]:
-    """Lock up to ``n`` available predictions, the gold slice's share of them
+    """Lock up to ``n`` available claims, the gold slice's share of them
     drawn from the gold documents in random order, the rest in the project's
     queue order; each side fills in for the other when it runs dry."""
 
@@ -353,11 +353,11 @@ def _queue_candidates(
 def labeling_next(
     *, project: Project, annotator, count: int, exclude: Iterable[int] = ()
 ) -> list[int]:
-    """Lease up to ``count`` predictions to ``annotator``; their ids, in order.
+    """Lease up to ``count`` claims to ``annotator``; their ids, in order.
 
     The expert's own live leases come first (a reload resumes where they
-    were), then new predictions in the project's queue order. ``exclude``
-    names predictions the page already holds or has labels for in its outbox.
+    were), then new claims in the project's queue order. ``exclude``
+    names claims the page already holds or has labels for in its outbox.
     """
 
     queue_keys_refresh(project=project)
@@ -380,7 +380,7 @@ def labeling_next(
         held = list(
             queue.queue_held(
                 project=project, annotator=annotator, now=now, exclude=exclude
-            ).values_list("prediction_id", flat=True)[:count]
+            ).values_list("claim_id", flat=True)[:count]
         )
         leased = lease(held)
         seen = exclude | set(held)
@@ -419,14 +419,14 @@ def _leases_take(
     cursor.execute(
         f"""
         INSERT INTO {Lease._meta.db_table}
-            (prediction_id, annotator_id, expires_at, created_at)
+            ({queue.CLAIM_COLUMN}, annotator_id, expires_at, created_at)
         SELECT p.id, %s, %s, %s
         FROM unnest(%s::bigint[]) AS w(id)
-            JOIN {Prediction._meta.db_table} p ON p.id = w.id
+            JOIN {Claim._meta.db_table} p ON p.id = w.id
         WHERE {condition}
-        ON CONFLICT (prediction_id, annotator_id)
+        ON CONFLICT ({queue.CLAIM_COLUMN}, annotator_id)
             DO UPDATE SET expires_at = EXCLUDED.expires_at
-        RETURNING prediction_id""",
+        RETURNING {queue.CLAIM_COLUMN}""",
         [annotator.pk, expires, now, ids, *params],
     )
     leased = {row[0] for row in cursor.fetchall()}
@@ -438,7 +438,7 @@ class LabelResult:
     client_id: str
     status: str  # created | updated | duplicate | error
     id: int | None = None
-    prediction: int | None = None
+    claim: int | None = None
     error: str = ""
 
     def as_dict(self) -> dict[str, Any]:
@@ -446,16 +446,16 @@ class LabelResult:
             "client_id": self.client_id,
             "status": self.status,
             "id": self.id,
-            "prediction": self.prediction,
+            "claim": self.claim,
             "error": self.error,
         }
 
 
-def _labelable_prediction(project: Project, pk: Any) -> Prediction | None:
+def _labelable_claim(project: Project, pk: Any) -> Claim | None:
     # An id out of bigint's range would be a database error, not a miss.
     if isinstance(pk, bool) or not isinstance(pk, int) or not 0 < pk < 2**63:
         return None
-    return Prediction.objects.filter(project=project, pk=pk).first()
+    return Claim.objects.filter(project=project, pk=pk).first()
 
 
 def labels_submit(
@@ -464,22 +464,22 @@ def labels_submit(
     """Save a batch of labels from the labeling page's outbox, in order.
 
     Each label is its own transaction and gets its own result: one bad label
-    (a prediction deleted meanwhile, a note too long) is reported and the rest
+    (a claim deleted meanwhile, a note too long) is reported and the rest
     still go in. A label whose client_id was processed before is a retry, or a
     stale resend, and comes back as ``duplicate`` without changing anything.
     """
     results = []
     for data in labels:
         client_id = str(data["client_id"])
-        # Another project's prediction is as missing as one never imported.
-        prediction = _labelable_prediction(project, data["prediction"])
-        if prediction is None:
-            results.append(LabelResult(client_id, "error", error="no such prediction"))
+        # Another project's claim is as missing as one never imported.
+        claim = _labelable_claim(project, data["claim"])
+        if claim is None:
+            results.append(LabelResult(client_id, "error", error="no such claim"))
             continue
         try:
             with transaction.atomic():
                 annotation, status = annotation_submit(
-                    prediction=prediction,
+                    claim=claim,
                     annotator=annotator,
                     label=data["label"],
                     corrected_type=data.get("corrected_type") or "",
@@ -491,11 +491,9 @@ def labels_submit(
                     client_id=client_id,
                 )
                 if status != "duplicate":
-                    # Not for a duplicate: the expert may hold the prediction
+                    # Not for a duplicate: the expert may hold the claim
                     # again since (leased back by an undo).
-                    Lease.objects.filter(
-                        prediction=prediction, annotator=annotator
-                    ).delete()
+                    Lease.objects.filter(claim=claim, annotator=annotator).delete()
         except ApplicationError as e:
             results.append(LabelResult(client_id, "error", error=str(e)))
             continue
@@ -504,7 +502,7 @@ def labels_submit(
                 client_id,
                 status,
                 id=annotation.pk if annotation is not None else None,
-                prediction=prediction.pk,
+                claim=claim.pk,
             )
         )
     return results
@@ -513,9 +511,9 @@ def labels_submit(
 def label_undo(*, project: Project, annotator, client_id: str) -> int | None:
     """Delete the expert's label saved under ``client_id``; safe to repeat.
 
-    The prediction is leased back to the expert, who is about to label it
+    The claim is leased back to the expert, who is about to label it
     again. Returns its id, or None when there was nothing to delete (already
-    undone, or replaced by a later label of the same prediction). The label's
+    undone, or replaced by a later label of the same claim). The label's
     receipt stays: a late resend of the undone label is a duplicate, and does
     not bring it back.
     """
@@ -525,20 +523,20 @@ def label_undo(*, project: Project, annotator, client_id: str) -> int | None:
             .filter(
                 client_id=client_id,
                 annotator=annotator,
-                prediction__project=project,
+                claim__project=project,
             )
             .first()
         )
         if annotation is None:
             return None
-        prediction_id = annotation.prediction_id
+        claim_id = annotation.claim_id
         annotation.delete()
         Lease.objects.update_or_create(
-            prediction_id=prediction_id,
+            claim_id=claim_id,
             annotator=annotator,
             defaults={
                 "expires_at": timezone.now()
                 + timedelta(seconds=settings.LABEL_LEASE_SECONDS)
             },
         )
-    return prediction_id
+    return claim_id

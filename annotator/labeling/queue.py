@@ -27,9 +27,9 @@ from annotator.labeling import gold as gold_set
 from annotator.models import (
     GRADER_SCORER_PREFIX,
     Annotation,
+    Claim,
+    ClaimScore,
     Lease,
-    Prediction,
-    PredictionScore,
     Project,
     QueueStrategy,
     ScorerModel,
@@ -39,18 +39,18 @@ from pipeline.grader import THRESHOLD as GRADER_THRESHOLD
 
 # --- labeling queue ----------------------------------------------------------
 #
-# A prediction is *available* to an expert when they have not labelled it and
+# A claim is *available* to an expert when they have not labelled it and
 # it still needs decisive (safe/unsafe) labels that nobody else is holding:
-#   - a single prediction needs one, and none may be leased to someone else;
-#   - an overlap prediction needs ``project.overlap_labels``, counting other
+#   - a single claim needs one, and none may be leased to someone else;
+#   - an overlap claim needs ``project.overlap_labels``, counting other
 #     experts' live leases as pending labels.
-# "unsure" is a pass: the prediction stays available to the other experts.
+# "unsure" is a pass: the claim stays available to the other experts.
 # Expired leases are ignored everywhere, which is what returns them to the pool.
 
-QueueOrder = Callable[..., QuerySet[Prediction]]
+QueueOrder = Callable[..., QuerySet[Claim]]
 QUEUE_STRATEGIES: dict[str, QueueOrder] = {}
 
-# Overlap predictions are a fixed pseudo-random share of ids: (id * A) mod P
+# Overlap claims are a fixed pseudo-random share of ids: (id * A) mod P
 # is a permutation of the residues for prime P, so any run of ids spreads
 # evenly over [0, P). The SQL function annotator_labels_needed (the initial
 # migration's) computes the same; a test holds the two together.
@@ -61,7 +61,7 @@ _OVERLAP_MODULUS = 10007
 def queue_strategy(name: str) -> Callable[[QueueOrder], QueueOrder]:
     """Register an order for the labeling queue under ``name``.
 
-    The function takes the available predictions and ``project``, ``annotator``
+    The function takes the available claims and ``project``, ``annotator``
     keywords and returns them ordered, best first.
     """
 
@@ -86,7 +86,7 @@ def active_threshold(project: Project) -> float:
 
 @queue_strategy("uncertainty")
 def _order_uncertainty(queryset, *, project, annotator):
-    # Score nearest the active threshold first; unscored predictions (not
+    # Score nearest the active threshold first; unscored claims (not
     # checked yet, or alignment only) have no key and come last. The hand-out
     # keeps the key current (labeling.queue_keys_refresh); the order matches
     # the prediction_queue_uncertainty index.
@@ -115,8 +115,8 @@ def _order_disagreement(queryset, *, project, annotator):
     # serves it).
     threshold = active_threshold(project)
     grader = (
-        PredictionScore.objects.filter(
-            prediction=OuterRef("pk"), scorer__startswith=GRADER_SCORER_PREFIX
+        ClaimScore.objects.filter(
+            claim=OuterRef("pk"), scorer__startswith=GRADER_SCORER_PREFIX
         )
         .order_by("-updated_at")
         .values("score")[:1]
@@ -148,7 +148,7 @@ def _order_disagreement(queryset, *, project, annotator):
 @queue_strategy("stratified")
 def _order_stratified(queryset, *, project, annotator):
     # Equal allocation over (entity type, source LLM) strata, random within
-    # each: a prediction's key is its random key times the size of its
+    # each: a claim's key is its random key times the size of its
     # stratum, so the i-th of every stratum has a key near i and the strata
     # interleave, whatever their sizes. Rare types and weaker LLMs get as
     # many labels as the common ones.
@@ -170,8 +170,8 @@ def _overlap_cutoff(project: Project) -> int:
     return round(project.overlap_share * _OVERLAP_MODULUS)
 
 
-def is_overlap(project: Project, prediction_id: int) -> bool:
-    bucket = (prediction_id * _OVERLAP_MULTIPLIER) % _OVERLAP_MODULUS
+def is_overlap(project: Project, claim_id: int) -> bool:
+    bucket = (claim_id * _OVERLAP_MULTIPLIER) % _OVERLAP_MODULUS
     return bucket < _overlap_cutoff(project)
 
 
@@ -180,16 +180,19 @@ def is_overlap(project: Project, prediction_id: int) -> bool:
 # already locked in the statement that leases them (labeling.labeling_next).
 # Written out rather than composed in the ORM: compiling the ORM form took
 # three times as long as running it, twice per hand-out. The label counts it
-# reads are kept on the prediction by triggers (the initial migration's SQL).
-_PREDICTION = Prediction._meta.db_table
+# reads are kept on the claim by triggers (the initial migration's SQL).
+_CLAIM = Claim._meta.db_table
 _LEASE = Lease._meta.db_table
 _ANNOTATION = Annotation._meta.db_table
+#: The claim columns of labels and leases, named "prediction_id" since before
+#: the rename (raw SQL names columns, not fields).
+CLAIM_COLUMN = Annotation._meta.get_field("claim").column
 
 
 def available_sql(
     table: str, *, project: Project, annotator, now: datetime | None
 ) -> tuple[str, list[Any]]:
-    """A condition true where the prediction row ``table`` may go to ``annotator``.
+    """A condition true where the claim row ``table`` may go to ``annotator``.
 
     Open (fewer decisive labels than it needs: one, or the project's
     ``overlap_labels`` for its overlap share), not labelled by them, and, when
@@ -201,14 +204,14 @@ def available_sql(
         {table}.queue_open
         AND NOT EXISTS (
             SELECT 1 FROM {_ANNOTATION} a
-            WHERE a.prediction_id = {table}.id AND a.annotator_id = %s
+            WHERE a.{CLAIM_COLUMN} = {table}.id AND a.annotator_id = %s
         )"""
     params: list[Any] = [annotator.pk]
     if now is not None:
         sql += f"""
         AND {table}.decisive_labels + (
             SELECT count(*) FROM {_LEASE} l
-            WHERE l.prediction_id = {table}.id AND l.expires_at > %s
+            WHERE l.{CLAIM_COLUMN} = {table}.id AND l.expires_at > %s
                 AND l.annotator_id <> %s
         ) < annotator_labels_needed({table}.id, %s, %s)"""
         params += [now, annotator.pk, project.overlap_share, project.overlap_labels]
@@ -217,14 +220,12 @@ def available_sql(
 
 def queue_available(
     *, project: Project, annotator, now: datetime | None
-) -> QuerySet[Prediction]:
-    """Predictions ``annotator`` may be handed now (unordered); see
-    available_sql. The condition names the prediction table itself, so use
+) -> QuerySet[Claim]:
+    """Claims ``annotator`` may be handed now (unordered); see
+    available_sql. The condition names the claim table itself, so use
     this queryset at the top level of a query, not as a subquery."""
-    sql, params = available_sql(
-        _PREDICTION, project=project, annotator=annotator, now=now
-    )
-    return Prediction.objects.filter(project=project).filter(
+    sql, params = available_sql(_CLAIM, project=project, annotator=annotator, now=now)
+    return Claim.objects.filter(project=project).filter(
         RawSQL(sql, params, output_field=BooleanField())
     )
 
@@ -236,14 +237,14 @@ def queue_candidates(
     now: datetime,
     exclude: Iterable[int] = (),
     gold: bool = False,
-) -> QuerySet[Prediction]:
-    """Available predictions in the project's order, row-locked as they are read.
+) -> QuerySet[Claim]:
+    """Available claims in the project's order, row-locked as they are read.
 
-    ``gold`` picks the gold documents' predictions, in random order (an
+    ``gold`` picks the gold documents' claims, in random order (an
     unbiased test set), or the others, in the project's strategy order.
     SKIP LOCKED lets concurrent hand-outs take different rows instead of
     queueing behind each other; NO KEY UPDATE does not block annotation
-    inserts (their foreign key takes KEY SHARE on the prediction).
+    inserts (their foreign key takes KEY SHARE on the claim).
     """
     queryset = gold_set.restrict(
         queue_available(project=project, annotator=annotator, now=now),
@@ -265,27 +266,25 @@ def queue_candidates(
 def queue_held(
     *, project: Project, annotator, now: datetime, exclude: Iterable[int] = ()
 ) -> QuerySet[Lease]:
-    """The expert's live leases on predictions they have not labelled yet."""
+    """The expert's live leases on claims they have not labelled yet."""
     return (
         Lease.objects.filter(
-            annotator=annotator, prediction__project=project, expires_at__gt=now
+            annotator=annotator, claim__project=project, expires_at__gt=now
         )
-        .exclude(prediction__in=list(exclude))
+        .exclude(claim__in=list(exclude))
         .exclude(
             Exists(
-                Annotation.objects.filter(
-                    prediction=OuterRef("prediction"), annotator=annotator
-                )
+                Annotation.objects.filter(claim=OuterRef("claim"), annotator=annotator)
             )
         )
-        .order_by("created_at", "prediction_id")
+        .order_by("created_at", "claim_id")
     )
 
 
 def queue_progress(*, project: Project, annotator, now: datetime) -> dict[str, Any]:
     """Done, remaining and pace for one expert on one project."""
     mine = Annotation.objects.filter(
-        annotator=annotator, prediction__project=project, source=Annotation.Source.UI
+        annotator=annotator, claim__project=project, source=Annotation.Source.UI
     )
     hour_ago = now - timedelta(hours=1)
     done = mine.aggregate(
@@ -314,9 +313,9 @@ def labels_recent(*, project: Project, annotator) -> QuerySet[Annotation]:
     return (
         Annotation.objects.filter(
             annotator=annotator,
-            prediction__project=project,
+            claim__project=project,
             source=Annotation.Source.UI,
         )
-        .select_related("prediction")
+        .select_related("claim")
         .order_by("-updated_at", "-pk")
     )

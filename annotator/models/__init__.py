@@ -1,9 +1,9 @@
 """The SafePassage data model.
 
-A Prediction is a claim an LLM made (an extracted field, a RAG answer, a
+A Claim is something an LLM said (an extracted field, a RAG answer, a
 citation, an answer sentence: the project's ``kind`` says which checker judges
-it). Checking gives it its evidence, per-scorer scores and a verdict;
-Annotations are expert labels on it.
+it). Checking finds its evidence and gives it per-scorer scores and a verdict
+(what the checker found); Annotations are expert labels on it.
 Rows that other rows derive from record what produced them, under unique
 constraints, so re-running an import or a check updates instead of duplicating.
 """
@@ -77,7 +77,7 @@ def checker_kinds() -> list[tuple[str, str]]:
 
 
 def reason_choices() -> list[tuple[str, str]]:
-    """``Prediction.reason`` choices: every registered checker's reasons for
+    """``Claim.reason`` choices: every registered checker's reasons for
     an unsafe verdict, in its own words (a new checker adds its own without a
     migration)."""
 
@@ -137,7 +137,7 @@ class Verdict(TextChoices):
     UNSCORED = "unscored", "Unscored (no scorer yet)"
 
 
-#: Prediction.uncertainty of an unscored claim: the most uncertain of all, so
+#: Claim.uncertainty of an unscored claim: the most uncertain of all, so
 #: the queue hands it out first.
 UNSCORED_UNCERTAINTY = 0.0
 
@@ -203,24 +203,24 @@ class Project(models.Model):
         max_length=64,
         default="uncertainty",
         validators=[validate_queue_strategy],
-        help_text="Order in which the labeling queue hands out predictions: "
+        help_text="Order in which the labeling queue hands out claims: "
         "uncertainty (score nearest the threshold first) or random.",
     )
     overlap_share = models.FloatField(
         default=0.1,
         validators=_unit_interval,
-        help_text="Share of predictions labelled by several experts, to measure "
-        "agreement; every other prediction goes to one expert only.",
+        help_text="Share of claims labelled by several experts, to measure "
+        "agreement; every other claim goes to one expert only.",
     )
     overlap_labels = models.PositiveSmallIntegerField(
         default=2,
         validators=[MinValueValidator(2)],
-        help_text="How many experts label each overlap prediction.",
+        help_text="How many experts label each overlap claim.",
     )
     gold_share = models.FloatField(
         default=0.1,
         validators=_unit_interval,
-        help_text="Share of documents whose predictions form the gold test set: "
+        help_text="Share of documents whose claims form the gold test set: "
         "handed out in random order, used to measure scorer versions, never "
         "trained on. Changing it moves documents in or out of the set.",
     )
@@ -237,7 +237,7 @@ class Project(models.Model):
     uncertainty_threshold = models.FloatField(
         null=True,
         editable=False,
-        help_text="The threshold Prediction.uncertainty was computed against; "
+        help_text="The threshold Claim.uncertainty was computed against; "
         "the queue recomputes it when the active threshold differs.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
@@ -397,16 +397,16 @@ def llm_run_models() -> list[type[LLMRun]]:
     return [model for model in apps.get_models() if issubclass(model, LLMRun)]
 
 
-class Prediction(models.Model):
+class Claim(models.Model):
     """A claim of the project's kind, from ``document``; the check fills in
     what its checker found (the scorer's premise and hypothesis, the evidence,
     the verdict)."""
 
     project = models.ForeignKey(
-        Project, on_delete=models.CASCADE, related_name="predictions"
+        Project, on_delete=models.CASCADE, related_name="claims"
     )
     document = models.ForeignKey(
-        Document, on_delete=models.CASCADE, related_name="predictions"
+        Document, on_delete=models.CASCADE, related_name="claims"
     )
     external_id = models.CharField(max_length=255)
     model = models.CharField(max_length=200, blank=True, help_text="Source LLM.")
@@ -414,7 +414,7 @@ class Prediction(models.Model):
     value = models.JSONField(null=True, blank=True)
     context = models.TextField(blank=True)
     extra = models.JSONField(default=dict, blank=True)
-    # Filled by the check; cleared when the prediction or its document changes.
+    # Filled by the check; cleared when the claim or its document changes.
     hypothesis = models.TextField(
         blank=True, help_text="The claim as the scorer and the expert read it."
     )
@@ -464,8 +464,8 @@ class Prediction(models.Model):
     random_key = models.FloatField(db_default=Random(), editable=False)
     # Queue state kept by database triggers (the initial migration's SQL),
     # whichever path a label takes (the page, imports, the API, the admin, a
-    # cascade): the queue indexes hold open predictions only, so a hand-out
-    # does not walk past every prediction already labelled at the front of
+    # cascade): the queue indexes hold open claims only, so a hand-out
+    # does not walk past every claim already labelled at the front of
     # its order.
     decisive_labels = models.PositiveSmallIntegerField(
         db_default=0,
@@ -484,12 +484,14 @@ class Prediction(models.Model):
         on_delete=models.SET_NULL,
         null=True,
         blank=True,
-        related_name="predictions",
+        related_name="claims",
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        # Named "prediction" in earlier releases; the table keeps that name.
+        db_table = "annotator_prediction"
         ordering = ["document_id", "id"]
         constraints = [
             models.UniqueConstraint(
@@ -501,7 +503,7 @@ class Prediction(models.Model):
             models.Index(fields=["project", "type"]),
             models.Index(fields=["project", "model"]),
             models.Index(fields=["project", "score"]),
-            # The queue strategies' orders over open predictions (ASC sorts
+            # The queue strategies' orders over open claims (ASC sorts
             # NULLs last, like the uncertainty order: unscored come last).
             models.Index(
                 fields=["project", "uncertainty", "id"],
@@ -513,7 +515,7 @@ class Prediction(models.Model):
                 condition=Q(queue_open=True),
                 name="prediction_queue_random",
             ),
-            # The check task's work queue: predictions not checked yet, or
+            # The check task's work queue: claims not checked yet, or
             # waiting for a rescore (their old verdict kept until then).
             models.Index(
                 fields=["project"],
@@ -526,15 +528,18 @@ class Prediction(models.Model):
         return self.external_id
 
 
-#: PredictionScore.scorer of the LLM grader's verdicts: this plus the model name.
+#: ClaimScore.scorer of the LLM grader's verdicts: this plus the model name.
 GRADER_SCORER_PREFIX = "llm-grader:"
 
 
-class PredictionScore(models.Model):
-    """One scorer's opinion of one prediction; a rescore updates it in place."""
+class ClaimScore(models.Model):
+    """One scorer's opinion of one claim; a rescore updates it in place."""
 
-    prediction = models.ForeignKey(
-        Prediction, on_delete=models.CASCADE, related_name="scores"
+    claim = models.ForeignKey(
+        Claim,
+        on_delete=models.CASCADE,
+        related_name="scores",
+        db_column="prediction_id",
     )
     scorer = models.CharField(max_length=255)
     scorer_version = models.CharField(max_length=64, blank=True)
@@ -546,9 +551,10 @@ class PredictionScore(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        db_table = "annotator_predictionscore"
         constraints = [
             models.UniqueConstraint(
-                fields=["prediction", "scorer", "scorer_version"],
+                fields=["claim", "scorer", "scorer_version"],
                 name="prediction_score_unique_scorer",
             )
         ]
@@ -571,8 +577,11 @@ class Annotation(models.Model):
     #: gold set and agreement count.
     DECISIVE = (Label.SAFE, Label.UNSAFE)
 
-    prediction = models.ForeignKey(
-        Prediction, on_delete=models.CASCADE, related_name="annotations"
+    claim = models.ForeignKey(
+        Claim,
+        on_delete=models.CASCADE,
+        related_name="annotations",
+        db_column="prediction_id",
     )
     annotator = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -618,27 +627,27 @@ class Annotation(models.Model):
     class Meta:
         ordering = ["-created_at"]
         constraints = [
-            # One current label per expert per prediction; relabeling updates it.
+            # One current label per expert per claim; relabeling updates it.
             models.UniqueConstraint(
-                fields=["prediction", "annotator"],
+                fields=["claim", "annotator"],
                 condition=Q(annotator__isnull=False),
                 name="annotation_one_per_annotator",
             ),
             # Re-importing a labels file updates instead of duplicating.
             models.UniqueConstraint(
-                fields=["prediction"],
+                fields=["claim"],
                 condition=Q(source="import"),
                 name="annotation_one_imported",
             ),
         ]
         indexes = [
-            models.Index(fields=["prediction", "label"]),
+            models.Index(fields=["claim", "label"]),
             # An expert's recent labels and progress.
             models.Index(fields=["annotator", "-updated_at"]),
         ]
 
     def __str__(self) -> str:
-        return f"{self.label} on {self.prediction_id}"
+        return f"{self.label} on {self.claim_id}"
 
 
 class LabelReceipt(models.Model):
@@ -651,8 +660,11 @@ class LabelReceipt(models.Model):
     annotator = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
     )
-    prediction = models.ForeignKey(
-        Prediction, on_delete=models.CASCADE, related_name="+"
+    claim = models.ForeignKey(
+        Claim,
+        on_delete=models.CASCADE,
+        related_name="+",
+        db_column="prediction_id",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -685,15 +697,18 @@ class ApiToken(models.Model):
 
 
 class Lease(models.Model):
-    """A prediction handed to one expert until ``expires_at``.
+    """A claim handed to one expert until ``expires_at``.
 
     Leases are never the source of truth for "done" (annotations are): an
     expired lease is simply ignored, and the next hand-out to the same expert
     renews it in place.
     """
 
-    prediction = models.ForeignKey(
-        Prediction, on_delete=models.CASCADE, related_name="leases"
+    claim = models.ForeignKey(
+        Claim,
+        on_delete=models.CASCADE,
+        related_name="leases",
+        db_column="prediction_id",
     )
     annotator = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="leases"
@@ -704,13 +719,13 @@ class Lease(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["prediction", "annotator"], name="lease_one_per_annotator"
+                fields=["claim", "annotator"], name="lease_one_per_annotator"
             )
         ]
         indexes = [models.Index(fields=["annotator", "expires_at"])]
 
     def __str__(self) -> str:
-        return f"{self.prediction_id} to {self.annotator_id} until {self.expires_at}"
+        return f"{self.claim_id} to {self.annotator_id} until {self.expires_at}"
 
 
 class TrainingRun(Run):
@@ -773,7 +788,7 @@ class ScorerModel(models.Model):
     gold_f1 = models.FloatField(
         null=True,
         blank=True,
-        help_text="F1 flagging unsafe predictions on the gold test set, "
+        help_text="F1 flagging unsafe claims on the gold test set, "
         "measured when registered; decides promotion.",
     )
     calibration = models.JSONField(
@@ -826,7 +841,7 @@ class ScorerModel(models.Model):
 
 
 class GradingRun(LLMRun):
-    """The LLM grader labelling unlabelled predictions as silver data, under a
+    """The LLM grader labelling unlabelled claims as silver data, under a
     budget fixed before it starts."""
 
     TASK = "annotator.tasks.run_grading"
@@ -848,7 +863,7 @@ class GradingRun(LLMRun):
 
 
 class Adjudication(models.Model):
-    """A reviewer's decision on a prediction its experts disagreed on: the
+    """A reviewer's decision on a claim its experts disagreed on: the
     training and gold label from then on. The experts' labels stay as they
     were, so the disagreement is kept."""
 
@@ -856,8 +871,11 @@ class Adjudication(models.Model):
         SAFE = "safe", "Safe"
         UNSAFE = "unsafe", "Unsafe"
 
-    prediction = models.OneToOneField(
-        Prediction, on_delete=models.CASCADE, related_name="adjudication"
+    claim = models.OneToOneField(
+        Claim,
+        on_delete=models.CASCADE,
+        related_name="adjudication",
+        db_column="prediction_id",
     )
     reviewer = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -872,7 +890,7 @@ class Adjudication(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:
-        return f"{self.label} on {self.prediction_id} (adjudicated)"
+        return f"{self.label} on {self.claim_id} (adjudicated)"
 
 
 class Guideline(models.Model):

@@ -13,10 +13,10 @@ from django.db.models import (
 
 from annotator.models import (
     Annotation,
+    Claim,
     Document,
     LLMRun,
     Membership,
-    Prediction,
     Project,
     Role,
     ScorerModel,
@@ -27,7 +27,7 @@ M = TypeVar("M", bound=LLMRun)
 
 #: Roles that may change a project: its settings, imports, runs, scorers.
 MANAGE = (Role.ADMIN,)
-#: Roles that may label a project's predictions.
+#: Roles that may label a project's claims.
 LABEL = (Role.ADMIN, Role.REVIEWER, Role.EXPERT)
 
 
@@ -95,8 +95,8 @@ def documents_for(user) -> QuerySet[Document]:
     return Document.objects.filter(project__in=projects_for(user))
 
 
-def predictions_for(user) -> QuerySet[Prediction]:
-    return Prediction.objects.filter(project__in=projects_for(user))
+def claims_for(user) -> QuerySet[Claim]:
+    return Claim.objects.filter(project__in=projects_for(user))
 
 
 def annotations_for(user) -> QuerySet[Annotation]:
@@ -104,8 +104,8 @@ def annotations_for(user) -> QuerySet[Annotation]:
     if not user.is_authenticated:
         return Annotation.objects.none()
     return Annotation.objects.filter(
-        Q(prediction__project__in=projects_for(user, roles=MANAGE))
-        | Q(prediction__project__in=projects_for(user), annotator=user)
+        Q(claim__project__in=projects_for(user, roles=MANAGE))
+        | Q(claim__project__in=projects_for(user), annotator=user)
     )
 
 

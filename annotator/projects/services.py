@@ -69,7 +69,7 @@ def project_update(project: Project, **changes) -> Project:
     with transaction.atomic():
         project.save()
         if changed & RECHECK_FIELDS:
-            checking.predictions_check_queue(project=project, force=True)
+            checking.claims_check_queue(project=project, force=True)
     return project
 
 

@@ -44,7 +44,7 @@ from annotator.core.dispatch import send_after_commit
 from annotator.core.errors import ApplicationError
 from annotator.core.locks import advisory_lock
 from annotator.models import (
-    Prediction,
+    Claim,
     Project,
     TrainingRun,
     Webhook,
@@ -296,11 +296,11 @@ def run_ended_notify(model, run_id: int) -> list[int]:
 
 def check_ended_notify(project_id: int, summary) -> list[int]:
     """Tell the project's webhooks that a check pass over it has ended: what
-    it checked, and how many predictions are still unchecked (other workers'
+    it checked, and how many claims are still unchecked (other workers'
     share, or imported since) for a caller waiting for zero."""
     if not summary.checked:
         return []  # a duplicate or swept task that found nothing to do
-    remaining = Prediction.objects.filter(project_id=project_id, checked_at=None)
+    remaining = Claim.objects.filter(project_id=project_id, checked_at=None)
     return webhooks_notify(
         project_id,
         "check",

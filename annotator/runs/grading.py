@@ -1,11 +1,11 @@
 """The LLM grader as silver labeller (paper 3.3.2 and 4.2.2).
 
-When a project has an LLM, admins can have it grade the aligned predictions
+When a project has an LLM, admins can have it grade the aligned claims
 no expert has labelled, with the Appendix B prompt, to pre-train the scorer
-on. It costs money per prediction, so a run shows an estimate before it
+on. It costs money per claim, so a run shows an estimate before it
 starts, and stops before the next batch would take it past its budget.
 
-Gold-set predictions are never graded and never come back as silver labels:
+Gold-set claims are never graded and never come back as silver labels:
 gold labels measure scorers and must not feed training, even indirectly.
 """
 
@@ -37,9 +37,9 @@ from annotator.labeling import gold
 from annotator.models import (
     GRADER_SCORER_PREFIX,
     Annotation,
+    Claim,
+    ClaimScore,
     GradingRun,
-    Prediction,
-    PredictionScore,
     Project,
     Reason,
     RunStatus,
@@ -72,7 +72,7 @@ from pipeline.llm import LLMConfig
 
 logger = logging.getLogger(__name__)
 
-#: Predictions graded per batch: the budget is checked before each one, so a
+#: Claims graded per batch: the budget is checked before each one, so a
 #: run passes its cap by at most one batch's error of estimate.
 BATCH_SIZE = 8
 
@@ -80,11 +80,11 @@ BATCH_SIZE = 8
 # ~4 characters per token is OpenAI's rule of thumb for English; each chat
 # message adds ~3 tokens of framing plus ~3 to prime the reply (OpenAI
 # cookbook, "counting tokens"); the paper's grader averaged ~100 output
-# tokens per prediction (section 4.3).
+# tokens per claim (section 4.3).
 CHARS_PER_TOKEN = 4
 TOKENS_PER_MESSAGE = 3
 TOKENS_PER_REPLY = 3
-COMPLETION_TOKENS_PER_PREDICTION = 100
+COMPLETION_TOKENS_PER_CLAIM = 100
 
 # High bits of the Postgres advisory lock key held by whoever executes a run.
 _LOCK_CLASS = 0x5AFE
@@ -119,13 +119,13 @@ def _grader(project: Project, model: str):
 # --- reads -------------------------------------------------------------------
 
 
-def _with_premise(project: Project) -> QuerySet[Prediction]:
-    """Checked predictions with evidence: the grader reads the same premise
+def _with_premise(project: Project) -> QuerySet[Claim]:
+    """Checked claims with evidence: the grader reads the same premise
     and hypothesis as the scorer.
 
     On the training side of the gold split only."""
     queryset = (
-        Prediction.objects.filter(project=project)
+        Claim.objects.filter(project=project)
         .exclude(verdict=Verdict.UNCHECKED)
         .exclude(reason=Reason.NOT_IN_DOCUMENT)
         .exclude(premise="")
@@ -137,37 +137,35 @@ def _with_premise(project: Project) -> QuerySet[Prediction]:
 def _expertly_labelled():
     # "unsure" is a pass, not a label (as in the labeling queue).
     return Exists(
-        Annotation.objects.filter(
-            prediction=OuterRef("pk"), label__in=Annotation.DECISIVE
-        )
+        Annotation.objects.filter(claim=OuterRef("pk"), label__in=Annotation.DECISIVE)
     )
 
 
-def gradable(project: Project, *, model: str, version: str) -> QuerySet[Prediction]:
-    """Predictions a grading run with ``model`` would grade: aligned, outside
+def gradable(project: Project, *, model: str, version: str) -> QuerySet[Claim]:
+    """Claims a grading run with ``model`` would grade: aligned, outside
     the gold set, no expert label, not graded yet by this model and prompt."""
-    graded = PredictionScore.objects.filter(
-        prediction=OuterRef("pk"), scorer=scorer_name(model), scorer_version=version
+    graded = ClaimScore.objects.filter(
+        claim=OuterRef("pk"), scorer=scorer_name(model), scorer_version=version
     )
     return _with_premise(project).filter(~_expertly_labelled(), ~Exists(graded))
 
 
 def grader_silver_labels(project: Project) -> dict[int, str]:
-    """The LLM grader's labels: prediction id -> "safe" / "unsafe".
+    """The LLM grader's labels: claim id -> "safe" / "unsafe".
 
-    Gold documents and expertly labelled predictions are left out as they are
+    Gold documents and expertly labelled claims are left out as they are
     now (a label or a gold share set after the grading still counts), so are
-    predictions no longer aligned. When several models or prompt versions
-    graded a prediction, the latest grade wins.
+    claims no longer aligned. When several models or prompt versions
+    graded a claim, the latest grade wins.
     """
-    predictions = _with_premise(project).filter(~_expertly_labelled())
+    claims = _with_premise(project).filter(~_expertly_labelled())
     rows = (
-        PredictionScore.objects.filter(
-            scorer__startswith=GRADER_SCORER_PREFIX, prediction__in=predictions
+        ClaimScore.objects.filter(
+            scorer__startswith=GRADER_SCORER_PREFIX, claim__in=claims
         )
-        .order_by("prediction_id", "-updated_at", "-pk")
-        .distinct("prediction_id")
-        .values_list("prediction_id", "score")
+        .order_by("claim_id", "-updated_at", "-pk")
+        .distinct("claim_id")
+        .values_list("claim_id", "score")
     )
     return {pk: "safe" if score >= THRESHOLD else "unsafe" for pk, score in rows}
 
@@ -180,21 +178,21 @@ class GradingEstimate:
     model: str
     scorer: str
     scorer_version: str
-    predictions: int
+    claims: int
     prompt_tokens: int
     completion_tokens: int
     cost: Decimal | None
 
 
 def _fixed_chars(prompt) -> int:
-    """Characters every grading request carries whatever the prediction: the
+    """Characters every grading request carries whatever the claim: the
     system prompt, the user message's markup and the answer's schema."""
     schema = json.dumps(GRADE_SCHEMA, ensure_ascii=False)
     return len(prompt.system) + len(prompt.message("", "")) + len(schema)
 
 
-def _prompt_tokens(*, chars: int, predictions: int) -> int:
-    framing = predictions * (2 * TOKENS_PER_MESSAGE + TOKENS_PER_REPLY)
+def _prompt_tokens(*, chars: int, claims: int) -> int:
+    framing = claims * (2 * TOKENS_PER_MESSAGE + TOKENS_PER_REPLY)
     return math.ceil(chars / CHARS_PER_TOKEN) + framing
 
 
@@ -221,13 +219,13 @@ def grading_estimate(
     )
     n = totals["n"]
     chars = n * _fixed_chars(grader.prompt) + totals["chars"]
-    prompt = _prompt_tokens(chars=chars, predictions=n)
-    completion = n * COMPLETION_TOKENS_PER_PREDICTION
+    prompt = _prompt_tokens(chars=chars, claims=n)
+    completion = n * COMPLETION_TOKENS_PER_CLAIM
     return GradingEstimate(
         model=model,
         scorer=scorer_name(model),
         scorer_version=version,
-        predictions=n,
+        claims=n,
         prompt_tokens=prompt,
         completion_tokens=completion,
         cost=cost(prices, prompt, completion) if prices else None,
@@ -251,7 +249,7 @@ def grading_run_start(
     budget is money), with a price in ``params`` (the deployment sets them),
     a setting or a budget outside the deployment's bounds, or while the
     project has a run pending or running: two runs would grade the same
-    predictions.
+    claims.
     """
     budget = budget_from(budget)
     params = dict(params or {})
@@ -266,7 +264,7 @@ def grading_run_start(
         params=params,
         budget=budget,
         cost_estimate=estimate.cost,
-        progress_total=estimate.predictions,
+        progress_total=estimate.claims,
         created_by=created_by,
     )
 
@@ -278,23 +276,23 @@ def grading_run_cancel(*, run: GradingRun) -> GradingRun:
 
 def grading_run_fail(*, run_id: int, error: str) -> None:
     """Record a permanent failure on the run (its task will not retry), above
-    the predictions that failed before it."""
+    the claims that failed before it."""
     run_end(GradingRun, run_id, RunStatus.FAILED, note=error)
 
 
 def _failure_kind(error: Exception) -> str:
     """Whose failure a ScorerError from the grader is: that of the LLMError
-    it was raised from (an unusable grade is this prediction's)."""
+    it was raised from (an unusable grade is this claim's)."""
     return llm_failure_kind(error.__cause__)
 
 
 def grading_run_execute(*, run_id: int) -> GradingRun:
-    """Grade a run's predictions in batches until done, budget, or cancel.
+    """Grade a run's claims in batches until done, budget, or cancel.
 
     Safe to run twice or after a crash: a run is executed by one worker at a
-    time (an advisory lock), and only predictions without a grade from this
+    time (an advisory lock), and only claims without a grade from this
     model and prompt are sent. An unusable answer is recorded on the run and
-    the prediction stays ungraded; a transient failure (network, 429, 5xx
+    the claim stays ungraded; a transient failure (network, 429, 5xx
     after the SDK's retries) saves the batch's grades and raises
     TransientError for the task to retry; a configuration problem, a wrong
     key or an unknown model fails the run.
@@ -315,7 +313,7 @@ def _execute(run: GradingRun) -> None:
         raise ConfigurationError(str(e)) from e
     llm = LLMGrader(config, prompt=prompt)
 
-    def todo() -> QuerySet[Prediction]:
+    def todo() -> QuerySet[Claim]:
         return gradable(project, model=model, version=llm.version).order_by("pk")
 
     ids = list(todo().values_list("pk", flat=True))
@@ -344,8 +342,8 @@ def _execute(run: GradingRun) -> None:
                 run.pk,
                 RunStatus.SUCCEEDED,
                 note=f"Stopped before the budget: the next {len(batch)} "
-                f"predictions would bring the cost to about {projected} of "
-                f"{run.budget}; {todo().count()} predictions left ungraded.",
+                f"claims would bring the cost to about {projected} of "
+                f"{run.budget}; {todo().count()} claims left ungraded.",
             )
             return
         spent_before = llm.usage
@@ -387,7 +385,7 @@ def _execute(run: GradingRun) -> None:
         GradingRun,
         run.pk,
         RunStatus.SUCCEEDED,
-        note=f"{left} predictions left ungraded; a later run tries them again."
+        note=f"{left} claims left ungraded; a later run tries them again."
         if left
         else "",
     )
@@ -397,35 +395,35 @@ def _cancel_requested(run_id: int) -> bool:
     return GradingRun.objects.filter(pk=run_id, cancel_requested=True).exists()
 
 
-def _grade(llm, prediction: Prediction):
+def _grade(llm, claim: Claim):
     """The pipeline's Grade, or the ScorerError it raised (others are bugs)."""
 
     try:
-        return llm.grade(prediction.premise, prediction.hypothesis)
+        return llm.grade(claim.premise, claim.hypothesis)
     except ScorerError as e:
         return e
 
 
-def _batch_tokens(batch: Sequence[Prediction], prompt) -> tuple[int, int]:
+def _batch_tokens(batch: Sequence[Claim], prompt) -> tuple[int, int]:
     """The (prompt, completion) tokens grading ``batch`` with ``prompt``
     would take, from its messages' length."""
     chars = sum(len(p.premise) + len(p.hypothesis) for p in batch)
     n = len(batch)
     return (
-        _prompt_tokens(chars=n * _fixed_chars(prompt) + chars, predictions=n),
-        n * COMPLETION_TOKENS_PER_PREDICTION,
+        _prompt_tokens(chars=n * _fixed_chars(prompt) + chars, claims=n),
+        n * COMPLETION_TOKENS_PER_CLAIM,
     )
 
 
 def _batch_save(*, run_id, scorer, version, prices, spent, grades, failed) -> None:
     """One batch's grades, usage and unusable answers, in one transaction."""
     for p, error in failed:
-        logger.warning("grading run %s: prediction %s: %s", run_id, p.pk, error)
+        logger.warning("grading run %s: claim %s: %s", run_id, p.pk, error)
     with transaction.atomic():
-        PredictionScore.objects.bulk_create(
+        ClaimScore.objects.bulk_create(
             [
-                PredictionScore(
-                    prediction=p,
+                ClaimScore(
+                    claim=p,
                     scorer=scorer,
                     scorer_version=version,
                     score=g.score,
@@ -434,7 +432,7 @@ def _batch_save(*, run_id, scorer, version, prices, spent, grades, failed) -> No
                 for p, g in grades
             ],
             update_conflicts=True,
-            unique_fields=["prediction", "scorer", "scorer_version"],
+            unique_fields=["claim", "scorer", "scorer_version"],
             update_fields=["score", "reasoning", "updated_at"],
         )
         run = GradingRun.objects.select_for_update().get(pk=run_id)
@@ -443,11 +441,11 @@ def _batch_save(*, run_id, scorer, version, prices, spent, grades, failed) -> No
         run.completion_tokens += spent[1]
         run.cost = cost(prices, run.prompt_tokens, run.completion_tokens)
         run.heartbeat_at = timezone.now()
-        # The prediction stays ungraded, for a later run; the run says why.
+        # The claim stays ungraded, for a later run; the run says why.
         lines = run.error.splitlines()
         for p, error in failed:
             if len(lines) < _MAX_ERROR_LINES:
-                lines.append(f"prediction {p.pk} ({p.external_id}): {error}")
+                lines.append(f"claim {p.pk} ({p.external_id}): {error}")
             elif len(lines) == _MAX_ERROR_LINES:
                 lines.append("more failures in the worker log")
         run.error = "\n".join(lines)

@@ -2,7 +2,7 @@
 
 A task message only wakes a worker (see ``dispatch``): the rows say what is
 left. A message dropped while the broker was down, or a worker killed in the
-middle of a task, leaves unchecked predictions or active runs behind; the beat
+middle of a task, leaves unchecked claims or active runs behind; the beat
 sweeps in ``tasks`` ask these functions what to send again, and each task
 resumes where its rows say.
 """
@@ -16,14 +16,14 @@ from django.db.models import F, Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotator.models import ACTIVE_RUN_STATUSES, LLMRun, Prediction, RunStatus
+from annotator.models import ACTIVE_RUN_STATUSES, Claim, LLMRun, RunStatus
 from annotator.runs.lifecycle import run_end
 
 
 def projects_with_unchecked() -> list[int]:
-    """Projects with predictions waiting for a check (or a recheck)."""
+    """Projects with claims waiting for a check (or a recheck)."""
     return list(
-        Prediction.objects.filter(checked_at=None)
+        Claim.objects.filter(checked_at=None)
         .order_by("project_id")
         .values_list("project_id", flat=True)
         .distinct()

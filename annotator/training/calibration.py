@@ -1,9 +1,9 @@
 """A scorer version's calibration on the gold set, and the operating point the
 admin picks by the share of hallucinations to flag.
 
-Gold scores are the version's own ``PredictionScore`` rows on the gold
-documents' predictions that have a decisive expert label (settled by
-``training.expert_labels``' rule: majority, a tie unsafe). Predictions the
+Gold scores are the version's own ``ClaimScore`` rows on the gold
+documents' claims that have a decisive expert label (settled by
+``training.expert_labels``' rule: majority, a tie unsafe). Claims the
 scorer never read (not aligned to their document: unsafe whatever it says)
 have no score and are left out, so recall and precision here are the
 scorer's on the claims it decides, as on the dashboard's PR curve.
@@ -30,8 +30,8 @@ from annotator.labeling import gold
 from annotator.labeling.labels import queue_keys_refresh
 from annotator.models import (
     GRADER_SCORER_PREFIX,
-    Prediction,
-    PredictionScore,
+    Claim,
+    ClaimScore,
     Project,
     ScorerModel,
     Verdict,
@@ -68,7 +68,7 @@ class CalibrationError(ApplicationError):
 
 @dataclass
 class GoldScores:
-    """One row per labelled, scored gold prediction."""
+    """One row per labelled, scored gold claim."""
 
     scores: list[float]
     safe: list[bool]
@@ -83,33 +83,31 @@ class GoldScores:
 def _version_scores(scorer: ScorerModel):
     # The LLM grader's rows carry its own version string, which could equal a
     # scorer version by chance: they are excluded by name.
-    return PredictionScore.objects.filter(
-        prediction__project_id=scorer.project_id, scorer_version=scorer.version
+    return ClaimScore.objects.filter(
+        claim__project_id=scorer.project_id, scorer_version=scorer.version
     ).exclude(scorer__startswith=GRADER_SCORER_PREFIX)
 
 
 def gold_scores(scorer: ScorerModel) -> GoldScores:
-    """``scorer``'s scores on the gold set's labelled predictions."""
+    """``scorer``'s scores on the gold set's labelled claims."""
     project = scorer.project
     labels = expert_labels(project, gold_set=True)
     rows = gold.restrict(
         _version_scores(scorer),
         project,
         gold=True,
-        document_field="prediction__document_id",
-    ).values_list(
-        "prediction_id", "score", "prediction__type", "prediction__document_id"
-    )
+        document_field="claim__document_id",
+    ).values_list("claim_id", "score", "claim__type", "claim__document_id")
     # A version scored under two names (a renamed folder) keeps one score per
-    # prediction: the last one read.
+    # claim: the last one read.
     latest: dict[int, tuple[float, str, int]] = {}
-    for prediction_id, score, type_, document_id in rows.order_by("updated_at"):
-        if prediction_id in labels:
-            latest[prediction_id] = (score, type_, document_id)
+    for claim_id, score, type_, document_id in rows.order_by("updated_at"):
+        if claim_id in labels:
+            latest[claim_id] = (score, type_, document_id)
     data = GoldScores([], [], [], [])
-    for prediction_id, (score, type_, document_id) in sorted(latest.items()):
+    for claim_id, (score, type_, document_id) in sorted(latest.items()):
         data.scores.append(min(1.0, max(0.0, float(score))))
-        data.safe.append(labels[prediction_id] == "safe")
+        data.safe.append(labels[claim_id] == "safe")
         data.types.append(type_)
         data.documents.append(document_id)
     return data
@@ -120,9 +118,9 @@ def _require_both_classes(data: GoldScores, version: str, what: str) -> None:
     n_safe = len(data.safe) - n_unsafe
     if not n_safe or not n_unsafe:
         raise CalibrationError(
-            f"{what} needs gold labels of both classes on predictions scored by "
+            f"{what} needs gold labels of both classes on claims scored by "
             f"{version}; the gold set has {n_safe} safe and {n_unsafe} "
-            "unsafe: label more gold predictions (the queue hands them out) or "
+            "unsafe: label more gold claims (the queue hands them out) or "
             "rescore them with this version"
         )
 
@@ -205,7 +203,7 @@ def scorer_calibrate(
 
     Raises:
         CalibrationError: a scorer of another project, an unknown method, or
-            no gold labels of both classes among its scored predictions.
+            no gold labels of both classes among its scored claims.
     """
     _same_project(project, scorer)
     data = gold_scores(scorer)
@@ -218,8 +216,8 @@ def calibration_from_findings(findings, data, *, log=None) -> dict[str, Any]:
     """The calibration of a version being registered, from the findings of
     its gold evaluation (``training.gold_measure``) and the gold data's
     labels; ``{}`` (and a log line) when the gold set cannot support one."""
-    types = {str(p.id): p.type for p in data.predictions}
-    documents = {str(p.id): int(p.document_id) for p in data.predictions}
+    types = {str(p.id): p.type for p in data.claims}
+    documents = {str(p.id): int(p.document_id) for p in data.claims}
     rows = GoldScores([], [], [], [])
     for f in findings:
         label = data.labels.get(f.claim_id)
@@ -280,28 +278,28 @@ def _target(value: Any) -> float:
 
 
 def workload(scorer: ScorerModel, threshold: float) -> dict[str, Any]:
-    """How many of the project's predictions would be flagged at
+    """How many of the project's claims would be flagged at
     ``threshold``: those ``scorer`` scored below it, plus those unsafe
     without a score (not aligned: flagged whatever the threshold)."""
     scored = _version_scores(scorer).aggregate(
-        scored=Count("prediction", distinct=True),
-        below=Count("prediction", distinct=True, filter=Q(score__lt=threshold)),
+        scored=Count("claim", distinct=True),
+        below=Count("claim", distinct=True, filter=Q(score__lt=threshold)),
     )
-    predictions = Prediction.objects.filter(project_id=scorer.project_id).aggregate(
+    claims = Claim.objects.filter(project_id=scorer.project_id).aggregate(
         total=Count("pk"),
         unscored_unsafe=Count(
             "pk", filter=Q(score__isnull=True, verdict=Verdict.UNSAFE)
         ),
     )
-    flagged = scored["below"] + predictions["unscored_unsafe"]
-    total = predictions["total"]
+    flagged = scored["below"] + claims["unscored_unsafe"]
+    total = claims["total"]
     return {
         "flagged": flagged,
         "total": total,
         "fraction": flagged / total if total else None,
         "scored": scored["scored"],
         "flagged_by_score": scored["below"],
-        "unsafe_without_score": predictions["unscored_unsafe"],
+        "unsafe_without_score": claims["unscored_unsafe"],
     }
 
 
@@ -309,7 +307,7 @@ def operating_point_preview(
     *, project: Project, scorer: ScorerModel, target_recall: Any
 ) -> dict[str, Any]:
     """The threshold that flags ``target_recall`` of the unsafe gold
-    predictions ``scorer`` scored, its precision and recall there, and the
+    claims ``scorer`` scored, its precision and recall there, and the
     expert workload it implies on the whole project. Changes nothing.
 
     It aims a little above the target on the gold set (``gold_recall_aimed``)
@@ -442,7 +440,7 @@ def reliability_svg(data: dict[str, Any]) -> str:
                 f"{name} (ECE {part['ece']:.3f})",
                 [(b["mean_predicted"], b["observed"]) for b in bins],
                 notes=[
-                    f"{name}: {b['count']} predictions scored {b['lo']:.1f}-"
+                    f"{name}: {b['count']} claims scored {b['lo']:.1f}-"
                     f"{b['hi']:.1f}, mean P(safe) {b['mean_predicted']:.3f}, "
                     f"observed safe {b['observed']:.3f}"
                     for b in bins

@@ -12,13 +12,13 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Count, Q
 
-from annotator.claims.records import document_record, prediction_record
+from annotator.claims.records import claim_record, document_record
 from annotator.labeling import gold
 from annotator.models import (
     Adjudication,
     Annotation,
+    Claim,
     Document,
-    Prediction,
     Project,
 )
 from annotator.runs.grading import grader_silver_labels
@@ -28,42 +28,41 @@ from pipeline.jsonl import label_from_json
 
 
 def expert_labels(project: Project, *, gold_set: bool) -> dict[int, str]:
-    """One label per prediction, from the decisive (safe/unsafe) annotations.
+    """One label per claim, from the decisive (safe/unsafe) annotations.
 
     Experts who disagree are settled by a reviewer's adjudication where there
     is one (:mod:`.adjudication`), else by majority, a tie counting as unsafe:
     one expert saw a problem, and a missed hallucination costs more than a
     flag (the item waits in the reviewers' queue meanwhile). ``unsure``
-    labels are ignored. ``gold_set`` picks the gold test set's predictions
+    labels are ignored. ``gold_set`` picks the gold test set's claims
     (True) or the training side (False).
     """
     annotations = gold.restrict(
         Annotation.objects.filter(
-            prediction__project=project, label__in=Annotation.DECISIVE
+            claim__project=project, label__in=Annotation.DECISIVE
         ),
         project,
         gold=gold_set,
-        document_field="prediction__document_id",
+        document_field="claim__document_id",
     )
     rows = (
         annotations.order_by()  # Meta.ordering would join the GROUP BY
-        .values("prediction_id")
+        .values("claim_id")
         .annotate(
             safe=Count("pk", filter=Q(label=Annotation.Label.SAFE)),
             unsafe=Count("pk", filter=Q(label=Annotation.Label.UNSAFE)),
         )
     )
     labels = {
-        r["prediction_id"]: "safe" if r["safe"] > r["unsafe"] else "unsafe"
-        for r in rows
+        r["claim_id"]: "safe" if r["safe"] > r["unsafe"] else "unsafe" for r in rows
     }
     decisions = gold.restrict(
-        Adjudication.objects.filter(prediction__project=project),
+        Adjudication.objects.filter(claim__project=project),
         project,
         gold=gold_set,
-        document_field="prediction__document_id",
+        document_field="claim__document_id",
     )
-    labels.update(decisions.values_list("prediction_id", "label"))
+    labels.update(decisions.values_list("claim_id", "label"))
     return labels
 
 
@@ -72,7 +71,7 @@ class LabelledData:
     """Pipeline records for one side of the gold split."""
 
     documents: dict[str, Any]
-    predictions: list[Any]
+    claims: list[Any]
     labels: dict[str, Any]
     pool_key: str = ""
 
@@ -80,33 +79,33 @@ class LabelledData:
 def labelled_data(
     project: Project, *, gold_set: bool, labelled_only: bool = False
 ) -> LabelledData:
-    """Documents, predictions and expert labels of one side of the gold split,
+    """Documents, claims and expert labels of one side of the gold split,
     as the pipeline's records (ids are database ids, as in the check).
 
     ``pool_key`` hashes what silver pairs are made from (documents,
-    predictions, schema), not the labels: it names the silver cache.
+    claims, schema), not the labels: it names the silver cache.
     """
 
     labels = expert_labels(project, gold_set=gold_set)
-    predictions_qs = gold.restrict(
-        Prediction.objects.filter(project=project), project, gold=gold_set
+    claims_qs = gold.restrict(
+        Claim.objects.filter(project=project), project, gold=gold_set
     ).order_by("pk")
     if labelled_only:
-        predictions_qs = predictions_qs.filter(pk__in=list(labels))
+        claims_qs = claims_qs.filter(pk__in=list(labels))
     digest = hashlib.sha256()
     digest.update(json.dumps(project.entity_schema, sort_keys=True).encode())
-    predictions = []
-    # Every field prediction_record reads: a deferred one costs a query a row.
-    rows = predictions_qs.only(
+    claims = []
+    # Every field claim_record reads: a deferred one costs a query a row.
+    rows = claims_qs.only(
         "pk", "document_id", "type", "value", "context", "model", "extra"
     ).iterator(chunk_size=2000)
     for row in rows:
-        p = prediction_record(row)
-        predictions.append(p)
+        p = claim_record(row)
+        claims.append(p)
         digest.update(
             json.dumps([row.pk, row.document_id, p.type, p.value, p.context]).encode()
         )
-    document_ids = {int(p.document_id) for p in predictions}
+    document_ids = {int(p.document_id) for p in claims}
     documents = {}
     for row in (
         Document.objects.filter(pk__in=document_ids)
@@ -122,9 +121,9 @@ def labelled_data(
             digest.update(json.dumps(row.metadata, sort_keys=True).encode())
     return LabelledData(
         documents=documents,
-        predictions=predictions,
+        claims=claims,
         labels={
-            str(pk): label_from_json({"prediction_id": str(pk), "label": label})
+            str(pk): label_from_json({"claim_id": str(pk), "label": label})
             for pk, label in labels.items()
         },
         pool_key=digest.hexdigest()[:32],
@@ -149,7 +148,7 @@ def silver_cached(project: Project, data: LabelledData, config, checker, log):
         except (OSError, ValueError, TypeError) as e:
             log(f"silver cache unreadable ({e}); making the pairs again")
     started = time.monotonic()
-    examples = checker.silver_examples(data.predictions, seed=config.seed)
+    examples = checker.silver_examples(data.claims, seed=config.seed)
     folder.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(
@@ -160,8 +159,8 @@ def silver_cached(project: Project, data: LabelledData, config, checker, log):
         if old != path:
             old.unlink(missing_ok=True)
     log(
-        f"silver pairs: {len(examples)} made from {len(data.predictions)} "
-        f"predictions in {time.monotonic() - started:.0f} s (cached)"
+        f"silver pairs: {len(examples)} made from {len(data.claims)} "
+        f"claims in {time.monotonic() - started:.0f} s (cached)"
     )
     return examples
 
@@ -173,7 +172,7 @@ def graded_examples(project: Project, data: LabelledData, checker, log):
     graded = {str(pk): label for pk, label in grader_silver_labels(project).items()}
     if not graded:
         return []
-    pairs = checker.training_pairs(data.predictions, only=graded)
+    pairs = checker.training_pairs(data.claims, only=graded)
     examples = [
         Example(
             p.premise,

@@ -196,7 +196,7 @@ def _execute(run_id: int, on_progress) -> None:
     unsafe = sum(lab.label == "unsafe" for lab in data.labels.values())
     log(
         f"{len(data.labels)} expert labels ({unsafe} unsafe) outside the gold set, "
-        f"{len(data.predictions)} predictions on {len(data.documents)} documents"
+        f"{len(data.claims)} claims on {len(data.documents)} documents"
     )
     TrainingRun.objects.filter(pk=run_id).update(
         expert_labels=len(data.labels), base_model=config.base
@@ -212,7 +212,7 @@ def _execute(run_id: int, on_progress) -> None:
     shutil.rmtree(tmp, ignore_errors=True)
     metadata = train_scorer(
         checker,
-        data.predictions,
+        data.claims,
         data.labels,
         tmp,
         config=config,

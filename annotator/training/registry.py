@@ -43,7 +43,7 @@ def gold_measure(
         return None
     checker = project_checker(project, data.documents)
     report = checker.check(
-        [p for p in data.predictions if p.id in data.labels],
+        [p for p in data.claims if p.id in data.labels],
         scorer=NLIScorer(model, threshold=threshold),
     )
     unsafe = [data.labels[f.claim_id].label == "unsafe" for f in report.findings]
@@ -204,6 +204,6 @@ def version_register(
         )
         run_ended(TrainingRun, run.pk)
         if promote:
-            # Rescoring every prediction with it is queued on commit.
+            # Rescoring every claim with it is queued on commit.
             scorer_activate(scorer=scorer)
     return scorer

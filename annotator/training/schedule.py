@@ -18,7 +18,7 @@ from annotator.labeling import gold
 from annotator.models import (
     ACTIVE_RUN_STATUSES,
     Annotation,
-    Prediction,
+    Claim,
     Project,
     RunStatus,
     ScorerModel,
@@ -30,7 +30,7 @@ logger = logging.getLogger(__name__)
 
 
 def new_expert_labels(project: Project) -> int:
-    """Training-side predictions labelled (or relabelled) since the later of
+    """Training-side claims labelled (or relabelled) since the later of
     the active scorer's training and the last finished training attempt.
 
     A failed or unpromoted attempt counts too: otherwise beat would retrain
@@ -54,30 +54,30 @@ def new_expert_labels(project: Project) -> int:
         cutoffs.append(last)
     annotations = gold.restrict(
         Annotation.objects.filter(
-            prediction__project=project, label__in=Annotation.DECISIVE
+            claim__project=project, label__in=Annotation.DECISIVE
         ),
         project,
         gold=False,
-        document_field="prediction__document_id",
+        document_field="claim__document_id",
     )
     if cutoffs:
         annotations = annotations.filter(updated_at__gt=max(cutoffs))
-    return annotations.values("prediction_id").distinct().count()
+    return annotations.values("claim_id").distinct().count()
 
 
 def first_scorer_due(project: Project) -> TrainingRun | None:
-    """Start the first scorer's run of a project that has predictions and no
+    """Start the first scorer's run of a project that has claims and no
     active scorer, before any label: silver pairs of its own documents, from
     the starter scorer. Once per import: no run is started while one started
-    after the newest prediction exists (so a refused first scorer is not
+    after the newest claim exists (so a refused first scorer is not
     retrained every few minutes)."""
     if not settings.FIRST_SCORER_AUTO:
         return None
     if ScorerModel.objects.filter(project=project, is_active=True).exists():
         return None
-    newest = Prediction.objects.filter(project=project).aggregate(
-        newest=Max("created_at")
-    )["newest"]
+    newest = Claim.objects.filter(project=project).aggregate(newest=Max("created_at"))[
+        "newest"
+    ]
     if (
         newest is None
         or TrainingRun.objects.filter(project=project, created_at__gte=newest).exists()

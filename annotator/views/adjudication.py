@@ -10,7 +10,7 @@ from django.views.decorators.http import require_http_methods
 
 from annotator.core.errors import ApplicationError
 from annotator.labeling import adjudication
-from annotator.models import Prediction
+from annotator.models import Claim
 from annotator.views.access import project_page
 
 
@@ -20,17 +20,17 @@ def adjudication_page(request, pk: int):
     project = project_page(request, pk, adjudication.REVIEW, action="adjudicating")
     error, status = "", 200
     if request.method == "POST":
-        raw = request.POST.get("prediction", "")
-        prediction = (
-            Prediction.objects.filter(project=project, pk=int(raw)).first()
+        raw = request.POST.get("claim", "")
+        claim = (
+            Claim.objects.filter(project=project, pk=int(raw)).first()
             if raw.isascii() and raw.isdigit() and len(raw) < 19
             else None
         )
         try:
-            if prediction is None:
-                raise ApplicationError("no such prediction in this project")
+            if claim is None:
+                raise ApplicationError("no such claim in this project")
             adjudication.adjudicate(
-                prediction=prediction,
+                claim=claim,
                 reviewer=request.user,
                 label=request.POST.get("label", ""),
                 note=request.POST.get("note", ""),
@@ -38,7 +38,7 @@ def adjudication_page(request, pk: int):
         except ApplicationError as e:
             error, status = str(e), 400
         else:
-            return redirect(f"{request.path}?decided={prediction.pk}")
+            return redirect(f"{request.path}?decided={claim.pk}")
     return render(
         request,
         "adjudicate.html",

@@ -27,10 +27,8 @@ from pipeline.checkers import checker_class
 def home(request):
     projects = list(
         access.projects_for(request.user).annotate(
-            n_predictions=Count("predictions"),
-            n_unsafe=Count(
-                "predictions", filter=Q(predictions__verdict=Verdict.UNSAFE)
-            ),
+            n_claims=Count("claims"),
+            n_unsafe=Count("claims", filter=Q(claims__verdict=Verdict.UNSAFE)),
         )
     )
     roles = access.project_roles(request.user)
@@ -44,7 +42,7 @@ def home(request):
 
 
 @login_required
-def predictions_page(request, pk: int):
+def claims_page(request, pk: int):
     project = project_page(request, pk)
     role = access.project_role(request.user, project)
     # Experts on a project that hides machine scores see neither scores nor
@@ -53,11 +51,11 @@ def predictions_page(request, pk: int):
     verdict = (request.GET.get("verdict") or None) if machine else None
     if verdict not in selectors.VERDICT_FILTERS:
         verdict = None
-    predictions = selectors.predictions_filter(
-        project.predictions.select_related("document"), verdict=verdict
+    claims = selectors.claims_filter(
+        project.claims.select_related("document"), verdict=verdict
     ).order_by("document__external_id", "pk")
-    page = Paginator(predictions, 100).get_page(request.GET.get("page"))
-    counts = project.predictions.aggregate(
+    page = Paginator(claims, 100).get_page(request.GET.get("page"))
+    counts = project.claims.aggregate(
         safe=Count("pk", filter=Q(verdict=Verdict.SAFE)),
         unsafe=Count("pk", filter=Q(verdict=Verdict.UNSAFE)),
         unscored=Count("pk", filter=Q(verdict=Verdict.UNSCORED)),
@@ -65,7 +63,7 @@ def predictions_page(request, pk: int):
     )
     return render(
         request,
-        "predictions.html",
+        "claims.html",
         {
             "project": project,
             "page": page,

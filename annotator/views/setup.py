@@ -1,5 +1,5 @@
 """The project set-up pages: create a project, then upload its documents and
-predictions (each import reported line by line), add its annotators and
+claims (each import reported line by line), add its annotators and
 watch its checks. Only users who may create projects, and a project's
 admins, see them."""
 
@@ -147,15 +147,15 @@ def _documents(request, project: Project) -> dict:
     return _reported(report, "Items" if ingest.takes_items(project) else "Documents")
 
 
-def _predictions(request, project: Project) -> dict:
+def _claims(request, project: Project) -> dict:
     upload = request.FILES.get("file")
     problem = _upload_problem([upload] if upload else [])
     if problem:
-        return {"upload_problem": problem, "upload_what": "predictions"}
-    report = ingest.predictions_import(
+        return {"upload_problem": problem, "upload_what": "claims"}
+    report = ingest.claims_import(
         project=project, stream=_opened(upload), source=upload.name
     )
-    return _reported(report, "Predictions")
+    return _reported(report, "Claims")
 
 
 def _member(request, project: Project) -> dict:
@@ -184,7 +184,7 @@ def _account(request, project: Project) -> dict:
 
 _ACTIONS = {
     "documents": _documents,
-    "predictions": _predictions,
+    "claims": _claims,
     "member": _member,
     "account": _account,
 }

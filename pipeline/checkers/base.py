@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 from ..errors import InputError
 from ..grader_prompts import GraderPrompt
 from ..score import Scorer
-from ..types import Document, Label, Prediction, VerdictValue
+from ..types import Claim, Document, Label, VerdictValue
 
 C = TypeVar("C")
 
@@ -227,7 +227,7 @@ class ItemFormat:
 
     read: Callable[[Any], Any]
     document: Callable[[Any], Document]
-    claims: Callable[[Any], Sequence[Prediction]] = _nothing
+    claims: Callable[[Any], Sequence[Claim]] = _nothing
     labels: Callable[[Any], Sequence[Label]] = _nothing
 
 

@@ -7,7 +7,7 @@ from itertools import count
 
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from annotator.models import Document, Prediction, Project
+from annotator.models import Claim, Document, Project
 from tests.scorers import WordOverlapScorer
 
 _n = count(1)
@@ -47,10 +47,10 @@ def make_document(project, *, external_id=None, text=DOC_TEXT, **fields) -> Docu
     )
 
 
-def make_prediction(document, *, external_id=None, **fields) -> Prediction:
+def make_claim(document, *, external_id=None, **fields) -> Claim:
     values = dict(type="GPE", value="Toronto", context="took place in Toronto")
     values.update(fields)
-    return Prediction.objects.create(
+    return Claim.objects.create(
         project=document.project,
         document=document,
         external_id=external_id or f"pred-{next(_n)}",
@@ -88,7 +88,7 @@ def documents_jsonl() -> bytes:
     )
 
 
-def predictions_jsonl() -> bytes:
+def claims_jsonl() -> bytes:
     return jsonl(
         {
             "id": "p-found",

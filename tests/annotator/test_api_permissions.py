@@ -1,7 +1,7 @@
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from tests.annotator.factories import make_document, make_prediction
+from tests.annotator.factories import make_claim, make_document
 
 pytestmark = pytest.mark.django_db
 
@@ -11,7 +11,7 @@ pytestmark = pytest.mark.django_db
     [
         "/api/projects/",
         "/api/documents/",
-        "/api/predictions/",
+        "/api/claims/",
         "/api/annotations/",
         "/api/extraction-runs/",
         "/api/scorer-models/",
@@ -26,7 +26,7 @@ def test_anonymous_users_see_nothing(personas, api, url):
 
 
 def test_anonymous_page_redirects_to_login(personas, client):
-    response = client.get(f"/projects/{personas.project.pk}/predictions/")
+    response = client.get(f"/projects/{personas.project.pk}/claims/")
     assert response.status_code == 302
     assert response["Location"].startswith("/login/")
 
@@ -48,13 +48,13 @@ def test_annotators_see_only_their_projects(personas, api):
 
 def test_outsider_gets_404_for_rows_of_other_projects(personas, api):
     document = make_document(personas.project)
-    prediction = make_prediction(document)
+    claim = make_claim(document)
     outsider = api(personas.outsider)
     assert outsider.get(f"/api/projects/{personas.project.pk}/").status_code == 404
     assert outsider.get(f"/api/documents/{document.pk}/").status_code == 404
-    assert outsider.get(f"/api/predictions/{prediction.pk}/").status_code == 404
+    assert outsider.get(f"/api/claims/{claim.pk}/").status_code == 404
     member = api(personas.annotator)
-    assert member.get(f"/api/predictions/{prediction.pk}/").status_code == 200
+    assert member.get(f"/api/claims/{claim.pk}/").status_code == 200
 
 
 def _upload(client, url, project, field="file"):
@@ -70,7 +70,7 @@ def test_annotator_cannot_use_admin_only_endpoints(personas, api):
     assert (
         _upload(client, "/api/documents/upload/", project, "files").status_code == 403
     )
-    assert _upload(client, "/api/predictions/import/", project).status_code == 403
+    assert _upload(client, "/api/claims/import/", project).status_code == 403
     assert _upload(client, "/api/annotations/import/", project).status_code == 403
     assert client.get(f"/api/projects/{project.pk}/export/").status_code == 403
     assert client.post(f"/api/projects/{project.pk}/check/").status_code == 403
@@ -91,11 +91,11 @@ def test_annotator_cannot_use_admin_only_endpoints(personas, api):
     assert response.status_code == 403
 
 
-def test_annotator_labels_a_prediction_once_per_client_id(personas, api):
-    prediction = make_prediction(make_document(personas.project))
+def test_annotator_labels_a_claim_once_per_client_id(personas, api):
+    claim = make_claim(make_document(personas.project))
     client = api(personas.annotator)
     body = {
-        "prediction": prediction.pk,
+        "claim": claim.pk,
         "label": "unsafe",
         "note": "wrong city",
         "seconds_spent": 4.5,
@@ -132,7 +132,7 @@ def test_token_endpoint_and_schema(personas, api):
     schema = client.get("/api/schema/?format=json")
     assert schema.status_code == 200
     paths = schema.json()["paths"]
-    assert "/api/predictions/" in paths and "/api/documents/upload/" in paths
+    assert "/api/claims/" in paths and "/api/documents/upload/" in paths
     assert client.get("/api/docs/").status_code == 200
 
 
@@ -142,15 +142,15 @@ def test_a_threshold_changed_through_the_api_has_every_claim_checked_again(
     from django.utils import timezone
 
     project = personas.project
-    prediction = make_prediction(
+    claim = make_claim(
         make_document(project), verdict="unsafe", checked_at=timezone.now()
     )
     client = api(personas.admin)
     url = f"/api/projects/{project.pk}/"
     assert client.patch(url, {"description": "d"}, format="json").status_code == 200
-    prediction.refresh_from_db()
-    assert prediction.checked_at is not None
+    claim.refresh_from_db()
+    assert claim.checked_at is not None
     reply = client.patch(url, {"align_threshold": 0.7}, format="json")
     assert (reply.status_code, reply.json()["align_threshold"]) == (200, 0.7)
-    prediction.refresh_from_db()
-    assert (prediction.checked_at, prediction.verdict) == (None, "unsafe")
+    claim.refresh_from_db()
+    assert (claim.checked_at, claim.verdict) == (None, "unsafe")

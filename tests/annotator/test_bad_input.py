@@ -12,8 +12,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection
 
-from annotator.models import Annotation, Document, Prediction, Project
-from tests.annotator.factories import DOC_TEXT, make_document, make_prediction, upload
+from annotator.models import Annotation, Claim, Document, Project
+from tests.annotator.factories import DOC_TEXT, make_claim, make_document, upload
 from tests.conftest import wait_for
 
 pytestmark = [pytest.mark.bad_input, pytest.mark.django_db]
@@ -26,7 +26,7 @@ GOOD = {
 }
 
 
-def _prediction(**fields) -> bytes:
+def _claim(**fields) -> bytes:
     return json.dumps({**GOOD, **fields}, ensure_ascii=True).encode()
 
 
@@ -36,59 +36,59 @@ def _deep(levels: int) -> bytes:
     )
 
 
-BAD_PREDICTION_LINES = {
+BAD_CLAIM_LINES = {
     "NaN": b'{"id": "bad", "document_id": "d1", "type": "GPE", "value": NaN}',
     "Infinity": b'{"id": "bad", "document_id": "d1", "type": "GPE", "value": Infinity}',
     "-Infinity": b'{"id": "bad", "document_id": "d1", "type": "GPE", '
     b'"value": -Infinity}',
-    "NUL in value": _prediction(id="bad", value="Tor\u0000onto"),
-    "NUL in context": _prediction(id="bad", context="took\u0000place"),
-    "lone surrogate in value": _prediction(id="bad", value="\ud800"),
-    "lone surrogate in a key": _prediction(id="bad", **{"extra\udfff": 1}),
-    "id too long": _prediction(id="x" * 256),
-    "type too long": _prediction(id="bad", type="T" * 201),
-    "model too long": _prediction(id="bad", model="m" * 201),
-    "document_id too long": _prediction(id="bad", document_id="d" * 256),
+    "NUL in value": _claim(id="bad", value="Tor\u0000onto"),
+    "NUL in context": _claim(id="bad", context="took\u0000place"),
+    "lone surrogate in value": _claim(id="bad", value="\ud800"),
+    "lone surrogate in a key": _claim(id="bad", **{"extra\udfff": 1}),
+    "id too long": _claim(id="x" * 256),
+    "type too long": _claim(id="bad", type="T" * 201),
+    "model too long": _claim(id="bad", model="m" * 201),
+    "document_id too long": _claim(id="bad", document_id="d" * 256),
     "nested past the recursion limit": _deep(100_000),
     "nested 100 deep": _deep(100),
     "huge integer": b'{"id": "bad", "document_id": "d1", "type": "GPE", "value": '
     + b"9" * 5000
     + b"}",
-    "id a number": _prediction(id=7),
-    "id a list": _prediction(id=["a"]),
+    "id a number": _claim(id=7),
+    "id a list": _claim(id=["a"]),
     "value missing": json.dumps(
         {"id": "bad", "document_id": "d1", "type": "GPE"}
     ).encode(),
-    "context an object": _prediction(id="bad", context={"text": "x"}),
-    "unknown document": _prediction(id="bad", document_id="nowhere"),
+    "context an object": _claim(id="bad", context={"text": "x"}),
+    "unknown document": _claim(id="bad", document_id="nowhere"),
     "not JSON": b'{"id": "bad", "document_id": "d1"',
     "latin-1 bytes": b'{"id": "bad", "document_id": "d1", "value": "caf\xe9"}',
     "an array": b'["bad", "d1", "GPE"]',
 }
 
 
-@pytest.mark.parametrize("bad", BAD_PREDICTION_LINES.values(), ids=BAD_PREDICTION_LINES)
-def test_bad_prediction_line_is_reported_and_its_neighbours_kept(personas, api, bad):
+@pytest.mark.parametrize("bad", BAD_CLAIM_LINES.values(), ids=BAD_CLAIM_LINES)
+def test_bad_claim_line_is_reported_and_its_neighbours_kept(personas, api, bad):
     project = personas.project
     make_document(project, external_id="d1")
-    content = b"\n".join([_prediction(id="before"), bad, _prediction(id="after")])
+    content = b"\n".join([_claim(id="before"), bad, _claim(id="after")])
     response = upload(
-        api(personas.admin), "/api/predictions/import/", project, "p.jsonl", content
+        api(personas.admin), "/api/claims/import/", project, "p.jsonl", content
     )
     assert response.status_code == 207, response.content
     report = response.json()
     assert [e["line"] for e in report["errors"]] == [2], report
     assert report["created"] == 2
-    stored = Prediction.objects.filter(project=project)
+    stored = Claim.objects.filter(project=project)
     assert sorted(stored.values_list("external_id", flat=True)) == ["after", "before"]
 
 
 def test_a_byte_order_mark_is_not_a_bad_line(personas, api):
     project = personas.project
     make_document(project, external_id="d1")
-    content = b"\xef\xbb\xbf" + _prediction(id="a") + b"\n" + _prediction(id="b")
+    content = b"\xef\xbb\xbf" + _claim(id="a") + b"\n" + _claim(id="b")
     response = upload(
-        api(personas.admin), "/api/predictions/import/", project, "p.jsonl", content
+        api(personas.admin), "/api/claims/import/", project, "p.jsonl", content
     )
     assert response.json() == {"created": 2, "updated": 0, "unchanged": 0, "errors": []}
 
@@ -102,11 +102,11 @@ def test_one_bad_line_among_1200_costs_only_that_line_and_the_check_runs(
     project.nli_threshold = 0.0
     project.save()
     make_document(project, external_id="d1", text=DOC_TEXT)
-    lines = [_prediction(id=f"p{i}") for i in range(1, 1201)]
-    lines[1100] = _prediction(id="p1101", value="Tor\u0000onto")
+    lines = [_claim(id=f"p{i}") for i in range(1, 1201)]
+    lines[1100] = _claim(id="p1101", value="Tor\u0000onto")
     response = upload(
         api(personas.admin),
-        "/api/predictions/import/",
+        "/api/claims/import/",
         project,
         "p.jsonl",
         b"\n".join(lines),
@@ -118,13 +118,11 @@ def test_one_bad_line_among_1200_costs_only_that_line_and_the_check_runs(
     assert report["created"] == 1199
     # The check was queued after the import: the worker checks every row.
     wait_for(
-        lambda: (
-            not Prediction.objects.filter(project=project, checked_at=None).exists()
-        ),
+        lambda: not Claim.objects.filter(project=project, checked_at=None).exists(),
         timeout=120,
         worker=celery_worker,
     )
-    assert Prediction.objects.filter(project=project).count() == 1199
+    assert Claim.objects.filter(project=project).count() == 1199
 
 
 def test_a_row_the_database_refuses_is_retried_alone_and_reported(personas, api):
@@ -145,11 +143,9 @@ def test_a_row_the_database_refuses_is_retried_alone_and_reported(personas, api)
             FOR EACH ROW EXECUTE FUNCTION refuse_poison();
             """
         )
-    content = b"\n".join(
-        [_prediction(id="a"), _prediction(id="poison"), _prediction(id="b")]
-    )
+    content = b"\n".join([_claim(id="a"), _claim(id="poison"), _claim(id="b")])
     response = upload(
-        api(personas.admin), "/api/predictions/import/", project, "p.jsonl", content
+        api(personas.admin), "/api/claims/import/", project, "p.jsonl", content
     )
     assert response.status_code == 207, response.content
     report = response.json()
@@ -157,7 +153,7 @@ def test_a_row_the_database_refuses_is_retried_alone_and_reported(personas, api)
     assert [(e["line"], e["message"]) for e in report["errors"]] == [
         (2, "refused by the database: poisoned row")
     ]
-    stored = Prediction.objects.filter(project=project)
+    stored = Claim.objects.filter(project=project)
     assert sorted(stored.values_list("external_id", flat=True)) == ["a", "b"]
 
 
@@ -202,7 +198,7 @@ def test_bad_document_line_is_reported_and_its_neighbours_kept(personas, api, ba
 def test_an_empty_file_is_refused_by_name(personas, api):
     response = upload(
         api(personas.admin),
-        "/api/predictions/import/",
+        "/api/claims/import/",
         personas.project,
         "p.jsonl",
         b"",
@@ -212,21 +208,18 @@ def test_an_empty_file_is_refused_by_name(personas, api):
 
 
 BAD_LABEL_LINES = {
-    "label not a label": b'{"prediction_id": "p1", "label": "maybe"}',
-    "unknown prediction": b'{"prediction_id": "nowhere", "label": "safe"}',
-    "prediction_id too long": json.dumps(
-        {"prediction_id": "p" * 300, "label": "safe"}
-    ).encode(),
+    "label not a label": b'{"claim_id": "p1", "label": "maybe"}',
+    "unknown claim": b'{"claim_id": "nowhere", "label": "safe"}',
+    "claim_id too long": json.dumps({"claim_id": "p" * 300, "label": "safe"}).encode(),
     "NUL in the note": json.dumps(
-        {"prediction_id": "p1", "label": "safe", "note": "a\u0000"}
+        {"claim_id": "p1", "label": "safe", "note": "a\u0000"}
     ).encode(),
-    "note an object": b'{"prediction_id": "p1", "label": "safe", "note": {"a": 1}}',
+    "note an object": b'{"claim_id": "p1", "label": "safe", "note": {"a": 1}}',
     "note too long": json.dumps(
-        {"prediction_id": "p1", "label": "safe", "note": "n" * 10_001}
+        {"claim_id": "p1", "label": "safe", "note": "n" * 10_001}
     ).encode(),
-    "NaN in an extra field": b'{"prediction_id": "p1", "label": "safe", "c": NaN}',
-    "lone surrogate in prediction_id": b'{"prediction_id": "p\\udc00", '
-    b'"label": "safe"}',
+    "NaN in an extra field": b'{"claim_id": "p1", "label": "safe", "c": NaN}',
+    "lone surrogate in claim_id": b'{"claim_id": "p\\udc00", "label": "safe"}',
 }
 
 
@@ -235,12 +228,12 @@ def test_bad_label_line_is_reported_and_its_neighbours_kept(personas, api, bad):
     project = personas.project
     document = make_document(project, external_id="d1")
     for external_id in ("p0", "p1", "p2"):
-        make_prediction(document, external_id=external_id)
+        make_claim(document, external_id=external_id)
     content = b"\n".join(
         [
-            b'{"prediction_id": "p0", "label": "safe"}',
+            b'{"claim_id": "p0", "label": "safe"}',
             bad,
-            b'{"prediction_id": "p2", "label": "unsafe", "note": "invented"}',
+            b'{"claim_id": "p2", "label": "unsafe", "note": "invented"}',
         ]
     )
     response = upload(
@@ -248,8 +241,8 @@ def test_bad_label_line_is_reported_and_its_neighbours_kept(personas, api, bad):
     )
     assert response.status_code == 207, response.content
     assert [e["line"] for e in response.json()["errors"]] == [2]
-    labelled = Annotation.objects.filter(prediction__project=project)
-    assert dict(labelled.values_list("prediction__external_id", "note")) == {
+    labelled = Annotation.objects.filter(claim__project=project)
+    assert dict(labelled.values_list("claim__external_id", "note")) == {
         "p0": "",
         "p2": "invented",
     }
@@ -257,7 +250,7 @@ def test_bad_label_line_is_reported_and_its_neighbours_kept(personas, api, bad):
 
 PROJECT_FILTERS = [
     "/api/documents/",
-    "/api/predictions/",
+    "/api/claims/",
     "/api/annotations/",
     "/api/extraction-runs/",
     "/api/scorer-models/",
@@ -291,13 +284,13 @@ def test_an_upload_over_the_limit_is_refused_before_it_is_read(personas, api, se
     settings.MAX_UPLOAD_BYTES = 1000
     project = personas.project
     make_document(project, external_id="d1")
-    content = b"\n".join(_prediction(id=f"p{i}") for i in range(50))
+    content = b"\n".join(_claim(id=f"p{i}") for i in range(50))
     response = upload(
-        api(personas.admin), "/api/predictions/import/", project, "p.jsonl", content
+        api(personas.admin), "/api/claims/import/", project, "p.jsonl", content
     )
     assert response.status_code == 413, response.content
     assert "MAX_UPLOAD_BYTES" in response.json()["detail"]
-    assert not Prediction.objects.exists()
+    assert not Claim.objects.exists()
 
 
 BAD_BODIES = {
@@ -394,9 +387,9 @@ def test_document_metadata_the_database_refuses_is_a_line_error(personas, api, b
 @pytest.mark.parametrize(
     "bad, refusal",
     [
-        (_prediction(id="bad", context="took\u0000place"), "NUL"),
-        (_prediction(id="bad", context="half a pair \ud83d"), "not valid Unicode"),
-        (_prediction(id="bad", value={"k": "\u0000"}), "\\u0000"),
+        (_claim(id="bad", context="took\u0000place"), "NUL"),
+        (_claim(id="bad", context="half a pair \ud83d"), "not valid Unicode"),
+        (_claim(id="bad", value={"k": "\u0000"}), "\\u0000"),
     ],
     ids=["NUL in text", "lone surrogate in text", "NUL in JSON"],
 )
@@ -410,9 +403,9 @@ def test_a_refusal_in_the_third_batch_costs_only_its_line(
     monkeypatch.setattr("pipeline.jsonl.value_problem", lambda value, **kw: None)
     project = personas.project
     make_document(project, external_id="d1")
-    lines = [_prediction(id=f"p{i}") for i in range(1, 1201)]
+    lines = [_claim(id=f"p{i}") for i in range(1, 1201)]
     lines[1100] = bad
-    report = ingest.predictions_import(
+    report = ingest.claims_import(
         project=project, stream=io.BytesIO(b"\n".join(lines)), source="p.jsonl"
     )
     assert [(e.line, e.source) for e in report.errors] == [(1101, "p.jsonl")]
@@ -420,7 +413,7 @@ def test_a_refusal_in_the_third_batch_costs_only_its_line(
     assert refusal in report.errors[0].message
     assert "INSERT" not in report.errors[0].message  # no SQL echoed back
     assert report.created == 1199
-    assert Prediction.objects.filter(project=project).count() == 1199
+    assert Claim.objects.filter(project=project).count() == 1199
 
 
 BAD_JSON_FIELDS = {
@@ -567,7 +560,7 @@ def test_an_empty_file_among_others_is_reported_by_name_and_the_rest_go_in(
 def test_a_file_of_blank_lines_is_refused_not_silently_empty(personas, api):
     response = upload(
         api(personas.admin),
-        "/api/predictions/import/",
+        "/api/claims/import/",
         personas.project,
         "p.jsonl",
         b"\n\r\n   \n",
@@ -631,17 +624,13 @@ def test_a_command_lists_bad_lines_and_exits_1_when_some_went_in(personas, tmp_p
     project = personas.project
     make_document(project, external_id="d1")
     path = tmp_path / "p.jsonl"
-    path.write_bytes(
-        b"\n".join([_prediction(id="a"), BAD_PREDICTION_LINES["NaN"], b"{oops"])
-    )
+    path.write_bytes(b"\n".join([_claim(id="a"), BAD_CLAIM_LINES["NaN"], b"{oops"]))
     out, err = io.StringIO(), io.StringIO()
-    with pytest.raises(CommandError, match="some predictions skipped") as raised:
-        call_command(
-            "import_predictions", project.name, str(path), stdout=out, stderr=err
-        )
+    with pytest.raises(CommandError, match="some claims skipped") as raised:
+        call_command("import_claims", project.name, str(path), stdout=out, stderr=err)
     assert raised.value.returncode == 1
     assert "1 created, 0 updated, 0 unchanged, 2 errors" in out.getvalue()
-    assert Prediction.objects.filter(project=project, external_id="a").exists()
+    assert Claim.objects.filter(project=project, external_id="a").exists()
     assert f"{path}:2: invalid JSON: NaN is not a JSON number" in err.getvalue()
     assert f"{path}:3: invalid JSON" in err.getvalue()
 
@@ -649,12 +638,12 @@ def test_a_command_lists_bad_lines_and_exits_1_when_some_went_in(personas, tmp_p
 @pytest.mark.parametrize(
     "command, content",
     [
-        ("import_predictions", BAD_PREDICTION_LINES["lone surrogate in value"]),
+        ("import_claims", BAD_CLAIM_LINES["lone surrogate in value"]),
         ("import_documents", b'{"id": "d", "text": "a\\u0000b"}'),
-        ("import_labels", b'{"prediction_id": "p", "label": "safe", "x": Infinity}'),
-        ("import_predictions", b""),
+        ("import_labels", b'{"claim_id": "p", "label": "safe", "x": Infinity}'),
+        ("import_claims", b""),
     ],
-    ids=["predictions", "documents", "labels", "empty file"],
+    ids=["claims", "documents", "labels", "empty file"],
 )
 def test_a_command_that_imports_nothing_exits_2(personas, tmp_path, command, content):
     path = tmp_path / "bad.jsonl"

@@ -9,7 +9,7 @@ import json
 import pytest
 from django.conf import settings
 
-from annotator.models import Document, Prediction
+from annotator.models import Claim, Document
 from tests.annotator.factories import make_project
 
 pytestmark = [pytest.mark.bad_input, pytest.mark.django_db]
@@ -144,7 +144,7 @@ def test_a_bad_item_is_refused_with_a_4xx_naming_the_problem(
     assert response.status_code == status, response.content
     assert words in json.dumps(response.json(), ensure_ascii=False)
     assert not Document.objects.filter(project=provenance).exists()
-    assert not Prediction.objects.filter(project=provenance).exists()
+    assert not Claim.objects.filter(project=provenance).exists()
 
 
 def test_a_form_body_is_refused_with_415(personas, api, provenance):

@@ -13,7 +13,7 @@ from annotator.labeling import adjudication, guidelines, labels
 from annotator.labeling.labels import LABEL_NOTE_MAX_CHARS
 from annotator.models import Adjudication, Guideline, Role
 from annotator.projects import services
-from tests.annotator.factories import make_document, make_prediction
+from tests.annotator.factories import make_claim, make_document
 
 pytestmark = [pytest.mark.bad_input, pytest.mark.django_db]
 
@@ -21,23 +21,23 @@ pytestmark = [pytest.mark.bad_input, pytest.mark.django_db]
 @pytest.fixture
 def review(personas):
     """A disagreement on ``a`` decided once (safe, "kept"), a second open one
-    on ``b``, a prediction of another project, a reviewer, and a guideline."""
+    on ``b``, a claim of another project, a reviewer, and a guideline."""
     project = personas.project
     document = make_document(project, external_id="doc")
-    a = make_prediction(document, external_id="a")
-    b = make_prediction(document, external_id="b")
-    for prediction in (a, b):
+    a = make_claim(document, external_id="a")
+    b = make_claim(document, external_id="b")
+    for claim in (a, b):
         labels.annotation_submit(
-            prediction=prediction, annotator=personas.annotator, label="safe"
+            claim=claim, annotator=personas.annotator, label="safe"
         )
         labels.annotation_submit(
-            prediction=prediction, annotator=personas.annotator2, label="unsafe"
+            claim=claim, annotator=personas.annotator2, label="unsafe"
         )
     reviewer = get_user_model().objects.create_user("rev", password="rev-pass")
     services.membership_set(project=project, user=reviewer, role=Role.REVIEWER)
-    adjudication.adjudicate(prediction=a, reviewer=reviewer, label="safe", note="kept")
+    adjudication.adjudicate(claim=a, reviewer=reviewer, label="safe", note="kept")
     elsewhere = personas.outsider.memberships.get().project
-    foreign = make_prediction(make_document(elsewhere, external_id="f"))
+    foreign = make_claim(make_document(elsewhere, external_id="f"))
     guidelines.guideline_save(project=project, user=personas.admin, text="# Rules\n")
     return project, a, b, foreign, reviewer
 
@@ -50,9 +50,9 @@ def _post_json(client, url, body):
 
 
 def _decisions_kept(a, b):
-    decision = Adjudication.objects.get(prediction=a)
+    decision = Adjudication.objects.get(claim=a)
     assert (decision.label, decision.note) == ("safe", "kept")
-    assert not Adjudication.objects.filter(prediction=b).exists()
+    assert not Adjudication.objects.filter(claim=b).exists()
 
 
 def _guideline_kept(project):
@@ -62,39 +62,39 @@ def _guideline_kept(project):
 
 
 ADJUDICATION_BODIES = {
-    "prediction a word": ({"prediction": "abc", "label": "safe"}, 400, "prediction"),
-    "prediction a list": ({"prediction": [1], "label": "safe"}, 400, "prediction"),
-    "prediction true": ({"prediction": True, "label": "safe"}, 400, "prediction"),
-    "prediction past bigint": ({"prediction": 10**30, "label": "safe"}, 404, "no such"),
-    "prediction unknown": ({"prediction": 2**40, "label": "safe"}, 404, "no such"),
-    "prediction missing": ({"label": "safe"}, 400, "prediction"),
-    "label missing": ({"prediction": "B"}, 400, "label"),
-    "label unknown": ({"prediction": "B", "label": "maybe"}, 400, "label"),
-    "label a number": ({"prediction": "B", "label": 1}, 400, "label"),
-    "note a number": ({"prediction": "B", "label": "safe", "note": 5}, 400, "note"),
-    "note a list": ({"prediction": "B", "label": "safe", "note": ["x"]}, 400, "note"),
+    "claim a word": ({"claim": "abc", "label": "safe"}, 400, "claim"),
+    "claim a list": ({"claim": [1], "label": "safe"}, 400, "claim"),
+    "claim true": ({"claim": True, "label": "safe"}, 400, "claim"),
+    "claim past bigint": ({"claim": 10**30, "label": "safe"}, 404, "no such"),
+    "claim unknown": ({"claim": 2**40, "label": "safe"}, 404, "no such"),
+    "claim missing": ({"label": "safe"}, 400, "claim"),
+    "label missing": ({"claim": "B"}, 400, "label"),
+    "label unknown": ({"claim": "B", "label": "maybe"}, 400, "label"),
+    "label a number": ({"claim": "B", "label": 1}, 400, "label"),
+    "note a number": ({"claim": "B", "label": "safe", "note": 5}, 400, "note"),
+    "note a list": ({"claim": "B", "label": "safe", "note": ["x"]}, 400, "note"),
     "note too long": (
-        {"prediction": "B", "label": "safe", "note": "n" * (LABEL_NOTE_MAX_CHARS + 1)},
+        {"claim": "B", "label": "safe", "note": "n" * (LABEL_NOTE_MAX_CHARS + 1)},
         400,
         "note",
     ),
     "note with NUL": (
-        {"prediction": "B", "label": "safe", "note": "a\x00b"},
+        {"claim": "B", "label": "safe", "note": "a\x00b"},
         400,
         "note",
     ),
     "note a lone surrogate": (
-        {"prediction": "B", "label": "safe", "note": "\ud800"},
+        {"claim": "B", "label": "safe", "note": "\ud800"},
         400,
         "surrogate",
     ),
     "decided item, note with NUL": (
-        {"prediction": "A", "label": "unsafe", "note": "\x00"},
+        {"claim": "A", "label": "unsafe", "note": "\x00"},
         400,
         "note",
     ),
     "decided item, lone surrogate": (
-        {"prediction": "A", "label": "unsafe", "note": "x\udfff"},
+        {"claim": "A", "label": "unsafe", "note": "x\udfff"},
         400,
         "surrogate",
     ),
@@ -106,8 +106,8 @@ def test_bad_adjudication_bodies_are_refused(review, api, case):
     project, a, b, _, reviewer = review
     body, status, named = ADJUDICATION_BODIES[case]
     body = {**body}
-    if body.get("prediction") in ("A", "B"):
-        body["prediction"] = {"A": a.pk, "B": b.pk}[body["prediction"]]
+    if body.get("claim") in ("A", "B"):
+        body["claim"] = {"A": a.pk, "B": b.pk}[body["claim"]]
     response = _post_json(
         api(reviewer), f"/api/projects/{project.pk}/adjudications/", body
     )
@@ -116,21 +116,21 @@ def test_bad_adjudication_bodies_are_refused(review, api, case):
     _decisions_kept(a, b)
 
 
-def test_another_projects_prediction_is_not_found(review, api):
+def test_another_projects_claim_is_not_found(review, api):
     project, a, b, foreign, reviewer = review
     response = api(reviewer).post(
         f"/api/projects/{project.pk}/adjudications/",
-        {"prediction": foreign.pk, "label": "safe"},
+        {"claim": foreign.pk, "label": "safe"},
         format="json",
     )
     assert response.status_code == 404
-    assert not Adjudication.objects.filter(prediction=foreign).exists()
+    assert not Adjudication.objects.filter(claim=foreign).exists()
     _decisions_kept(a, b)
 
 
 @pytest.mark.parametrize(
     "body",
-    [b"[1, 2]", b'"safe"', b"{not json", b'{"prediction": 1, "label": "safe"'],
+    [b"[1, 2]", b'"safe"', b"{not json", b'{"claim": 1, "label": "safe"'],
     ids=["a list", "a string", "not JSON", "cut short"],
 )
 def test_adjudication_bodies_that_are_not_an_object(review, api, body):
@@ -148,23 +148,23 @@ def test_adjudication_bodies_that_are_not_an_object(review, api, body):
 @pytest.mark.parametrize(
     "form",
     [
-        {"prediction": "-1", "label": "safe"},
-        {"prediction": "1e3", "label": "safe"},
-        {"prediction": "\u0663", "label": "safe"},  # an Arabic-Indic three
-        {"prediction": "9" * 30, "label": "safe"},
-        {"prediction": "FOREIGN", "label": "safe"},
-        {"prediction": "B"},
-        {"prediction": "B", "label": "maybe"},
-        {"prediction": "B", "label": "safe", "note": "a\x00b"},
-        {"prediction": "A", "label": "unsafe", "note": "\x00"},
-        {"prediction": "B", "label": "safe", "note": "n" * (LABEL_NOTE_MAX_CHARS + 1)},
+        {"claim": "-1", "label": "safe"},
+        {"claim": "1e3", "label": "safe"},
+        {"claim": "\u0663", "label": "safe"},  # an Arabic-Indic three
+        {"claim": "9" * 30, "label": "safe"},
+        {"claim": "FOREIGN", "label": "safe"},
+        {"claim": "B"},
+        {"claim": "B", "label": "maybe"},
+        {"claim": "B", "label": "safe", "note": "a\x00b"},
+        {"claim": "A", "label": "unsafe", "note": "\x00"},
+        {"claim": "B", "label": "safe", "note": "n" * (LABEL_NOTE_MAX_CHARS + 1)},
     ],
     ids=[
         "negative id",
         "exponent",
         "non-ASCII digit",
         "past bigint",
-        "other project's prediction",
+        "other project's claim",
         "label missing",
         "label unknown",
         "note with NUL",
@@ -181,7 +181,7 @@ def test_bad_adjudication_forms_are_refused_on_the_page(review, client, form):
     assert response.status_code == 400
     assert 'role="alert"' in response.content.decode()
     _decisions_kept(a, b)
-    assert not Adjudication.objects.filter(prediction=foreign).exists()
+    assert not Adjudication.objects.filter(claim=foreign).exists()
 
 
 GUIDELINE_BODIES = {

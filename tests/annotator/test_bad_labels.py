@@ -13,20 +13,20 @@ from django.db import connection
 
 from annotator.labeling import labels
 from annotator.models import Annotation, LabelReceipt, Membership, Role
-from tests.annotator.factories import make_document, make_prediction
+from tests.annotator.factories import make_claim, make_document
 
 pytestmark = pytest.mark.django_db
 
 
-def _predictions(project, n):
+def _claims(project, n):
     document = make_document(project)
-    return [make_prediction(document) for _ in range(n)]
+    return [make_claim(document) for _ in range(n)]
 
 
-def _good(prediction, label="safe", **extra):
+def _good(claim, label="safe", **extra):
     return {
         "client_id": str(uuid.uuid4()),
-        "prediction": prediction.pk,
+        "claim": claim.pk,
         "label": label,
         **extra,
     }
@@ -52,14 +52,14 @@ def _send(client, project, labels):
 
 def _around(client, project, bad, *, n_bad=1):
     """Send ``bad`` between two good labels; the results of the bad ones."""
-    first, last = _predictions(project, 2)
+    first, last = _claims(project, 2)
     labels = [_good(first), *bad, _good(last, "unsafe")]
     results = _send(client, project, labels)
     assert results[0]["status"] == "created", results[0]
     assert results[-1]["status"] == "created", results[-1]
     stored = dict(
-        Annotation.objects.filter(prediction__in=[first, last]).values_list(
-            "prediction_id", "label"
+        Annotation.objects.filter(claim__in=[first, last]).values_list(
+            "claim_id", "label"
         )
     )
     assert stored == {first.pk: "safe", last.pk: "unsafe"}
@@ -78,12 +78,12 @@ def _messages(results):
 @pytest.mark.bad_input
 def test_an_over_long_note_is_refused_alone(personas, api):
     project = personas.project
-    (target,) = _predictions(project, 1)
+    (target,) = _claims(project, 1)
     (refused,) = _around(
         api(personas.annotator), project, [_good(target, note="x" * 10_001)]
     )
     assert "note" in refused["error"]
-    assert not Annotation.objects.filter(prediction=target).exists()
+    assert not Annotation.objects.filter(claim=target).exists()
 
 
 @pytest.mark.bad_input
@@ -102,20 +102,20 @@ def test_unstorable_characters_nested_in_a_correction_are_refused_alone(
     personas, api, value
 ):
     project = personas.project
-    (target,) = _predictions(project, 1)
+    (target,) = _claims(project, 1)
     (refused,) = _around(
         api(personas.annotator),
         project,
         [_good(target, "unsafe", corrected_value=value)],
     )
     assert refused["error"].startswith("corrected_value:")
-    assert not Annotation.objects.filter(prediction=target).exists()
+    assert not Annotation.objects.filter(claim=target).exists()
 
 
 @pytest.mark.bad_input
 def test_unstorable_characters_in_note_and_type_are_refused_alone(personas, api):
     project = personas.project
-    a, b = _predictions(project, 2)
+    a, b = _claims(project, 2)
     refused = _around(
         api(personas.annotator),
         project,
@@ -128,7 +128,7 @@ def test_unstorable_characters_in_note_and_type_are_refused_alone(personas, api)
 @pytest.mark.bad_input
 def test_an_oversized_or_overdeep_correction_is_refused_alone(personas, api):
     project = personas.project
-    a, b = _predictions(project, 2)
+    a, b = _claims(project, 2)
     deep: list = ["Ottawa"]
     for _ in range(50):
         deep = [deep]
@@ -142,56 +142,54 @@ def test_an_oversized_or_overdeep_correction_is_refused_alone(personas, api):
     )
     assert "over the limit" in refused[0]["error"]
     assert "nested deeper" in refused[1]["error"]
-    assert not Annotation.objects.filter(prediction__in=[a, b]).exists()
+    assert not Annotation.objects.filter(claim__in=[a, b]).exists()
 
 
 @pytest.mark.bad_input
-def test_unknown_and_malformed_prediction_ids_are_refused_alone(personas, api):
+def test_unknown_and_malformed_claim_ids_are_refused_alone(personas, api):
     project = personas.project
     ids = [99_999_999, 10**20, -1, "abc", None, 1.5]
     refused = _around(
         api(personas.annotator),
         project,
-        [{**_good(_predictions(project, 1)[0]), "prediction": pk} for pk in ids],
+        [{**_good(_claims(project, 1)[0]), "claim": pk} for pk in ids],
     )
-    assert all("prediction" in message for message in _messages(refused))
+    assert all("claim" in message for message in _messages(refused))
 
 
 @pytest.mark.bad_input
-def test_another_projects_prediction_is_as_missing_as_an_unknown_one(personas, api):
+def test_another_projects_claim_is_as_missing_as_an_unknown_one(personas, api):
     project = personas.project
-    theirs = make_prediction(make_document(personas.outsider.projects.get()))
+    theirs = make_claim(make_document(personas.outsider.projects.get()))
     missing = theirs.pk + 1000
     client = api(personas.annotator)
     refused = _around(
         client,
         project,
         [
-            {**_good(theirs), "prediction": theirs.pk},
-            {**_good(theirs), "prediction": missing},
+            {**_good(theirs), "claim": theirs.pk},
+            {**_good(theirs), "claim": missing},
         ],
     )
-    assert refused[0]["error"] == refused[1]["error"] == "no such prediction"
+    assert refused[0]["error"] == refused[1]["error"] == "no such claim"
     # The annotations endpoint answers both the same way too.
     replies = [
         client.post(
             "/api/annotations/",
-            {"prediction": pk, "label": "safe", "client_id": str(uuid.uuid4())},
+            {"claim": pk, "label": "safe", "client_id": str(uuid.uuid4())},
             format="json",
         )
         for pk in (theirs.pk, missing)
     ]
     assert [r.status_code for r in replies] == [400, 400]
-    assert (
-        replies[0].json() == replies[1].json() == {"prediction": ["no such prediction"]}
-    )
-    assert not Annotation.objects.filter(prediction=theirs).exists()
+    assert replies[0].json() == replies[1].json() == {"claim": ["no such claim"]}
+    assert not Annotation.objects.filter(claim=theirs).exists()
 
 
 @pytest.mark.bad_input
 def test_a_label_given_as_a_number_is_refused_alone(personas, api):
     project = personas.project
-    (target,) = _predictions(project, 1)
+    (target,) = _claims(project, 1)
     (refused,) = _around(
         api(personas.annotator), project, [{**_good(target), "label": 1}]
     )
@@ -213,7 +211,7 @@ def test_labels_that_are_not_objects_are_refused_alone(personas, api):
 @pytest.mark.bad_input
 def test_labels_with_missing_fields_are_refused_alone(personas, api):
     project = personas.project
-    (target,) = _predictions(project, 1)
+    (target,) = _claims(project, 1)
     label = _good(target)
     refused = _around(
         api(personas.annotator),
@@ -221,19 +219,19 @@ def test_labels_with_missing_fields_are_refused_alone(personas, api):
         [
             {},
             {k: v for k, v in label.items() if k != "label"},
-            {k: v for k, v in label.items() if k != "prediction"},
+            {k: v for k, v in label.items() if k != "claim"},
         ],
     )
     assert "required" in refused[0]["error"]
     assert refused[1]["error"].startswith("label:")
-    assert refused[2]["error"].startswith("prediction:")
+    assert refused[2]["error"].startswith("claim:")
     assert refused[1]["client_id"] == label["client_id"]
 
 
 @pytest.mark.bad_input
 def test_wrong_types_for_note_and_seconds_are_refused_alone(personas, api):
     project = personas.project
-    a, b, c = _predictions(project, 3)
+    a, b, c = _claims(project, 3)
     refused = _around(
         api(personas.annotator),
         project,
@@ -255,14 +253,14 @@ def test_wrong_types_for_note_and_seconds_are_refused_alone(personas, api):
 )
 def test_a_malformed_client_id_is_refused_alone(personas, api, client_id):
     project = personas.project
-    (target,) = _predictions(project, 1)
+    (target,) = _claims(project, 1)
     (refused,) = _around(
         api(personas.annotator),
         project,
         [{**_good(target), "client_id": client_id}],
     )
     assert refused["error"].startswith("client_id:")
-    assert not Annotation.objects.filter(prediction=target).exists()
+    assert not Annotation.objects.filter(claim=target).exists()
 
 
 @pytest.mark.bad_input
@@ -270,8 +268,8 @@ def test_a_batch_over_the_limit_stores_the_first_500_and_refuses_the_rest(
     personas, api, settings
 ):
     project = personas.project
-    predictions = _predictions(project, 5)
-    batch = [_good(predictions[i % 5]) for i in range(labels.LABELS_BATCH_MAX + 2)]
+    claims = _claims(project, 5)
+    batch = [_good(claims[i % 5]) for i in range(labels.LABELS_BATCH_MAX + 2)]
     results = _send(api(personas.annotator), project, batch)
     assert [r["status"] for r in results[:5]] == ["created"] * 5
     assert {r["status"] for r in results[5:500]} == {"updated"}
@@ -280,14 +278,14 @@ def test_a_batch_over_the_limit_stores_the_first_500_and_refuses_the_rest(
     assert [r["client_id"] for r in results[500:]] == [
         label["client_id"] for label in batch[500:]
     ]
-    assert Annotation.objects.filter(prediction__project=project).count() == 5
+    assert Annotation.objects.filter(claim__project=project).count() == 5
     assert LabelReceipt.objects.count() == 500
 
 
 @pytest.mark.bad_input
 def test_json_nested_past_the_parsers_limit_is_a_400(personas, api):
     project = personas.project
-    (target,) = _predictions(project, 1)
+    (target,) = _claims(project, 1)
     label = _json(_good(target))
     deep = "[" * 100_000 + "]" * 100_000
     body = f'{{"labels": [{label[:-1]}, "corrected_value": {deep}}}]}}'
@@ -306,42 +304,42 @@ def test_json_nested_past_the_parsers_limit_is_a_400(personas, api):
 @pytest.mark.bad_input
 def test_another_users_client_id_never_returns_their_label(personas, api):
     """The audit's case: a member of another project posts a known client_id."""
-    mine = _predictions(personas.project, 1)[0]
+    mine = _claims(personas.project, 1)[0]
     client_id = str(uuid.uuid4())
     _send(
         api(personas.annotator),
         personas.project,
         [{**_good(mine, "unsafe", note="private reasoning"), "client_id": client_id}],
     )
-    theirs = make_prediction(make_document(personas.outsider.projects.get()))
-    for user, prediction in (
+    theirs = make_claim(make_document(personas.outsider.projects.get()))
+    for user, claim in (
         (personas.outsider, theirs),
-        (personas.annotator2, _predictions(personas.project, 1)[0]),
+        (personas.annotator2, _claims(personas.project, 1)[0]),
     ):
         client = api(user)
         reply = client.post(
             "/api/annotations/",
-            {"prediction": prediction.pk, "label": "safe", "client_id": client_id},
+            {"claim": claim.pk, "label": "safe", "client_id": client_id},
             format="json",
         )
         assert reply.status_code == 409
         assert reply.json() == {"detail": "client_id already used"}
         (refused,) = _around(
             client,
-            prediction.project,
-            [{**_good(prediction), "client_id": client_id}],
+            claim.project,
+            [{**_good(claim), "client_id": client_id}],
         )
         assert refused["error"] == "client_id already used"
-        assert refused["id"] is None and refused["prediction"] is None
-        assert not Annotation.objects.filter(annotator=user, prediction=prediction)
+        assert refused["id"] is None and refused["claim"] is None
+        assert not Annotation.objects.filter(annotator=user, claim=claim)
     annotation = Annotation.objects.get(client_id=client_id)
     assert (annotation.annotator, annotation.label) == (personas.annotator, "unsafe")
 
 
 @pytest.mark.bad_input
-def test_a_client_id_reused_for_another_prediction_is_refused(personas, api):
+def test_a_client_id_reused_for_another_claim_is_refused(personas, api):
     project = personas.project
-    a, b = _predictions(project, 2)
+    a, b = _claims(project, 2)
     client_id = str(uuid.uuid4())
     client = api(personas.annotator)
     results = _send(
@@ -354,7 +352,7 @@ def test_a_client_id_reused_for_another_prediction_is_refused(personas, api):
     )
     assert [r["status"] for r in results] == ["created", "error"]
     assert results[1]["error"] == "client_id already used"
-    assert not Annotation.objects.filter(prediction=b).exists()
+    assert not Annotation.objects.filter(claim=b).exists()
 
 
 # --- 9. a stale resend never overwrites a later decision ------------------------
@@ -363,14 +361,14 @@ def test_a_client_id_reused_for_another_prediction_is_refused(personas, api):
 @pytest.mark.bad_input
 def test_a_stale_resend_of_the_first_label_is_a_duplicate(personas, api):
     project = personas.project
-    target, other = _predictions(project, 2)
+    target, other = _claims(project, 2)
     client = api(personas.annotator)
     first = _good(target, "safe")
     assert _send(client, project, [first])[0]["status"] == "created"
     assert _send(client, project, [_good(target, "unsafe")])[0]["status"] == "updated"
     results = _send(client, project, [first, _good(other)])
     assert [r["status"] for r in results] == ["duplicate", "created"]
-    annotation = Annotation.objects.get(prediction=target)
+    annotation = Annotation.objects.get(claim=target)
     assert annotation.label == "unsafe"
     assert results[0]["id"] == annotation.pk
     assert LabelReceipt.objects.filter(annotator=personas.annotator).count() == 3
@@ -378,13 +376,13 @@ def test_a_stale_resend_of_the_first_label_is_a_duplicate(personas, api):
 
 @pytest.mark.bad_input
 def test_a_stale_resend_through_the_annotations_endpoint_is_a_duplicate(personas, api):
-    (target,) = _predictions(personas.project, 1)
+    (target,) = _claims(personas.project, 1)
     client = api(personas.annotator)
 
     def post(label, client_id):
         return client.post(
             "/api/annotations/",
-            {"prediction": target.pk, "label": label, "client_id": client_id},
+            {"claim": target.pk, "label": label, "client_id": client_id},
             format="json",
         )
 
@@ -393,7 +391,7 @@ def test_a_stale_resend_through_the_annotations_endpoint_is_a_duplicate(personas
     assert post("unsafe", b).status_code == 200
     again = post("safe", a)
     assert again.status_code == 200 and again.json()["label"] == "unsafe"
-    assert Annotation.objects.get(prediction=target).label == "unsafe"
+    assert Annotation.objects.get(claim=target).label == "unsafe"
     assert set(LabelReceipt.objects.values_list("client_id", flat=True)) == {
         uuid.UUID(a),
         uuid.UUID(b),
@@ -403,16 +401,16 @@ def test_a_stale_resend_through_the_annotations_endpoint_is_a_duplicate(personas
 @pytest.mark.bad_input
 def test_a_resend_after_undo_does_not_bring_the_label_back(personas, api):
     project = personas.project
-    target, other = _predictions(project, 2)
+    target, other = _claims(project, 2)
     client = api(personas.annotator)
     label = _good(target, "unsafe")
     _send(client, project, [label])
     undo = client.delete(f"/api/projects/{project.pk}/labels/{label['client_id']}/")
-    assert undo.json() == {"prediction": target.pk}
+    assert undo.json() == {"claim": target.pk}
     results = _send(client, project, [label, _good(other)])
     assert [r["status"] for r in results] == ["duplicate", "created"]
     assert results[0]["id"] is None
-    assert not Annotation.objects.filter(prediction=target).exists()
+    assert not Annotation.objects.filter(claim=target).exists()
     # A new decision, under a new client_id, is stored as usual.
     assert _send(client, project, [_good(target)])[0]["status"] == "created"
 
@@ -422,11 +420,11 @@ def test_a_resend_after_undo_does_not_bring_the_label_back(personas, api):
 
 @pytest.mark.bad_input
 def test_changing_a_label_through_the_api_checks_it_like_a_new_one(personas, api):
-    a, b = _predictions(personas.project, 2)
+    a, b = _claims(personas.project, 2)
     client = api(personas.annotator)
     created = client.post(
         "/api/annotations/",
-        {"prediction": a.pk, "label": "safe", "client_id": str(uuid.uuid4())},
+        {"claim": a.pk, "label": "safe", "client_id": str(uuid.uuid4())},
         format="json",
     ).json()
     url = f"/api/annotations/{created['id']}/"
@@ -440,7 +438,7 @@ def test_changing_a_label_through_the_api_checks_it_like_a_new_one(personas, api
     theirs = str(uuid.uuid4())
     api(personas.annotator2).post(
         "/api/annotations/",
-        {"prediction": b.pk, "label": "unsafe", "client_id": theirs},
+        {"claim": b.pk, "label": "unsafe", "client_id": theirs},
         format="json",
     )
     reply = client.patch(url, {"label": "unsafe", "client_id": theirs}, format="json")
@@ -468,24 +466,24 @@ def test_changing_a_label_through_the_api_checks_it_like_a_new_one(personas, api
 
 
 def test_viewers_cannot_label_through_the_annotations_endpoint(personas, api):
-    (target,) = _predictions(personas.project, 1)
+    (target,) = _claims(personas.project, 1)
     Membership.objects.filter(
         project=personas.project, user=personas.annotator2
     ).update(role=Role.VIEWER)
     reply = api(personas.annotator2).post(
         "/api/annotations/",
-        {"prediction": target.pk, "label": "safe"},
+        {"claim": target.pk, "label": "safe"},
         format="json",
     )
     assert reply.status_code == 400
-    assert reply.json() == {"prediction": ["no such prediction"]}
+    assert reply.json() == {"claim": ["no such claim"]}
     assert not Annotation.objects.exists()
 
 
 def test_an_expert_cannot_change_another_experts_label(personas, api):
-    (target,) = _predictions(personas.project, 1)
+    (target,) = _claims(personas.project, 1)
     annotation = Annotation.objects.create(
-        prediction=target, annotator=personas.annotator2, label="unsafe"
+        claim=target, annotator=personas.annotator2, label="unsafe"
     )
     url = f"/api/annotations/{annotation.pk}/"
     assert api(personas.annotator).patch(url, {"label": "safe"}).status_code == 404
@@ -496,7 +494,7 @@ def test_an_expert_cannot_change_another_experts_label(personas, api):
 
 
 def test_every_processed_client_id_keeps_a_receipt(personas, api):
-    a, b = _predictions(personas.project, 2)
+    a, b = _claims(personas.project, 2)
     client = api(personas.annotator)
     ids = [str(uuid.uuid4()) for _ in range(3)]
     _send(
@@ -509,12 +507,10 @@ def test_every_processed_client_id_keeps_a_receipt(personas, api):
     )
     client.post(
         "/api/annotations/",
-        {"prediction": b.pk, "label": "safe", "client_id": ids[2]},
+        {"claim": b.pk, "label": "safe", "client_id": ids[2]},
         format="json",
     )
-    receipts = LabelReceipt.objects.values_list(
-        "client_id", "annotator_id", "prediction_id"
-    )
+    receipts = LabelReceipt.objects.values_list("client_id", "annotator_id", "claim_id")
     assert sorted(receipts) == sorted(
         [
             (uuid.UUID(ids[0]), personas.annotator.pk, a.pk),
@@ -527,7 +523,7 @@ def test_every_processed_client_id_keeps_a_receipt(personas, api):
 @pytest.mark.django_db(transaction=True)
 def test_the_same_label_sent_twice_at_once_is_stored_once(personas):
     """Two threads, each with its own database connection, send one label."""
-    (target,) = _predictions(personas.project, 1)
+    (target,) = _claims(personas.project, 1)
     client_id = uuid.uuid4()
     barrier = threading.Barrier(2)
     outcomes = []
@@ -538,9 +534,7 @@ def test_the_same_label_sent_twice_at_once_is_stored_once(personas):
             (result,) = labels.labels_submit(
                 project=personas.project,
                 annotator=personas.annotator,
-                labels=[
-                    {"client_id": client_id, "prediction": target.pk, "label": "safe"}
-                ],
+                labels=[{"client_id": client_id, "claim": target.pk, "label": "safe"}],
             )
             outcomes.append(result.status)
         finally:
@@ -552,5 +546,5 @@ def test_the_same_label_sent_twice_at_once_is_stored_once(personas):
     for t in threads:
         t.join()
     assert sorted(outcomes) == ["created", "duplicate"]
-    assert Annotation.objects.filter(prediction=target).count() == 1
+    assert Annotation.objects.filter(claim=target).count() == 1
     assert LabelReceipt.objects.filter(pk=client_id).exists()

@@ -1,5 +1,5 @@
 """Calibration of a scorer version on the gold set, and the operating point the
-admin applies by target recall of unsafe predictions."""
+admin applies by target recall of unsafe claims."""
 
 import numpy as np
 import pytest
@@ -8,8 +8,8 @@ from annotator.claims import checking
 from annotator.labeling import gold
 from annotator.models import (
     Annotation,
-    Prediction,
-    PredictionScore,
+    Claim,
+    ClaimScore,
     Project,
     ScorerModel,
 )
@@ -41,8 +41,8 @@ def miscalibrated(n, *, seed):
 
 
 def scored_project(personas, *, n=240, docs=24, gold_share=1.0, seed=1, path="/x"):
-    """``n`` predictions on ``docs`` documents, each scored by the active
-    scorer v1 as the check stores it (Prediction.score and a PredictionScore
+    """``n`` claims on ``docs`` documents, each scored by the active
+    scorer v1 as the check stores it (Claim.score and a ClaimScore
     row) and labelled by an expert."""
     project = personas.project
     project.gold_share = gold_share
@@ -57,8 +57,8 @@ def scored_project(personas, *, n=240, docs=24, gold_share=1.0, seed=1, path="/x
     )
     documents = [make_document(project) for _ in range(docs)]
     scores, safe = miscalibrated(n, seed=seed)
-    rows = Prediction.objects.bulk_create(
-        Prediction(
+    rows = Claim.objects.bulk_create(
+        Claim(
             project=project,
             document=documents[i % docs],
             external_id=f"p{i}",
@@ -71,15 +71,13 @@ def scored_project(personas, *, n=240, docs=24, gold_share=1.0, seed=1, path="/x
         )
         for i, score in enumerate(scores)
     )
-    PredictionScore.objects.bulk_create(
-        PredictionScore(
-            prediction=p, scorer=f"nli:{PACKAGED}", scorer_version="v1", score=s
-        )
+    ClaimScore.objects.bulk_create(
+        ClaimScore(claim=p, scorer=f"nli:{PACKAGED}", scorer_version="v1", score=s)
         for p, s in zip(rows, scores, strict=True)
     )
     Annotation.objects.bulk_create(
         Annotation(
-            prediction=p, annotator=personas.annotator, label="safe" if ok else "unsafe"
+            claim=p, annotator=personas.annotator, label="safe" if ok else "unsafe"
         )
         for p, ok in zip(rows, safe, strict=True)
     )
@@ -112,9 +110,7 @@ def test_calibration_counts_gold_documents_only_by_the_majority_rule(personas):
     assert 0 < sum(in_gold) < len(rows)
     # A second expert contradicting the first makes a tie: unsafe.
     tied = next(p for p, g, ok in zip(rows, in_gold, safe, strict=True) if g and ok)
-    Annotation.objects.create(
-        prediction=tied, annotator=personas.annotator2, label="unsafe"
-    )
+    Annotation.objects.create(claim=tied, annotator=personas.annotator2, label="unsafe")
     data = calibration.gold_scores(scorer)
     assert len(data.scores) == sum(in_gold)
     expected_unsafe = sum(not ok for ok, g in zip(safe, in_gold, strict=True) if g) + 1
@@ -123,10 +119,8 @@ def test_calibration_counts_gold_documents_only_by_the_majority_rule(personas):
 
 def test_per_type_calibrators_only_where_the_gold_set_is_large_enough(personas):
     project, scorer, rows, _, _ = scored_project(personas, n=300)
-    # 30 of the predictions become dates: too few for a calibrator of their own.
-    Prediction.objects.filter(pk__in=[p.pk for p in rows[:30]]).update(
-        type="HearingDate"
-    )
+    # 30 of the claims become dates: too few for a calibrator of their own.
+    Claim.objects.filter(pk__in=[p.pk for p in rows[:30]]).update(type="HearingDate")
     calibration.scorer_calibrate(project=project, scorer=scorer)
     scorer.refresh_from_db()
     assert sorted(scorer.calibration["by_type"]) == ["GPE"]
@@ -136,7 +130,7 @@ def test_preview_reports_the_operating_point_and_changes_nothing(personas, api):
     project, scorer, rows, scores, safe = scored_project(personas)
     extra = make_document(project)
     # Not aligned: unsafe without a score, flagged whatever the threshold.
-    Prediction.objects.create(
+    Claim.objects.create(
         project=project,
         document=extra,
         external_id="away",
@@ -145,7 +139,7 @@ def test_preview_reports_the_operating_point_and_changes_nothing(personas, api):
         verdict="unsafe",
         checked_at="2026-01-01T00:00:00Z",
     )
-    before = list(Prediction.objects.values_list("pk", "verdict", "checked_at"))
+    before = list(Claim.objects.values_list("pk", "verdict", "checked_at"))
     uncertainty_threshold = Project.objects.get(pk=project.pk).uncertainty_threshold
 
     response = api(personas.admin).get(
@@ -178,7 +172,7 @@ def test_preview_reports_the_operating_point_and_changes_nothing(personas, api):
 
     scorer.refresh_from_db()
     assert (scorer.threshold, scorer.operating_point) == (0.5, {})
-    assert list(Prediction.objects.values_list("pk", "verdict", "checked_at")) == before
+    assert list(Claim.objects.values_list("pk", "verdict", "checked_at")) == before
     project.refresh_from_db()
     assert project.uncertainty_threshold == uncertainty_threshold
 
@@ -201,18 +195,18 @@ def test_apply_sets_the_threshold_and_the_verdicts_follow_it(personas, api):
     assert threshold == preview["threshold"]
     # The queue's keys follow at once; the verdicts wait for the check, which
     # keeps the old ones until it replaces them.
-    for p in Prediction.objects.filter(project=project):
+    for p in Claim.objects.filter(project=project):
         assert p.uncertainty == pytest.approx(abs(p.score - threshold))
         assert p.checked_at is None and p.verdict in ("safe", "unsafe")
 
     # The worker's check, here in this process, with the real scorer.
-    summary = checking.predictions_check(project_id=project.pk)
+    summary = checking.claims_check(project_id=project.pk)
     assert summary.checked == len(rows)
-    checked = list(Prediction.objects.filter(project=project))
+    checked = list(Claim.objects.filter(project=project))
     assert all(p.score is not None for p in checked)
     for p in checked:
         assert p.verdict == ("unsafe" if p.score < threshold else "safe"), p.value
-    scores = PredictionScore.objects.filter(prediction__project=project)
+    scores = ClaimScore.objects.filter(claim__project=project)
     assert scores.filter(scorer_version="v1").count() == len(rows)
 
 
@@ -347,7 +341,7 @@ def test_a_trained_version_is_registered_with_its_gold_calibration(personas):
     for i in range(16):
         document = make_document(project)
         for j, value in enumerate(VALUES):
-            p = Prediction.objects.create(
+            p = Claim.objects.create(
                 project=project,
                 document=document,
                 external_id=f"t{i}-{j}",
@@ -356,14 +350,14 @@ def test_a_trained_version_is_registered_with_its_gold_calibration(personas):
                 context=CONTEXT,
             )
             Annotation.objects.create(
-                prediction=p,
+                claim=p,
                 annotator=personas.annotator,
                 label="safe" if value in ("Toronto", "Colombia") else "unsafe",
             )
     scorer, _ = train_on_labels(project)
     fit = scorer.calibration["fit"]
-    n_gold = Prediction.objects.filter(
-        pk__in=gold.restrict(Prediction.objects.all(), project, gold=True)
+    n_gold = Claim.objects.filter(
+        pk__in=gold.restrict(Claim.objects.all(), project, gold=True)
     ).count()
     assert fit["n"] == n_gold > 0
     # Few gold labels: the two-parameter fit, loadable as stored.

@@ -6,12 +6,12 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotator.claims import ingest, selectors
-from annotator.claims.checking import claims_find, predictions_check
+from annotator.claims.checking import claims_check, claims_find
 from annotator.kinds.citations.models import CaseCitation, CaseOpinion
 from annotator.labeling import handout
 from annotator.models import (
     Annotation,
-    Prediction,
+    Claim,
 )
 from pipeline.checkers.citations import find_citations
 from tests.annotator.factories import make_project
@@ -69,9 +69,9 @@ def test_an_uploaded_brief_has_its_citations_found_and_checked(caselaw, unread_b
         project=project, files=[("brief.txt", ingest.stream_of(BRIEF))]
     )
     assert report.created == 1
-    summary = predictions_check(project_id=project.pk)
+    summary = claims_check(project_id=project.pk)
     assert summary.checked == 5
-    rows = list(Prediction.objects.filter(project=project).order_by("pk"))
+    rows = list(Claim.objects.filter(project=project).order_by("pk"))
     assert [(r.verdict, r.reason, r.details["status"]) for r in rows] == [
         ("safe", "", "verified"),
         ("unsafe", "case_name_mismatch", "hallucinated"),
@@ -94,7 +94,7 @@ def test_an_uploaded_brief_has_its_citations_found_and_checked(caselaw, unread_b
 
     # Found once: a second run adds nothing and checks nothing.
     assert claims_find(project) == 0
-    assert predictions_check(project_id=project.pk).checked == 0
+    assert claims_check(project_id=project.pk).checked == 0
 
     items = handout.labeling_items(
         project=project, annotator=None, ids=[r.pk for r in rows[:2]]
@@ -106,7 +106,7 @@ def test_an_uploaded_brief_has_its_citations_found_and_checked(caselaw, unread_b
         "text": "Flagged: case name mismatch",
     }
     # Exported as its finding (a citation's evidence is no alignment).
-    exported = list(selectors.export_rows(project=project, kind="predictions"))
+    exported = list(selectors.export_rows(project=project, kind="claims"))
     assert "align" not in exported[1]
     assert (exported[1]["verdict"], exported[1]["reason"]) == (
         "unsafe",
@@ -124,8 +124,8 @@ def test_complete_coverage_is_the_deployments_setting(caselaw, settings, unread_
         project=project,
         files=[("b.txt", ingest.stream_of("See Doe v. Roe, 5 U.S. 15 (1990)."))],
     )
-    predictions_check(project_id=project.pk)
-    [row] = Prediction.objects.filter(project=project)
+    claims_check(project_id=project.pk)
+    [row] = Claim.objects.filter(project=project)
     assert (row.verdict, row.details["status"]) == ("unscored", "unverifiable")
 
 
@@ -137,8 +137,8 @@ def test_a_volume_the_store_dates_later_cannot_be_from_an_earlier_year(
         project=project,
         files=[("b.txt", ingest.stream_of("See Foo v. Bar, 712 U.S. 1 (1985)."))],
     )
-    predictions_check(project_id=project.pk)
-    [row] = Prediction.objects.filter(project=project)
+    claims_check(project_id=project.pk)
+    [row] = Claim.objects.filter(project=project)
     assert (row.verdict, row.reason) == ("unsafe", "no_such_case")
     assert "volume 5 is from 1990" in row.details["failed"]
 
@@ -150,22 +150,20 @@ def test_a_changed_brief_has_its_citations_found_again_and_keeps_its_labels(
     ingest.documents_import(
         project=project, files=[("brief.txt", ingest.stream_of(BRIEF))]
     )
-    predictions_check(project_id=project.pk)
+    claims_check(project_id=project.pk)
     [labelled] = [
-        p
-        for p in Prediction.objects.filter(project=project)
-        if p.value.startswith("Smith")
+        p for p in Claim.objects.filter(project=project) if p.value.startswith("Smith")
     ]
     expert = django_user_model.objects.create_user("expert")
-    Annotation.objects.create(prediction=labelled, annotator=expert, label="unsafe")
+    Annotation.objects.create(claim=labelled, annotator=expert, label="unsafe")
 
     edited = "In short: " + BRIEF
     ingest.documents_import(
         project=project, files=[("brief.txt", ingest.stream_of(edited))]
     )
-    summary = predictions_check(project_id=project.pk)
+    summary = claims_check(project_id=project.pk)
 
-    rows = Prediction.objects.filter(project=project)
+    rows = Claim.objects.filter(project=project)
     found = {r.external_id for r in rows if r.pk != labelled.pk}
     assert found == {f"brief:{m.start}" for m in find_citations(edited)}
     assert summary.checked == 5

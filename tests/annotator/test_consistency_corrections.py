@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 
 from annotator.claims import ingest
-from annotator.claims.checking import predictions_check
+from annotator.claims.checking import claims_check
 from annotator.core.errors import ApplicationError, LabelInvalid
 from annotator.kinds.consistency import consistency_runs
 from annotator.kinds.consistency import tasks as consistency_tasks
@@ -17,8 +17,8 @@ from annotator.kinds.consistency.models import ConsistencyRun
 from annotator.labeling import labels
 from annotator.models import (
     Annotation,
+    Claim,
     Document,
-    Prediction,
     RunStatus,
 )
 from tests.annotator.factories import jsonl, make_project, score_by_word_overlap
@@ -64,8 +64,8 @@ def checked(personas, fake_openai, monkeypatch):
         project=project,
         files=[("answers.jsonl", ingest.stream_of(jsonl(LAMPORT, again).decode()))],
     )
-    predictions_check(project_id=project.pk)
-    flagged = Prediction.objects.filter(project=project, verdict="unsafe")
+    claims_check(project_id=project.pk)
+    flagged = Claim.objects.filter(project=project, verdict="unsafe")
     assert sorted(p.external_id for p in flagged) == ["again#b1", "lamport#b1"]
     return project
 
@@ -128,16 +128,16 @@ def test_a_run_corrects_flagged_blocks_and_the_check_shows_the_correction(
         ]
     # The corrected answers' blocks were reset; the check shows each
     # correction with its block, and none with the accurate blocks.
-    assert predictions_check(project_id=checked.pk).checked == 6
-    phd = Prediction.objects.get(project=checked, external_id="lamport#b1")
+    assert claims_check(project_id=checked.pk).checked == 6
+    phd = Claim.objects.get(project=checked, external_id="lamport#b1")
     assert (phd.verdict, phd.details["correction"]) == ("unsafe", FIXED)
     assert phd.details["summary"] == SUMMARY
-    first = Prediction.objects.get(project=checked, external_id="lamport#b0")
+    first = Claim.objects.get(project=checked, external_id="lamport#b0")
     assert first.details["correction"] is None
 
     # A re-check keeps them (they live with the answer); nothing is left to do.
-    Prediction.objects.filter(project=checked).update(checked_at=None)
-    predictions_check(project_id=checked.pk)
+    Claim.objects.filter(project=checked).update(checked_at=None)
+    claims_check(project_id=checked.pk)
     phd.refresh_from_db()
     assert phd.details["correction"] == FIXED
     assert (
@@ -228,12 +228,12 @@ def test_bad_params_are_refused_by_name(checked, changes, message):
 def test_the_experts_decision_on_a_suggestion_is_kept_with_the_label(
     personas, api, checked
 ):
-    phd = Prediction.objects.get(project=checked, external_id="lamport#b1")
+    phd = Claim.objects.get(project=checked, external_id="lamport#b1")
     expert = api(personas.annotator)
     response = expert.post(
         "/api/annotations/",
         {
-            "prediction": phd.pk,
+            "claim": phd.pk,
             "label": "unsafe",
             "suggestion": "accepted",
             "corrected_value": FIXED,
@@ -242,22 +242,22 @@ def test_the_experts_decision_on_a_suggestion_is_kept_with_the_label(
     )
     assert response.status_code == 201, response.content
     assert response.json()["suggestion"] == "accepted"
-    stored = Annotation.objects.get(prediction=phd)
+    stored = Annotation.objects.get(claim=phd)
     assert (stored.suggestion, stored.corrected_value) == ("accepted", FIXED)
 
     with pytest.raises(LabelInvalid, match="an accepted correction must be"):
         labels.annotation_submit(
-            prediction=phd,
+            claim=phd,
             annotator=personas.admin,
             label="unsafe",
             suggestion="accepted",
         )
     with pytest.raises(LabelInvalid, match="suggestion: empty or one of"):
         labels.annotation_submit(
-            prediction=phd, annotator=personas.admin, label="unsafe", suggestion="ok"
+            claim=phd, annotator=personas.admin, label="unsafe", suggestion="ok"
         )
     rejected, _ = labels.annotation_submit(
-        prediction=phd, annotator=personas.admin, label="unsafe", suggestion="rejected"
+        claim=phd, annotator=personas.admin, label="unsafe", suggestion="rejected"
     )
     assert rejected.suggestion == "rejected" and rejected.corrected_value is None
 
@@ -269,9 +269,9 @@ def test_the_export_keeps_the_decision_and_the_guideline_version(personas, check
     guideline, _ = guidelines.guideline_save(
         project=checked, user=personas.admin, text="# Response block\nCheck dates."
     )
-    phd = Prediction.objects.get(project=checked, external_id="lamport#b1")
+    phd = Claim.objects.get(project=checked, external_id="lamport#b1")
     labels.annotation_submit(
-        prediction=phd,
+        claim=phd,
         annotator=personas.annotator,
         label="unsafe",
         suggestion="accepted",
@@ -279,6 +279,6 @@ def test_the_export_keeps_the_decision_and_the_guideline_version(personas, check
         guideline_version=guideline.version,
     )
     [row] = list(export_rows(project=checked, kind="labels"))
-    assert row["prediction_id"] == "lamport#b1"
+    assert row["claim_id"] == "lamport#b1"
     assert (row["suggestion"], row["corrected_value"]) == ("accepted", FIXED)
     assert row["guideline_version"] == guideline.version

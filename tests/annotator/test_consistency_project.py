@@ -10,8 +10,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 
 from annotator.claims import ingest
-from annotator.claims.checking import predictions_check, project_checker
-from annotator.models import Annotation, Document, Prediction
+from annotator.claims.checking import claims_check, project_checker
+from annotator.models import Annotation, Claim, Document
 from annotator.training.data import labelled_data
 from tests.annotator.factories import (
     jsonl,
@@ -52,7 +52,7 @@ def _lines(*lines) -> str:
 
 
 def _blocks(project):
-    return {p.external_id: p for p in Prediction.objects.filter(project=project)}
+    return {p.external_id: p for p in Claim.objects.filter(project=project)}
 
 
 # --- import --------------------------------------------------------------------
@@ -91,7 +91,7 @@ def test_answers_come_in_over_the_api_with_bad_lines_named(
     water = Document.objects.get(project=project, external_id="7")
     assert water.metadata["samples"] == [{"text": WATER["samples"][0]}]
     # The sentences are the check's to find: none yet.
-    assert not Prediction.objects.filter(project=project).exists()
+    assert not Claim.objects.filter(project=project).exists()
 
 
 def test_answers_come_in_on_the_set_up_page_and_by_command(
@@ -126,16 +126,16 @@ def test_an_answer_sent_again_updates_in_place_and_is_checked_again(
     score_by_word_overlap(monkeypatch)
     project = _consistency(personas)
     _import(project, LAMPORT, WATER)
-    predictions_check(project_id=project.pk)
+    claims_check(project_id=project.pk)
     blocks = _blocks(project)
     assert len(blocks) == 4
     Annotation.objects.create(
-        prediction=blocks["lamport#b0"], annotator=personas.annotator, label="safe"
+        claim=blocks["lamport#b0"], annotator=personas.annotator, label="safe"
     )
 
     report = _import(project, LAMPORT, WATER)
     assert (report.created, report.updated, report.unchanged) == (0, 0, 2)
-    assert not Prediction.objects.filter(project=project, checked_at=None).exists()
+    assert not Claim.objects.filter(project=project, checked_at=None).exists()
 
     fixed = {**LAMPORT, "response": LAMPORT["response"].replace("Berkeley", "Brandeis")}
     more = {**WATER, "samples": [*WATER["samples"], "Water boils at 100 C."]}
@@ -150,7 +150,7 @@ def test_an_answer_sent_again_updates_in_place_and_is_checked_again(
     assert blocks["lamport#b1"].value == BRANDEIS
     assert blocks["lamport#b0"].annotations.count() == 1
 
-    predictions_check(project_id=project.pk)
+    claims_check(project_id=project.pk)
     blocks = _blocks(project)
     assert blocks["lamport#b1"].verdict == "safe"
     assert blocks["7#b0"].details["samples"] == 2
@@ -167,7 +167,7 @@ def test_the_check_run_stores_one_claim_per_block_with_evidence(
     _import(project, LAMPORT)
     seen = []
 
-    summary = predictions_check(
+    summary = claims_check(
         project_id=project.pk, progress=lambda done, total: seen.append((done, total))
     )
 
@@ -203,7 +203,7 @@ def test_the_check_run_stores_one_claim_per_block_with_evidence(
     assert blocks["lamport#b0"].verdict == "safe"
 
     # Run twice: nothing left to check.
-    assert predictions_check(project_id=project.pk).checked == 0
+    assert claims_check(project_id=project.pk).checked == 0
 
 
 def test_without_samples_or_a_scorer_the_blocks_are_unscored(
@@ -213,7 +213,7 @@ def test_without_samples_or_a_scorer_the_blocks_are_unscored(
     project = _consistency(personas)
     lonely = {"id": "lonely", "prompt": "Say something.", "response": "Sky is blue."}
     _import(project, LAMPORT, lonely)
-    predictions_check(project_id=project.pk)
+    claims_check(project_id=project.pk)
     blocks = _blocks(project)
     assert {p.verdict for p in blocks.values()} == {"unscored"}
     assert blocks["lonely#b0"].evidence == []
@@ -228,7 +228,7 @@ def test_experts_see_the_judgements_and_scores_only_where_the_project_shows_them
     score_by_word_overlap(monkeypatch)
     project = _consistency(personas, show_machine_scores=shown, gold_share=0)
     _import(project, LAMPORT)
-    predictions_check(project_id=project.pk)
+    claims_check(project_id=project.pk)
 
     response = api(personas.annotator).post(
         f"/api/projects/{project.pk}/queue/next/", {"count": 10}, format="json"
@@ -254,7 +254,7 @@ def test_the_labeling_page_renders_the_consistency_partial(
     score_by_word_overlap(monkeypatch)
     project = _consistency(personas)
     _import(project, LAMPORT)
-    predictions_check(project_id=project.pk)
+    claims_check(project_id=project.pk)
     client.force_login(personas.annotator)
     response = client.get(f"/projects/{project.pk}/label/")
     html = response.content.decode()
@@ -282,10 +282,10 @@ def _team(i: int) -> dict:
 
 
 def _label_blocks(project, annotator):
-    for p in Prediction.objects.filter(project=project):
+    for p in Claim.objects.filter(project=project):
         wrong = "Oslo" in p.value
         Annotation.objects.create(
-            prediction=p, annotator=annotator, label="unsafe" if wrong else "safe"
+            claim=p, annotator=annotator, label="unsafe" if wrong else "safe"
         )
 
 
@@ -295,12 +295,12 @@ def test_expert_labels_give_the_judge_its_training_pairs(
     settings.DEFAULT_SCORER = ""
     project = _consistency(personas, gold_share=0)
     _import(project, _team(1), _team(2))
-    predictions_check(project_id=project.pk)
+    claims_check(project_id=project.pk)
     _label_blocks(project, personas.annotator)
 
     data = labelled_data(project, gold_set=False)
     checker = project_checker(project, data.documents)
-    pairs = checker.training_pairs(data.predictions, only=set(data.labels))
+    pairs = checker.training_pairs(data.claims, only=set(data.labels))
     by_block = {(p.hypothesis, p.premise, data.labels[p.claim_id].label) for p in pairs}
     assert by_block == {
         ("Team 1 plays in Oslo.", "Team 1 plays in Lyon.", "unsafe"),
@@ -318,7 +318,7 @@ def test_expert_labels_retrain_the_offline_judge(
     settings.DEFAULT_SCORER = ""
     project = _consistency(personas, gold_share=0.3)
     _import(project, *(_team(i) for i in range(12)))
-    predictions_check(project_id=project.pk)
+    claims_check(project_id=project.pk)
     _label_blocks(project, personas.annotator)
 
     scorer, metadata = train_on_labels(project)

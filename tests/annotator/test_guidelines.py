@@ -10,7 +10,7 @@ from annotator.core.errors import GuidelineInvalid, LabelInvalid
 from annotator.labeling import guidelines, labels
 from annotator.models import Annotation, Guideline, Membership, Role
 from annotator.projects import access
-from tests.annotator.factories import make_document, make_prediction
+from tests.annotator.factories import make_claim, make_document
 
 GUIDE = """# Labeling guide
 
@@ -187,7 +187,7 @@ def test_the_labeling_page_carries_the_latest_version_and_its_sections(
     personas, client
 ):
     project = personas.project
-    make_prediction(make_document(project), type="HearingDate", value="2012-01-17")
+    make_claim(make_document(project), type="HearingDate", value="2012-01-17")
     guidelines.guideline_save(project=project, user=personas.admin, text="old")
     guidelines.guideline_save(project=project, user=personas.admin, text=GUIDE)
     client.force_login(personas.annotator)
@@ -207,11 +207,11 @@ def test_the_labeling_page_carries_the_latest_version_and_its_sections(
 
 def test_a_label_records_the_version_sent(personas, api):
     project = personas.project
-    prediction = make_prediction(make_document(project))
+    claim = make_claim(make_document(project))
     guidelines.guideline_save(project=project, user=personas.admin, text="one")
     guidelines.guideline_save(project=project, user=personas.admin, text="two")
     result = _labels(
-        api(personas.annotator), project, prediction=prediction.pk, guideline_version=1
+        api(personas.annotator), project, claim=claim.pk, guideline_version=1
     )
     assert result["status"] == "created", result
     assert Annotation.objects.get(pk=result["id"]).guideline_version == 1
@@ -219,18 +219,18 @@ def test_a_label_records_the_version_sent(personas, api):
 
 def test_a_label_without_a_version_records_the_latest(personas, api):
     project = personas.project
-    first, second = (make_prediction(make_document(project)) for _ in range(2))
+    first, second = (make_claim(make_document(project)) for _ in range(2))
     expert = api(personas.annotator)
     # No guideline yet: nothing to record.
-    result = _labels(expert, project, prediction=first.pk)
+    result = _labels(expert, project, claim=first.pk)
     assert Annotation.objects.get(pk=result["id"]).guideline_version is None
     guidelines.guideline_save(project=project, user=personas.admin, text="one")
     guidelines.guideline_save(project=project, user=personas.admin, text="two")
-    result = _labels(expert, project, prediction=second.pk, guideline_version=None)
+    result = _labels(expert, project, claim=second.pk, guideline_version=None)
     assert Annotation.objects.get(pk=result["id"]).guideline_version == 2
     # The REST endpoint for API clients: the latest too, and shown back.
     response = api(personas.annotator2).post(
-        "/api/annotations/", {"prediction": first.pk, "label": "unsafe"}, format="json"
+        "/api/annotations/", {"claim": first.pk, "label": "unsafe"}, format="json"
     )
     assert response.status_code == 201, response.content
     assert response.json()["guideline_version"] == 2
@@ -240,23 +240,23 @@ def test_a_version_the_project_does_not_have_is_refused(personas, api):
     from tests.annotator.factories import make_project
 
     project = personas.project
-    prediction = make_prediction(make_document(project))
+    claim = make_claim(make_document(project))
     guidelines.guideline_save(project=project, user=personas.admin, text="one")
     # Version 2 exists, but of another project.
     other = make_project(name="other")
     for text in ("a", "b"):
         guidelines.guideline_save(project=other, user=personas.admin, text=text)
     expert = api(personas.annotator)
-    result = _labels(expert, project, prediction=prediction.pk, guideline_version=2)
+    result = _labels(expert, project, claim=claim.pk, guideline_version=2)
     assert result["status"] == "error"
     assert result["error"] == (
         "guideline_version: the project has no guideline version 2"
     )
-    result = _labels(expert, project, prediction=prediction.pk, guideline_version=0)
+    result = _labels(expert, project, claim=claim.pk, guideline_version=0)
     assert result["status"] == "error" and "guideline_version" in result["error"]
     response = expert.post(
         "/api/annotations/",
-        {"prediction": prediction.pk, "label": "safe", "guideline_version": 7},
+        {"claim": claim.pk, "label": "safe", "guideline_version": 7},
         format="json",
     )
     assert response.status_code == 400
@@ -266,7 +266,7 @@ def test_a_version_the_project_does_not_have_is_refused(personas, api):
     assert not Annotation.objects.exists()
     with pytest.raises(LabelInvalid, match="no guideline version 9"):
         labels.annotation_submit(
-            prediction=prediction,
+            claim=claim,
             annotator=personas.annotator,
             label="safe",
             guideline_version=9,
@@ -275,12 +275,12 @@ def test_a_version_the_project_does_not_have_is_refused(personas, api):
 
 def test_changing_a_label_records_the_version_of_the_change(personas, api):
     project = personas.project
-    prediction = make_prediction(make_document(project))
+    claim = make_claim(make_document(project))
     guidelines.guideline_save(project=project, user=personas.admin, text="one")
     expert = api(personas.annotator)
     created = expert.post(
         "/api/annotations/",
-        {"prediction": prediction.pk, "label": "safe", "guideline_version": 1},
+        {"claim": claim.pk, "label": "safe", "guideline_version": 1},
         format="json",
     ).json()
     guidelines.guideline_save(project=project, user=personas.admin, text="two")

@@ -12,13 +12,13 @@ from django.core.management import ManagementUtility
 from django.db import connections
 
 from annotator.claims import checking
-from annotator.models import Annotation, Document, Prediction
+from annotator.models import Annotation, Claim, Document
 from tests.annotator.factories import (
+    claims_jsonl,
     documents_jsonl,
     jsonl,
+    make_claim,
     make_document,
-    make_prediction,
-    predictions_jsonl,
     upload,
 )
 
@@ -32,7 +32,7 @@ GOOD = {
 }
 
 
-def _predictions(*ids: str) -> bytes:
+def _claims(*ids: str) -> bytes:
     return jsonl(*({**GOOD, "id": i} for i in ids))
 
 
@@ -51,14 +51,14 @@ def manage(*argv: str) -> int:
 # --- the API -----------------------------------------------------------------
 
 
-def test_a_predictions_file_of_bad_lines_is_a_400_and_stores_nothing(personas, api):
+def test_a_claims_file_of_bad_lines_is_a_400_and_stores_nothing(personas, api):
     project = personas.project
     make_document(project, external_id="d1")
     content = b"\n".join(
         [b"{oops", json.dumps({**GOOD, "id": "p", "document_id": "nowhere"}).encode()]
     )
     response = upload(
-        api(personas.admin), "/api/predictions/import/", project, "p.jsonl", content
+        api(personas.admin), "/api/claims/import/", project, "p.jsonl", content
     )
     assert response.status_code == 400, response.content
     report = response.json()
@@ -68,15 +68,15 @@ def test_a_predictions_file_of_bad_lines_is_a_400_and_stores_nothing(personas, a
         ("p.jsonl", 2),
     ]
     assert "unknown document" in report["errors"][1]["message"]
-    assert not Prediction.objects.exists()
+    assert not Claim.objects.exists()
 
 
-def test_one_bad_prediction_line_is_a_207_naming_it_and_the_rest_stored(personas, api):
+def test_one_bad_claim_line_is_a_207_naming_it_and_the_rest_stored(personas, api):
     project = personas.project
     make_document(project, external_id="d1")
-    content = _predictions("a") + b'{"id": "b", "value": NaN}\n' + _predictions("c")
+    content = _claims("a") + b'{"id": "b", "value": NaN}\n' + _claims("c")
     response = upload(
-        api(personas.admin), "/api/predictions/import/", project, "p.jsonl", content
+        api(personas.admin), "/api/claims/import/", project, "p.jsonl", content
     )
     assert response.status_code == 207, response.content
     report = response.json()
@@ -84,7 +84,7 @@ def test_one_bad_prediction_line_is_a_207_naming_it_and_the_rest_stored(personas
     [error] = report["errors"]
     assert (error["source"], error["line"]) == ("p.jsonl", 2)
     assert "NaN" in error["message"]
-    stored = Prediction.objects.filter(project=project)
+    stored = Claim.objects.filter(project=project)
     assert sorted(stored.values_list("external_id", flat=True)) == ["a", "c"]
 
 
@@ -95,10 +95,10 @@ def test_an_import_of_good_lines_is_a_200_the_second_time_too(personas, api):
     for created, unchanged in ((2, 0), (0, 2)):
         response = upload(
             client,
-            "/api/predictions/import/",
+            "/api/claims/import/",
             project,
             "p.jsonl",
-            _predictions("a", "b"),
+            _claims("a", "b"),
         )
         assert response.status_code == 200, response.content
         assert (response.json()["created"], response.json()["unchanged"]) == (
@@ -123,15 +123,15 @@ def test_documents_all_refused_are_a_400(personas, api):
 
 def test_labels_all_refused_are_a_400_and_some_refused_a_207(personas, api):
     project = personas.project
-    make_prediction(make_document(project, external_id="d1"), external_id="p1")
+    make_claim(make_document(project, external_id="d1"), external_id="p1")
     client = api(personas.admin)
-    bad = jsonl({"prediction_id": "nowhere", "label": "safe"})
+    bad = jsonl({"claim_id": "nowhere", "label": "safe"})
     response = upload(client, "/api/annotations/import/", project, "l.jsonl", bad)
     assert response.status_code == 400, response.content
     assert response.json()["errors"][0]["line"] == 1
     assert not Annotation.objects.exists()
 
-    mixed = jsonl({"prediction_id": "p1", "label": "unsafe"}) + bad
+    mixed = jsonl({"claim_id": "p1", "label": "unsafe"}) + bad
     response = upload(client, "/api/annotations/import/", project, "l.jsonl", mixed)
     assert response.status_code == 207, response.content
     assert response.json()["errors"][0]["line"] == 2
@@ -145,15 +145,15 @@ def test_import_commands_exit_0_1_2_by_how_much_was_used(personas, tmp_path, cap
     project = personas.project.name
     good, mixed, bad = (tmp_path / f"{n}.jsonl" for n in ("good", "mixed", "bad"))
     good.write_bytes(documents_jsonl())
-    mixed.write_bytes(predictions_jsonl() + b"{broken\n")
+    mixed.write_bytes(claims_jsonl() + b"{broken\n")
     bad.write_bytes(b"{broken\n")
 
     assert manage("import_documents", project, str(good)) == 0
-    assert manage("import_predictions", project, str(mixed)) == 1
+    assert manage("import_claims", project, str(mixed)) == 1
     err = capsys.readouterr().err
     assert f"{mixed}:4: invalid JSON" in err
-    assert "some predictions skipped (listed above)" in err
-    assert Prediction.objects.count() == 3
+    assert "some claims skipped (listed above)" in err
+    assert Claim.objects.count() == 3
     assert manage("import_labels", project, str(bad)) == 2
     assert f"{bad}:1: invalid JSON" in capsys.readouterr().err
 
@@ -161,13 +161,13 @@ def test_import_commands_exit_0_1_2_by_how_much_was_used(personas, tmp_path, cap
 @pytest.mark.parametrize(
     "argv",
     [
-        ["import_predictions", "asylum", "{missing}"],
+        ["import_claims", "asylum", "{missing}"],
         ["import_documents", "asylum", "{empty folder}"],
         ["import_labels", "no-such-project", "{file}"],
         ["export_project", "no-such-project", "--out", "{out}"],
         ["export_project", "asylum", "--out", "{file}"],
         ["run_pipeline", "no-such-project"],
-        ["import_predictions", "asylum"],
+        ["import_claims", "asylum"],
         ["run_pipeline", "asylum", "--no-such-option"],
     ],
     ids=[
@@ -183,7 +183,7 @@ def test_import_commands_exit_0_1_2_by_how_much_was_used(personas, tmp_path, cap
 )
 def test_a_command_that_can_do_nothing_exits_2(personas, tmp_path, capsys, argv):
     (tmp_path / "empty").mkdir()
-    (tmp_path / "file").write_bytes(b'{"prediction_id": "p", "label": "safe"}\n')
+    (tmp_path / "file").write_bytes(b'{"claim_id": "p", "label": "safe"}\n')
     paths = {
         "{missing}": str(tmp_path / "missing.jsonl"),
         "{empty folder}": str(tmp_path / "empty"),
@@ -196,18 +196,18 @@ def test_a_command_that_can_do_nothing_exits_2(personas, tmp_path, capsys, argv)
 
 def test_export_and_check_exit_0(personas, tmp_path, capsys):
     project = personas.project
-    make_prediction(make_document(project, external_id="d1"))
+    make_claim(make_document(project, external_id="d1"))
     assert manage("run_pipeline", project.name) == 0
     assert "checked 1:" in capsys.readouterr().out
     assert manage("export_project", project.name, "--out", str(tmp_path)) == 0
-    assert (tmp_path / "predictions.jsonl").exists()
+    assert (tmp_path / "claims.jsonl").exists()
 
 
-def test_run_pipeline_exits_1_when_some_predictions_were_not_checked(
+def test_run_pipeline_exits_1_when_some_claims_were_not_checked(
     personas, monkeypatch, capsys
 ):
     summary = checking.CheckSummary(checked=2, errors=["p.jsonl:3: no document"])
-    monkeypatch.setattr(checking, "predictions_check", lambda **kw: summary)
+    monkeypatch.setattr(checking, "claims_check", lambda **kw: summary)
     assert manage("run_pipeline", personas.project.name) == 1
     assert "p.jsonl:3: no document" in capsys.readouterr().err
     summary.checked = 0
@@ -216,9 +216,9 @@ def test_run_pipeline_exits_1_when_some_predictions_were_not_checked(
 
 def test_run_pipeline_on_a_broken_schema_exits_2(personas, capsys):
     project = personas.project
-    make_prediction(make_document(project, external_id="d1"))
+    make_claim(make_document(project, external_id="d1"))
     project.entity_schema = {"entity_types": 5}
     project.save(update_fields=["entity_schema"])
     assert manage("run_pipeline", project.name) == 2
     assert "asylum" in capsys.readouterr().err
-    assert Prediction.objects.get().checked_at is None
+    assert Claim.objects.get().checked_at is None

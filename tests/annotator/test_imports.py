@@ -8,14 +8,14 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import override_settings
 
 from annotator.claims import checking, export, ingest
-from annotator.models import Annotation, Document, Prediction
+from annotator.models import Annotation, Claim, Document
 from tests.annotator.factories import (
     DOC_TEXT,
+    claims_jsonl,
     documents_jsonl,
     jsonl,
+    make_claim,
     make_document,
-    make_prediction,
-    predictions_jsonl,
 )
 
 pytestmark = pytest.mark.django_db
@@ -112,14 +112,14 @@ def test_txt_file_is_one_document_named_after_the_file(personas):
     assert document.metadata == {"filename": "decision-17.txt"}
 
 
-def test_prediction_for_unknown_document_is_an_error_on_its_line(personas):
+def test_claim_for_unknown_document_is_an_error_on_its_line(personas):
     project = personas.project
     _import_documents(project, ("docs.jsonl", documents_jsonl()))
-    data = predictions_jsonl() + jsonl(
+    data = claims_jsonl() + jsonl(
         {"id": "p-x", "document_id": "nope", "type": "GPE", "value": "x"},
         {"id": "p-y", "document_id": "d1", "type": "GPE"},
     )
-    report = ingest.predictions_import(
+    report = ingest.claims_import(
         project=project, stream=io.BytesIO(data), source="p.jsonl"
     )
     assert report.created == 3
@@ -129,36 +129,36 @@ def test_prediction_for_unknown_document_is_an_error_on_its_line(personas):
     assert "value" in errors[5]
 
 
-def test_changed_prediction_loses_its_verdict_unchanged_keeps_it(personas):
+def test_changed_claim_loses_its_verdict_unchanged_keeps_it(personas):
     project = personas.project
     _import_documents(project, ("docs.jsonl", documents_jsonl()))
-    ingest.predictions_import(project=project, stream=io.BytesIO(predictions_jsonl()))
-    Prediction.objects.update(verdict="safe", hypothesis="h")
-    rows = [json.loads(line) for line in predictions_jsonl().splitlines()]
+    ingest.claims_import(project=project, stream=io.BytesIO(claims_jsonl()))
+    Claim.objects.update(verdict="safe", hypothesis="h")
+    rows = [json.loads(line) for line in claims_jsonl().splitlines()]
     rows[0]["value"] = "Ottawa"
-    report = ingest.predictions_import(project=project, stream=io.BytesIO(jsonl(*rows)))
+    report = ingest.claims_import(project=project, stream=io.BytesIO(jsonl(*rows)))
     assert (report.created, report.updated, report.unchanged) == (0, 1, 2)
-    assert Prediction.objects.get(external_id="p-found").verdict == ""
-    assert Prediction.objects.get(external_id="p-date").verdict == "safe"
+    assert Claim.objects.get(external_id="p-found").verdict == ""
+    assert Claim.objects.get(external_id="p-date").verdict == "safe"
 
 
-def test_labels_import_upserts_and_reports_unknown_predictions(personas):
+def test_labels_import_upserts_and_reports_unknown_claims(personas):
     project = personas.project
-    prediction = make_prediction(make_document(project), external_id="p1")
+    claim = make_claim(make_document(project), external_id="p1")
     data = jsonl(
-        {"prediction_id": "p1", "label": "unsafe", "note": "invented"},
-        {"prediction_id": "p2", "label": "safe"},
-        {"prediction_id": "p1", "label": "maybe"},
+        {"claim_id": "p1", "label": "unsafe", "note": "invented"},
+        {"claim_id": "p2", "label": "safe"},
+        {"claim_id": "p1", "label": "maybe"},
     )
     report = ingest.labels_import(project=project, stream=io.BytesIO(data))
     assert report.created == 1
     assert sorted(e.line for e in report.errors) == [2, 3]
     again = ingest.labels_import(
         project=project,
-        stream=io.BytesIO(jsonl({"prediction_id": "p1", "label": "safe"})),
+        stream=io.BytesIO(jsonl({"claim_id": "p1", "label": "safe"})),
     )
     assert (again.created, again.updated) == (0, 1)
-    annotation = Annotation.objects.get(prediction=prediction)
+    annotation = Annotation.objects.get(claim=claim)
     assert annotation.label == "safe"
 
 
@@ -185,18 +185,18 @@ def test_upload_over_api_reports_line_errors(personas, api):
 def test_export_round_trips_in_pipeline_formats(personas, api, tmp_path):
     project = personas.project
     _import_documents(project, ("docs.jsonl", documents_jsonl()))
-    ingest.predictions_import(project=project, stream=io.BytesIO(predictions_jsonl()))
+    ingest.claims_import(project=project, stream=io.BytesIO(claims_jsonl()))
     ingest.labels_import(
         project=project,
-        stream=io.BytesIO(jsonl({"prediction_id": "p-found", "label": "safe"})),
+        stream=io.BytesIO(jsonl({"claim_id": "p-found", "label": "safe"})),
     )
-    checking.predictions_check(project_id=project.pk)  # no scorer: unscored
+    checking.claims_check(project_id=project.pk)  # no scorer: unscored
     counts = export.project_export(project=project, out_dir=tmp_path)
-    assert counts == {"documents": 2, "predictions": 3, "labels": 1}
+    assert counts == {"documents": 2, "claims": 3, "labels": 1}
     from pipeline.jsonl import checked_from_json, document_from_json, read_jsonl
 
     assert not read_jsonl(tmp_path / "documents.jsonl", document_from_json).errors
-    checked = read_jsonl(tmp_path / "predictions.jsonl", checked_from_json)
+    checked = read_jsonl(tmp_path / "claims.jsonl", checked_from_json)
     assert not checked.errors
     assert {c.verdict for c in checked.records} == {"unscored", "unsafe"}
     response = api(personas.admin).get(
@@ -204,4 +204,4 @@ def test_export_round_trips_in_pipeline_formats(personas, api, tmp_path):
     )
     assert response.status_code == 200
     lines = b"".join(response.streaming_content).decode().splitlines()
-    assert json.loads(lines[0]) == {"prediction_id": "p-found", "label": "safe"}
+    assert json.loads(lines[0]) == {"claim_id": "p-found", "label": "safe"}

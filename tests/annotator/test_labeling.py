@@ -9,16 +9,16 @@ from django.utils import timezone
 
 from annotator.labeling import gold as gold_set
 from annotator.labeling import handout, labels, queue
-from annotator.models import Annotation, Lease, Prediction, PredictionScore
-from tests.annotator.factories import aligned, make_document, make_prediction
+from annotator.models import Annotation, Claim, ClaimScore, Lease
+from tests.annotator.factories import aligned, make_claim, make_document
 
 pytestmark = pytest.mark.django_db
 
 
-def _predictions(project, n, *, scores=None):
+def _claims(project, n, *, scores=None):
     document = make_document(project)
     return [
-        make_prediction(document, score=None if scores is None else scores[i])
+        make_claim(document, score=None if scores is None else scores[i])
         for i in range(n)
     ]
 
@@ -31,12 +31,12 @@ def _next(client, project, **body):
     return [item["id"] for item in response.json()["items"]]
 
 
-def _label(client, project, prediction, label="safe", client_id=None, **extra):
+def _label(client, project, claim, label="safe", client_id=None, **extra):
     body = {
         "labels": [
             {
                 "client_id": str(client_id or uuid.uuid4()),
-                "prediction": prediction,
+                "claim": claim,
                 "label": label,
                 **extra,
             }
@@ -48,7 +48,7 @@ def _label(client, project, prediction, label="safe", client_id=None, **extra):
 
 
 def _no_overlap(project):
-    """One expert per prediction, all in the strategy's order (no gold slice)."""
+    """One expert per claim, all in the strategy's order (no gold slice)."""
     project.overlap_share = 0.0
     project.gold_share = 0.0
     project.save(update_fields=["overlap_share", "gold_share"])
@@ -57,7 +57,7 @@ def _no_overlap(project):
 def test_two_annotators_never_get_the_same_item(personas, api):
     project = personas.project
     _no_overlap(project)
-    _predictions(project, 10)
+    _claims(project, 10)
     first = _next(api(personas.annotator), project, count=6)
     second = _next(api(personas.annotator2), project, count=6)
     assert len(first) == 6 and len(second) == 4
@@ -67,7 +67,7 @@ def test_two_annotators_never_get_the_same_item(personas, api):
 def test_reload_gets_own_leases_back_first(personas, api):
     project = personas.project
     _no_overlap(project)
-    _predictions(project, 10)
+    _claims(project, 10)
     client = api(personas.annotator)
     first = _next(client, project, count=3)
     assert _next(client, project, count=3) == first
@@ -78,13 +78,13 @@ def test_reload_gets_own_leases_back_first(personas, api):
 def test_expired_lease_returns_item_to_pool(personas, api):
     project = personas.project
     _no_overlap(project)
-    (prediction,) = _predictions(project, 1)
-    assert _next(api(personas.annotator), project) == [prediction.pk]
+    (claim,) = _claims(project, 1)
+    assert _next(api(personas.annotator), project) == [claim.pk]
     assert _next(api(personas.annotator2), project) == []
-    Lease.objects.filter(prediction=prediction).update(
+    Lease.objects.filter(claim=claim).update(
         expires_at=timezone.now() - timedelta(seconds=1)
     )
-    assert _next(api(personas.annotator2), project) == [prediction.pk]
+    assert _next(api(personas.annotator2), project) == [claim.pk]
 
 
 def test_overlap_items_go_to_as_many_experts_as_configured(personas, api, admin_user):
@@ -93,49 +93,49 @@ def test_overlap_items_go_to_as_many_experts_as_configured(personas, api, admin_
     project.overlap_labels = 2
     project.save()
     project.members.add(admin_user)
-    (prediction,) = _predictions(project, 1)
-    assert _next(api(personas.annotator), project) == [prediction.pk]
-    assert _next(api(personas.annotator2), project) == [prediction.pk]
+    (claim,) = _claims(project, 1)
+    assert _next(api(personas.annotator), project) == [claim.pk]
+    assert _next(api(personas.annotator2), project) == [claim.pk]
     # Two experts hold it: a third gets nothing until one lets go.
     assert _next(api(admin_user), project) == []
-    _label(api(personas.annotator), project, prediction.pk, "unsure")
-    assert _next(api(admin_user), project) == [prediction.pk]
+    _label(api(personas.annotator), project, claim.pk, "unsure")
+    assert _next(api(admin_user), project) == [claim.pk]
 
 
 def test_unsure_leaves_the_item_for_another_expert(personas, api):
     project = personas.project
     _no_overlap(project)
-    (prediction,) = _predictions(project, 1)
+    (claim,) = _claims(project, 1)
     client = api(personas.annotator)
-    assert _next(client, project) == [prediction.pk]
-    _label(client, project, prediction.pk, "unsure")
+    assert _next(client, project) == [claim.pk]
+    _label(client, project, claim.pk, "unsure")
     assert _next(client, project) == []
-    assert _next(api(personas.annotator2), project) == [prediction.pk]
-    _label(api(personas.annotator2), project, prediction.pk, "unsafe")
-    assert Annotation.objects.filter(prediction=prediction).count() == 2
+    assert _next(api(personas.annotator2), project) == [claim.pk]
+    _label(api(personas.annotator2), project, claim.pk, "unsafe")
+    assert Annotation.objects.filter(claim=claim).count() == 2
 
 
 def test_a_resent_label_is_stored_once(personas, api):
     project = personas.project
-    (prediction,) = _predictions(project, 1)
+    (claim,) = _claims(project, 1)
     client = api(personas.annotator)
     client_id = uuid.uuid4()
-    first = _label(client, project, prediction.pk, "unsafe", client_id=client_id)
-    again = _label(client, project, prediction.pk, "unsafe", client_id=client_id)
+    first = _label(client, project, claim.pk, "unsafe", client_id=client_id)
+    again = _label(client, project, claim.pk, "unsafe", client_id=client_id)
     assert first["results"][0]["status"] == "created"
     assert again["results"][0]["status"] == "duplicate"
     assert again["results"][0]["id"] == first["results"][0]["id"]
-    assert Annotation.objects.filter(prediction=prediction).count() == 1
+    assert Annotation.objects.filter(claim=claim).count() == 1
     # A second decision (new client id) replaces the first, it does not add one.
-    changed = _label(client, project, prediction.pk, "safe", note="on reflection")
+    changed = _label(client, project, claim.pk, "safe", note="on reflection")
     assert changed["results"][0]["status"] == "updated"
-    annotation = Annotation.objects.get(prediction=prediction)
+    annotation = Annotation.objects.get(claim=claim)
     assert (annotation.label, annotation.note) == ("safe", "on reflection")
 
 
 def test_someone_elses_client_id_is_refused(personas, api):
     project = personas.project
-    a, b = _predictions(project, 2)
+    a, b = _claims(project, 2)
     client_id = uuid.uuid4()
     _label(api(personas.annotator), project, a.pk, client_id=client_id)
     reply = _label(api(personas.annotator2), project, b.pk, client_id=client_id)
@@ -145,47 +145,47 @@ def test_someone_elses_client_id_is_refused(personas, api):
 
 def test_submit_records_time_note_and_correction_and_releases_lease(personas, api):
     project = personas.project
-    (prediction,) = _predictions(project, 1)
+    (claim,) = _claims(project, 1)
     client = api(personas.annotator)
     _next(client, project)
     _label(
         client,
         project,
-        prediction.pk,
+        claim.pk,
         "unsafe",
         seconds_spent=3.25,
         note="wrong city",
         corrected_type="GPE",
         corrected_value="Ottawa",
     )
-    annotation = Annotation.objects.get(prediction=prediction)
+    annotation = Annotation.objects.get(claim=claim)
     assert annotation.seconds_spent == 3.25
     assert (annotation.corrected_type, annotation.corrected_value) == ("GPE", "Ottawa")
     assert annotation.source == Annotation.Source.UI
-    assert not Lease.objects.filter(prediction=prediction).exists()
+    assert not Lease.objects.filter(claim=claim).exists()
 
 
 def test_undo_deletes_own_label_and_leases_it_back(personas, api):
     project = personas.project
     _no_overlap(project)
-    (prediction,) = _predictions(project, 1)
+    (claim,) = _claims(project, 1)
     client = api(personas.annotator)
     client_id = uuid.uuid4()
-    _label(client, project, prediction.pk, "safe", client_id=client_id)
+    _label(client, project, claim.pk, "safe", client_id=client_id)
     url = f"/api/projects/{project.pk}/labels/{client_id}/"
-    assert api(personas.annotator2).delete(url).json() == {"prediction": None}
-    assert client.delete(url).json() == {"prediction": prediction.pk}
-    assert client.delete(url).json() == {"prediction": None}
+    assert api(personas.annotator2).delete(url).json() == {"claim": None}
+    assert client.delete(url).json() == {"claim": claim.pk}
+    assert client.delete(url).json() == {"claim": None}
     assert not Annotation.objects.exists()
     assert _next(api(personas.annotator2), project) == []
-    assert _next(client, project) == [prediction.pk]
+    assert _next(client, project) == [claim.pk]
 
 
 def test_progress_and_recent_labels(personas, api):
     project = personas.project
-    predictions = _predictions(project, 5)
+    claims = _claims(project, 5)
     client = api(personas.annotator)
-    for p in predictions[:3]:
+    for p in claims[:3]:
         _label(client, project, p.pk, seconds_spent=2.0)
     progress = client.get(f"/api/projects/{project.pk}/progress/").json()
     assert progress["done"] == 3 and progress["last_hour"] == 3
@@ -193,7 +193,7 @@ def test_progress_and_recent_labels(personas, api):
     assert progress["remaining"] == 2
     mine = client.get(f"/api/projects/{project.pk}/labels/mine/").json()
     assert mine["count"] == 3
-    assert mine["results"][0]["prediction"] == predictions[2].pk
+    assert mine["results"][0]["claim"] == claims[2].pk
     assert mine["results"][0]["hypothesis"] == "GPE: Toronto"
     assert (
         api(personas.annotator2)
@@ -208,9 +208,7 @@ def test_uncertainty_hands_out_scores_nearest_the_threshold_first(personas, api)
     _no_overlap(project)
     project.nli_threshold = 0.5
     project.save()
-    far, unscored, near, middle = _predictions(
-        project, 4, scores=[0.99, None, 0.52, 0.3]
-    )
+    far, unscored, near, middle = _claims(project, 4, scores=[0.99, None, 0.52, 0.3])
     ids = _next(api(personas.annotator), project, count=4)
     assert ids == [near.pk, middle.pk, far.pk, unscored.pk]
 
@@ -220,7 +218,7 @@ def test_a_changed_threshold_reorders_the_queue(personas, api):
     _no_overlap(project)
     project.nli_threshold = 0.5
     project.save()
-    high, near, low = _predictions(project, 3, scores=[0.9, 0.55, 0.2])
+    high, near, low = _claims(project, 3, scores=[0.9, 0.55, 0.2])
     assert _next(api(personas.annotator), project, count=1) == [near.pk]
     # Any path that moves the threshold (here a plain save, as the admin does).
     project.nli_threshold = 0.85
@@ -232,8 +230,8 @@ def test_a_batch_of_items_costs_the_same_few_queries_as_one(personas):
     from django.test.utils import CaptureQueriesContext
 
     project = personas.project
-    predictions = [make_prediction(make_document(project)) for _ in range(6)]
-    sibling = make_prediction(make_document(project), hypothesis="")
+    claims = [make_claim(make_document(project)) for _ in range(6)]
+    sibling = make_claim(make_document(project), hypothesis="")
 
     def queries(ids):
         with CaptureQueriesContext(connection) as captured:
@@ -243,8 +241,8 @@ def test_a_batch_of_items_costs_the_same_few_queries_as_one(personas):
         assert [item["id"] for item in items] == ids
         return len(captured.captured_queries), items
 
-    one, _ = queries([predictions[0].pk])
-    many, items = queries([p.pk for p in predictions[1:]] + [sibling.pk])
+    one, _ = queries([claims[0].pk])
+    many, items = queries([p.pk for p in claims[1:]] + [sibling.pk])
     assert one == many == 3
     # A hypothesis the check has not stored yet is rendered from the value.
     assert items[-1]["siblings"][0]["hypothesis"] == "GPE: Toronto"
@@ -256,7 +254,7 @@ def test_random_strategy_is_registered_and_stable_per_expert(personas, api):
     project.queue_strategy = "random"
     project.full_clean()
     project.save()
-    _predictions(project, 8)
+    _claims(project, 8)
     client = api(personas.annotator)
     first = _next(client, project, count=8)
     Lease.objects.all().delete()
@@ -270,7 +268,7 @@ def test_random_strategy_is_registered_and_stable_per_expert(personas, api):
 def test_items_carry_claim_evidence_and_document_window(personas, api):
     project = personas.project
     document = make_document(project, text="x" * 1000 + "Toronto" + "y" * 1000)
-    prediction = make_prediction(
+    claim = make_claim(
         document,
         type="HearingDate",
         value={"yyyy": "2012", "mm": "1", "dd": "17"},
@@ -278,10 +276,10 @@ def test_items_carry_claim_evidence_and_document_window(personas, api):
         score=0.7,
         verdict="safe",
     )
-    sibling = make_prediction(document)
+    sibling = make_claim(document)
     item = (
         api(personas.annotator)
-        .get(f"/api/projects/{project.pk}/items/{prediction.pk}/")
+        .get(f"/api/projects/{project.pk}/items/{claim.pk}/")
         .json()
     )
     assert item["hypothesis"] == "Hearing Date: 2012-01-17"
@@ -300,13 +298,13 @@ def test_items_carry_claim_evidence_and_document_window(personas, api):
             score=0.9,
         )
     ]
-    assert {s["id"] for s in item["siblings"]} == {prediction.pk, sibling.pk}
+    assert {s["id"] for s in item["siblings"]} == {claim.pk, sibling.pk}
     assert "machine" not in item  # hidden so they do not anchor the expert
     project.show_machine_scores = True
     project.save()
     item = (
         api(personas.annotator)
-        .get(f"/api/projects/{project.pk}/items/{prediction.pk}/")
+        .get(f"/api/projects/{project.pk}/items/{claim.pk}/")
         .json()
     )
     assert item["machine"]["score"] == 0.7 and item["machine"]["verdict"] == "safe"
@@ -324,9 +322,7 @@ def test_items_carry_claim_evidence_and_document_window(personas, api):
 )
 def test_outsiders_get_404_and_anonymous_users_nothing(personas, api, method, path):
     url = f"/api/projects/{personas.project.pk}/{path}"
-    body = {
-        "labels": [{"client_id": str(uuid.uuid4()), "prediction": 1, "label": "safe"}]
-    }
+    body = {"labels": [{"client_id": str(uuid.uuid4()), "claim": 1, "label": "safe"}]}
     assert getattr(api(), method)(url, body, format="json").status_code in (401, 403)
     response = getattr(api(personas.outsider), method)(url, body, format="json")
     assert response.status_code == 404
@@ -338,7 +334,7 @@ def test_outsiders_get_404_and_anonymous_users_nothing(personas, api, method, pa
 def test_session_writes_need_the_csrf_token(personas):
     from django.test import Client
 
-    (prediction,) = _predictions(personas.project, 1)
+    (claim,) = _claims(personas.project, 1)
     client = Client(enforce_csrf_checks=True)
     client.force_login(personas.annotator)
     page = client.get(f"/projects/{personas.project.pk}/label/")
@@ -348,7 +344,7 @@ def test_session_writes_need_the_csrf_token(personas):
         "labels": [
             {
                 "client_id": str(uuid.uuid4()),
-                "prediction": prediction.pk,
+                "claim": claim.pk,
                 "label": "safe",
             }
         ]
@@ -387,11 +383,11 @@ def test_label_page_offers_the_schema_types_and_none_from_a_broken_schema(
 
 
 def test_label_page_embeds_the_first_batch_and_hides_others_projects(personas, client):
-    (prediction,) = _predictions(personas.project, 1)
+    (claim,) = _claims(personas.project, 1)
     client.force_login(personas.annotator)
     html = client.get(f"/projects/{personas.project.pk}/label/").content.decode()
     assert 'id="label-data"' in html and "js/label.js" in html
-    assert f'"id": {prediction.pk}' in html
+    assert f'"id": {claim.pk}' in html
     assert Lease.objects.filter(annotator=personas.annotator).count() == 1
     client.force_login(personas.outsider)
     assert client.get(f"/projects/{personas.project.pk}/label/").status_code == 404
@@ -412,7 +408,7 @@ def test_concurrent_hand_outs_on_two_connections_do_not_overlap(personas):
     """Two threads, each with its own database connection, ask at once."""
     project = personas.project
     _no_overlap(project)
-    _predictions(project, 30)
+    _claims(project, 30)
     barrier = threading.Barrier(2)
     results = {}
 
@@ -457,11 +453,11 @@ def test_gold_slice_comes_in_random_order_beside_the_strategy(personas, api):
     project.gold_share = 0.3
     project.nli_threshold = 0.5
     project.save()
-    # Gold predictions sit nearest the threshold: the uncertainty order would
+    # Gold claims sit nearest the threshold: the uncertainty order would
     # hand them out first if the gold slice were not drawn apart.
-    gold = [make_prediction(d, score=0.5) for d in _documents(project, 30, gold=True)]
+    gold = [make_claim(d, score=0.5) for d in _documents(project, 30, gold=True)]
     rest = [
-        make_prediction(d, score=0.5 + i / 100)
+        make_claim(d, score=0.5 + i / 100)
         for i, d in enumerate(_documents(project, 30, gold=False), start=1)
     ]
     first = _next(api(personas.annotator), project, count=20)
@@ -473,7 +469,7 @@ def test_gold_slice_comes_in_random_order_beside_the_strategy(personas, api):
     # The rest in uncertainty order, from the nearest.
     assert handed_rest == [p.pk for p in rest[: len(handed_rest)]]
     # Gold in the stored random order, not the score order.
-    keys = dict(Prediction.objects.values_list("pk", "random_key"))
+    keys = dict(Claim.objects.values_list("pk", "random_key"))
     assert [keys[pk] for pk in handed_gold] == sorted(keys[pk] for pk in handed_gold)
 
 
@@ -482,7 +478,7 @@ def test_gold_slice_fills_in_when_the_rest_runs_dry(personas, api):
     _no_overlap(project)
     project.gold_share = 0.1
     project.save()
-    gold = [make_prediction(d) for d in _documents(project, 5, gold=True)]
+    gold = [make_claim(d) for d in _documents(project, 5, gold=True)]
     assert sorted(_next(api(personas.annotator), project, count=10)) == sorted(
         p.pk for p in gold
     )
@@ -508,16 +504,12 @@ def test_disagreement_strategy_hands_out_judges_in_conflict_first(
     project.full_clean()
     project.save()
     document = make_document(project)
-    agreed = make_prediction(document, score=0.95, evidence_score=0.95)
-    uncertain = make_prediction(document, score=0.55, evidence_score=0.95)
-    borderline = make_prediction(document, score=0.9, evidence_score=0.62)
-    conflict = make_prediction(document, score=0.9, evidence_score=0.95)
-    PredictionScore.objects.create(
-        prediction=conflict, scorer="llm-grader:judge", score=0.0
-    )
-    PredictionScore.objects.create(
-        prediction=agreed, scorer="llm-grader:judge", score=1.0
-    )
+    agreed = make_claim(document, score=0.95, evidence_score=0.95)
+    uncertain = make_claim(document, score=0.55, evidence_score=0.95)
+    borderline = make_claim(document, score=0.9, evidence_score=0.62)
+    conflict = make_claim(document, score=0.9, evidence_score=0.95)
+    ClaimScore.objects.create(claim=conflict, scorer="llm-grader:judge", score=0.0)
+    ClaimScore.objects.create(claim=agreed, scorer="llm-grader:judge", score=1.0)
     ids = _next(api(personas.annotator), project, count=4)
     rows = dict(conflict=conflict, borderline=borderline, uncertain=uncertain)
     assert ids == [{**rows, "agreed": agreed}[name].pk for name in order]
@@ -533,13 +525,12 @@ def test_stratified_strategy_interleaves_types_and_models(personas, api):
     strata = {("GPE", "gpt"): 12, ("GPE", "llama"): 3, ("JudgeName", "gpt"): 3}
     for (type_, model), n in strata.items():
         for i in range(n):
-            prediction = make_prediction(document, type=type_, model=model)
+            claim = make_claim(document, type=type_, model=model)
             # Evenly spread random keys make the interleaving exact.
-            Prediction.objects.filter(pk=prediction.pk).update(random_key=(i + 0.5) / n)
+            Claim.objects.filter(pk=claim.pk).update(random_key=(i + 0.5) / n)
     ids = _next(api(personas.annotator), project, count=9)
     rows = dict(
-        (pk, (t, m))
-        for pk, t, m in Prediction.objects.values_list("pk", "type", "model")
+        (pk, (t, m)) for pk, t, m in Claim.objects.values_list("pk", "type", "model")
     )
     # Three rounds of one from each stratum: the two small strata are used
     # up as fast as the big one, not at a quarter of its pace.
@@ -547,8 +538,8 @@ def test_stratified_strategy_interleaves_types_and_models(personas, api):
         assert {rows[pk] for pk in ids[start : start + 3]} == set(strata)
 
 
-def _item(client, project, prediction):
-    response = client.get(f"/api/projects/{project.pk}/items/{prediction.pk}/")
+def _item(client, project, claim):
+    response = client.get(f"/api/projects/{project.pk}/items/{claim.pk}/")
     assert response.status_code == 200, response.content
     return response
 
@@ -599,13 +590,13 @@ def test_items_say_why_they_are_shown_without_the_hidden_score(
     project = personas.project
     _no_overlap(project)
     document = make_document(project)
-    prediction = make_prediction(
+    claim = make_claim(
         document,
         **aligned(document, 26, 33, 0.8),
         score=None if fields["verdict"] in ("", "unscored") else HIDDEN_SCORE,
         **fields,
     )
-    response = _item(api(personas.annotator), project, prediction)
+    response = _item(api(personas.annotator), project, claim)
     item = response.json()
     assert item["why"] == {"code": code, "text": why}
     assert item["context_found"] is found
@@ -614,7 +605,7 @@ def test_items_say_why_they_are_shown_without_the_hidden_score(
     # Where the project shows scores, the same words come beside them.
     project.show_machine_scores = True
     project.save(update_fields=["show_machine_scores"])
-    item = _item(api(personas.annotator), project, prediction).json()
+    item = _item(api(personas.annotator), project, claim).json()
     assert item["why"] == {"code": code, "text": why}
     assert "machine" in item
 
@@ -625,10 +616,8 @@ def test_a_gold_item_says_it_is_a_gold_check_whatever_the_machine_said(personas,
     project.gold_share = 0.3
     project.save(update_fields=["gold_share"])
     [document] = _documents(project, 1, gold=True)
-    prediction = make_prediction(
-        document, verdict="unsafe", reason="not_in_document", score=None
-    )
-    item = _item(api(personas.annotator), project, prediction).json()
+    claim = make_claim(document, verdict="unsafe", reason="not_in_document", score=None)
+    item = _item(api(personas.annotator), project, claim).json()
     assert item["why"] == {
         "code": "gold",
         "text": "Gold check: drawn at random for the test set that measures the scorer",
@@ -650,8 +639,8 @@ def test_document_window_is_cut_at_word_boundaries_around_the_evidence(personas,
     document = make_document(project, text=text)
     start = text.index("Ground 30:")
     end = start + len("Ground 30: the panel")
-    prediction = make_prediction(document, **aligned(document, start, end))
-    item = _item(api(personas.annotator), project, prediction).json()
+    claim = make_claim(document, **aligned(document, start, end))
+    item = _item(api(personas.annotator), project, claim).json()
     window = item["document"]
     at, shown = window["window_start"], window["window_text"]
     assert text[at : at + len(shown)] == shown
@@ -672,12 +661,12 @@ def test_document_window_prefers_a_line_break_to_a_word_break(personas, api):
     document = make_document(project, text=text)
     # The window would start 30 characters before the line, nearer other words.
     start = cut + 1 - 30 + 400
-    prediction = make_prediction(document, **aligned(document, start, start + 10))
-    item = _item(api(personas.annotator), project, prediction).json()
+    claim = make_claim(document, **aligned(document, start, start + 10))
+    item = _item(api(personas.annotator), project, claim).json()
     assert item["document"]["window_start"] == cut + 1
     # A document that fits whole is shown whole, as it is.
     short = make_document(project, text="  Short text, ends in a space. ")
-    prediction = make_prediction(short, **aligned(short, 2, 7))
-    item = _item(api(personas.annotator), project, prediction).json()
+    claim = make_claim(short, **aligned(short, 2, 7))
+    item = _item(api(personas.annotator), project, claim).json()
     assert item["document"]["window_start"] == 0
     assert item["document"]["window_text"] == short.text

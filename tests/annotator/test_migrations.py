@@ -1,8 +1,10 @@
 """The migrations: one squashed initial migration (issue 29), which a
 database migrated before the squash (0001 to 0021 applied) takes as applied,
-with nothing left to run."""
+with nothing of it left to run; then the rename of Prediction to Claim, which
+keeps every row."""
 
 import pytest
+from django.contrib.contenttypes.models import ContentType
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.db.migrations.recorder import MigrationRecorder
@@ -25,7 +27,7 @@ def test_a_database_migrated_before_the_squash_has_nothing_to_run():
             recorder.record_applied(app, name)
         executor = MigrationExecutor(connection)
         assert SQUASHED in executor.loader.applied_migrations
-        assert executor.migration_plan(executor.loader.graph.leaf_nodes()) == []
+        assert executor.migration_plan([SQUASHED]) == []
     finally:
         rows.delete()
         for name in recorded:
@@ -45,3 +47,65 @@ def test_the_queue_state_triggers_are_installed():
         "annotator_annotation_queue_state",
         "annotator_project_queue_state",
     } <= triggers
+
+
+CLAIM = ("annotator", "0002_prediction_is_claim")
+
+
+def _migrate(target):
+    executor = MigrationExecutor(connection)
+    executor.migrate([target])
+    return executor.loader.project_state([target]).apps
+
+
+@pytest.mark.django_db(transaction=True)
+def test_renaming_prediction_to_claim_keeps_every_row_label_and_score():
+    """Rows written as Predictions before the rename read back as Claims with
+    their labels, scores, leases, receipts and adjudication, and the admin's
+    content type follows the model (its log entries and permissions stay)."""
+    old = _migrate(SQUASHED)
+    try:
+        User = old.get_model("auth", "User")
+        expert = User.objects.create(username="migrated-expert")
+        project = old.get_model("annotator", "Project").objects.create(
+            name="migrated", kind="extraction"
+        )
+        document = old.get_model("annotator", "Document").objects.create(
+            project=project, external_id="d1", text="Jamaica is an island."
+        )
+        prediction = old.get_model("annotator", "Prediction").objects.create(
+            project=project,
+            document=document,
+            external_id="p1",
+            type="location",
+            value="Jamaica",
+            context="Jamaica",
+            verdict="safe",
+            score=0.93,
+        )
+        old.get_model("annotator", "PredictionScore").objects.create(
+            prediction=prediction, scorer="nli", score=0.93
+        )
+        old.get_model("annotator", "Annotation").objects.create(
+            prediction=prediction, annotator=expert, label="unsafe", note="kept"
+        )
+        old.get_model("annotator", "Adjudication").objects.create(
+            prediction=prediction, reviewer=expert, label="unsafe"
+        )
+        # The content types as a database migrated before the rename has them.
+        types = ContentType.objects
+        types.filter(app_label="annotator", model__in=["claim", "claimscore"]).delete()
+        types.get_or_create(app_label="annotator", model="prediction")
+    finally:
+        leaf = MigrationExecutor(connection).loader.graph.leaf_nodes("annotator")
+        new = _migrate(leaf[0])
+
+    claim = new.get_model("annotator", "Claim").objects.get(external_id="p1")
+    assert claim.pk == prediction.pk and claim.value == "Jamaica"
+    assert claim.project.claims.get() == claim and claim.document.claims.get() == claim
+    assert [(s.scorer, s.score) for s in claim.scores.all()] == [("nli", 0.93)]
+    assert [(a.label, a.note) for a in claim.annotations.all()] == [("unsafe", "kept")]
+    assert claim.adjudication.label == "unsafe"
+    types = ContentType.objects
+    assert types.filter(app_label="annotator", model="claim").exists()
+    assert not types.filter(app_label="annotator", model="prediction").exists()

@@ -4,21 +4,21 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from tests.annotator.factories import make_document, make_prediction
+from tests.annotator.factories import make_claim, make_document
 
 pytestmark = pytest.mark.django_db
 
 
-def test_predictions_page_lists_predictions_with_verdicts(personas, client):
+def test_claims_page_lists_claims_with_verdicts(personas, client):
     document = make_document(personas.project, external_id="decision-1")
-    make_prediction(document, verdict="unsafe", reason="not_in_document")
-    make_prediction(document, value="Colombia", context="citizen of Colombia")
+    make_claim(document, verdict="unsafe", reason="not_in_document")
+    make_claim(document, value="Colombia", context="citizen of Colombia")
     client.force_login(personas.admin)
-    response = client.get(f"/projects/{personas.project.pk}/predictions/")
+    response = client.get(f"/projects/{personas.project.pk}/claims/")
     assert response.status_code == 200
     html = response.content.decode()
     assert "decision-1" in html and "Not in document" in html and "pending" in html
-    unsafe = client.get(f"/projects/{personas.project.pk}/predictions/?verdict=unsafe")
+    unsafe = client.get(f"/projects/{personas.project.pk}/claims/?verdict=unsafe")
     assert "Colombia" not in unsafe.content.decode()
 
 
@@ -26,9 +26,9 @@ def test_experts_see_no_verdicts_where_the_project_hides_machine_scores(
     personas, client
 ):
     document = make_document(personas.project, external_id="decision-1")
-    make_prediction(document, verdict="unsafe", reason="not_in_document", score=0.1)
+    make_claim(document, verdict="unsafe", reason="not_in_document", score=0.1)
     client.force_login(personas.annotator)
-    url = f"/projects/{personas.project.pk}/predictions/"
+    url = f"/projects/{personas.project.pk}/claims/"
     html = client.get(url).content.decode()
     assert "decision-1" in html
     assert "Not in document" not in html and "Unsafe" not in html
@@ -41,17 +41,17 @@ def test_experts_see_no_verdicts_where_the_project_hides_machine_scores(
 
 def test_outsider_gets_404_on_the_page(personas, client):
     client.force_login(personas.outsider)
-    response = client.get(f"/projects/{personas.project.pk}/predictions/")
+    response = client.get(f"/projects/{personas.project.pk}/claims/")
     assert response.status_code == 404
 
 
 def test_commands_import_check_and_export(
     personas, tmp_path, django_capture_on_commit_callbacks
 ):
-    from tests.annotator.factories import documents_jsonl, predictions_jsonl
+    from tests.annotator.factories import claims_jsonl, documents_jsonl
 
     (tmp_path / "docs.jsonl").write_bytes(documents_jsonl())
-    (tmp_path / "preds.jsonl").write_bytes(predictions_jsonl() + b"{broken\n")
+    (tmp_path / "preds.jsonl").write_bytes(claims_jsonl() + b"{broken\n")
     out, err = io.StringIO(), io.StringIO()
     call_command(
         "import_documents",
@@ -64,16 +64,16 @@ def test_commands_import_check_and_export(
     assert "documents: 2 created" in out.getvalue()
     # The project has no schema yet; the default display names apply.
     # Exit status 1: a line was skipped, the others went in.
-    with pytest.raises(CommandError, match="some predictions skipped") as skipped:
+    with pytest.raises(CommandError, match="some claims skipped") as skipped:
         call_command(
-            "import_predictions",
+            "import_claims",
             "fresh",
             str(tmp_path / "preds.jsonl"),
             stdout=out,
             stderr=err,
         )
     assert skipped.value.returncode == 1
-    assert "predictions: 3 created, 0 updated, 0 unchanged, 1 errors" in out.getvalue()
+    assert "claims: 3 created, 0 updated, 0 unchanged, 1 errors" in out.getvalue()
     assert "preds.jsonl:4: invalid JSON" in err.getvalue()
     call_command("run_pipeline", "fresh", stdout=out, stderr=err)
     assert (
@@ -81,5 +81,5 @@ def test_commands_import_check_and_export(
         "judged safe)" in out.getvalue()
     )
     call_command("export_project", "fresh", "--out", str(tmp_path / "out"), stdout=out)
-    assert "predictions.jsonl: 3 records" in out.getvalue()
-    assert '"verdict": "unsafe"' in (tmp_path / "out" / "predictions.jsonl").read_text()
+    assert "claims.jsonl: 3 records" in out.getvalue()
+    assert '"verdict": "unsafe"' in (tmp_path / "out" / "claims.jsonl").read_text()

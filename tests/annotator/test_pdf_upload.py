@@ -10,13 +10,13 @@ from django.core.management import call_command
 from django.test import override_settings
 
 from annotator.claims import ingest
-from annotator.claims.checking import predictions_check
+from annotator.claims.checking import claims_check
 from annotator.labeling import handout
-from annotator.models import Document, Prediction
+from annotator.models import Claim, Document
 from tests.annotator.factories import (
     jsonl,
+    make_claim,
     make_document,
-    make_prediction,
     make_project,
     score_by_word_overlap,
 )
@@ -37,12 +37,12 @@ def _upload(client, project, *files):
     )
 
 
-def _import_predictions(client, project, *rows):
+def _import_claims(client, project, *rows):
     response = client.post(
-        "/api/predictions/import/",
+        "/api/claims/import/",
         {
             "project": project.pk,
-            "file": SimpleUploadedFile("predictions.jsonl", jsonl(*rows)),
+            "file": SimpleUploadedFile("claims.jsonl", jsonl(*rows)),
         },
         format="multipart",
     )
@@ -51,11 +51,11 @@ def _import_predictions(client, project, *rows):
 
 
 def _checked_item(personas, api, monkeypatch, context):
-    """The opinion uploaded over the API, one prediction quoting ``context``
+    """The opinion uploaded over the API, one claim quoting ``context``
     imported and checked: its labeling item."""
     project, client = personas.project, api(personas.admin)
     assert _upload(client, project, ("opinion.pdf", OPINION)).status_code == 200
-    _import_predictions(
+    _import_claims(
         client,
         project,
         {
@@ -67,12 +67,12 @@ def _checked_item(personas, api, monkeypatch, context):
         },
     )
     score_by_word_overlap(monkeypatch)
-    assert predictions_check(project_id=project.pk).checked == 1
-    prediction = Prediction.objects.get(external_id="p-city")
+    assert claims_check(project_id=project.pk).checked == 1
+    claim = Claim.objects.get(external_id="p-city")
     [item] = handout.labeling_items(
-        project=project, annotator=personas.annotator, ids=[prediction.pk]
+        project=project, annotator=personas.annotator, ids=[claim.pk]
     )
-    return prediction, item
+    return claim, item
 
 
 def test_a_pdf_uploads_over_the_api_as_one_document_with_its_pages(personas, api):
@@ -165,10 +165,10 @@ def test_a_project_of_items_refuses_a_pdf_by_name(personas):
 def test_evidence_on_page_2_names_its_page_and_the_window_keeps_to_it(
     personas, api, monkeypatch
 ):
-    prediction, item = _checked_item(
+    claim, item = _checked_item(
         personas, api, monkeypatch, "The appeal was heard in Toronto on 3 May 2019"
     )
-    document = prediction.document
+    document = claim.document
     page_2 = document.metadata["pages"][1]
     [evidence] = item["evidence"]
     assert evidence["source"] == "opinion"
@@ -188,10 +188,10 @@ def test_evidence_on_page_2_names_its_page_and_the_window_keeps_to_it(
     assert window["window_text"] == "\n".join(PAGE_2)
     assert FILLER not in window["window_text"]
 
-    # The API's predictions carry the page too.
+    # The API's claims carry the page too.
     rows = (
         api(personas.admin)
-        .get(f"/api/predictions/?project={personas.project.pk}")
+        .get(f"/api/claims/?project={personas.project.pk}")
         .json()["results"]
     )
     [row] = rows
@@ -245,9 +245,9 @@ def test_documents_without_pages_and_evidence_elsewhere_are_left_alone(personas)
         source="opinion-9", start=13, end=20, text="x", role="opinion", score=None
     )
     ids = [
-        make_prediction(plain, evidence=[evidence[0]]).pk,
-        make_prediction(bogus, evidence=[evidence[1]]).pk,
-        make_prediction(
+        make_claim(plain, evidence=[evidence[0]]).pk,
+        make_claim(bogus, evidence=[evidence[1]]).pk,
+        make_claim(
             paged,
             evidence=[
                 dict(evidence[0], source="paged", start=13, end=19),
@@ -271,13 +271,13 @@ def test_documents_without_pages_and_evidence_elsewhere_are_left_alone(personas)
 
 
 def test_a_context_not_found_in_the_pdf_names_no_page(personas, api, monkeypatch):
-    prediction, item = _checked_item(
+    claim, item = _checked_item(
         personas,
         api,
         monkeypatch,
         "Judgment was reserved until the registrar had filed every exhibit",
     )
-    assert prediction.reason == "not_in_document"
+    assert claim.reason == "not_in_document"
     assert item["context_found"] is False
     # Its aligned span is only the least bad match: no page is claimed for it.
     [evidence] = item["evidence"]
@@ -308,8 +308,8 @@ def test_a_pdf_brief_names_the_page_of_its_citation_not_of_the_opinion(
         project=project, files=[("brief.pdf", io.BytesIO(brief))]
     )
     assert (report.created, report.errors) == (1, [])
-    assert predictions_check(project_id=project.pk).checked == 1
-    row = Prediction.objects.get(project=project)
+    assert claims_check(project_id=project.pk).checked == 1
+    row = Claim.objects.get(project=project)
     [item] = handout.labeling_items(
         project=project, annotator=personas.annotator, ids=[row.pk]
     )

@@ -4,12 +4,12 @@ with the tests' statement checker (tests/checkers)."""
 
 import pytest
 
-from annotator.claims.checking import predictions_check
-from annotator.models import Prediction, Project, checker_kinds
+from annotator.claims.checking import claims_check
+from annotator.models import Claim, Project, checker_kinds
 from pipeline.checkers import checker_class
 from tests.annotator.factories import (
+    make_claim,
     make_document,
-    make_prediction,
     make_project,
     train_on_labels,
 )
@@ -59,18 +59,18 @@ def test_a_project_of_the_test_kind_is_checked_by_its_checker():
         external_id="memo",
         text="The board met in March. The budget was approved by the board.",
     )
-    approved = make_prediction(
+    approved = make_claim(
         document, type="statement", value="the board approved the budget"
     )
-    rejected = make_prediction(
+    rejected = make_claim(
         document, type="statement", value="the board rejected the budget"
     )
 
-    summary = predictions_check(project_id=project.pk)
+    summary = claims_check(project_id=project.pk)
 
     # No scorer yet: what the checker passes is unscored, never safe.
     assert (summary.checked, summary.unscored, summary.unsafe) == (2, 1, 1)
-    approved, rejected = Prediction.objects.filter(pk__in=[approved.pk, rejected.pk])
+    approved, rejected = Claim.objects.filter(pk__in=[approved.pk, rejected.pk])
     assert approved.verdict == "unscored" and approved.hypothesis == approved.value
     assert approved.premise == "The budget was approved by the board."
     assert approved.evidence[0] == dict(
@@ -106,9 +106,9 @@ def test_a_project_of_the_test_kind_retrains_its_own_scorer(settings, tmp_path):
             text="The board approved the budget. The meeting was held in March.",
         )
         for statement, label in statements:
-            prediction = make_prediction(document, type="statement", value=statement)
-            Annotation.objects.create(prediction=prediction, label=label)
-    predictions_check(project_id=project.pk)
+            claim = make_claim(document, type="statement", value=statement)
+            Annotation.objects.create(claim=claim, label=label)
+    claims_check(project_id=project.pk)
 
     scorer, metadata = train_on_labels(project)
     assert metadata["kind"] == KIND

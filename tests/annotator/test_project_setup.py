@@ -1,5 +1,5 @@
 """The project set-up pages: create a project, upload its documents and
-predictions (reports line by line), add its annotators, see its checks."""
+claims (reports line by line), add its annotators, see its checks."""
 
 import re
 
@@ -9,14 +9,14 @@ from django.contrib.auth.models import Permission
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from annotator.models import Document, Membership, Prediction, Project, Role
+from annotator.models import Claim, Document, Membership, Project, Role
 from annotator.projects import services
 from tests.annotator.factories import (
     DOC_TEXT,
+    claims_jsonl,
     documents_jsonl,
+    make_claim,
     make_document,
-    make_prediction,
-    predictions_jsonl,
 )
 
 pytestmark = pytest.mark.django_db
@@ -88,7 +88,7 @@ def test_creating_a_project_makes_its_creator_its_admin(personas, admin_client):
     assert Membership.objects.get(project=project).user == personas.admin
     assert Membership.objects.get(project=project).role == Role.ADMIN
     page = admin_client.get(_setup_url(project)).content.decode()
-    assert "No predictions yet" in page
+    assert "No claims yet" in page
 
 
 def test_a_taken_name_or_an_unknown_kind_is_refused(personas, admin_client):
@@ -175,20 +175,20 @@ def test_documents_upload_takes_jsonl_csv_and_text_and_reports_counts(
     )
 
 
-def test_bad_prediction_lines_are_reported_each_with_its_number(personas, admin_client):
+def test_bad_claim_lines_are_reported_each_with_its_number(personas, admin_client):
     project = personas.project
     _upload(admin_client, project, "documents", ("docs.jsonl", documents_jsonl()))
     data = (
-        predictions_jsonl()
+        claims_jsonl()
         + b"{not json\n"
         + b'{"id": "p-lost", "document_id": "d9", "type": "GPE", "value": "x", '
         b'"context": "x"}\n'
         + b'{"id": "p-novalue", "document_id": "d1", "type": "GPE"}\n'
     )
-    response = _upload(admin_client, project, "predictions", ("preds.jsonl", data))
+    response = _upload(admin_client, project, "claims", ("preds.jsonl", data))
     assert response.status_code == 200
     html = response.content.decode()
-    assert "Predictions import" in html
+    assert "Claims import" in html
     assert _summary(html).startswith(
         "3 created, 0 updated, 0 unchanged, 3 skipped: some records skipped"
     )
@@ -202,13 +202,13 @@ def test_bad_prediction_lines_are_reported_each_with_its_number(personas, admin_
     assert problems["4"].startswith("invalid JSON")
     assert "unknown document_id &#x27;d9&#x27;" in problems["5"]
     assert "&#x27;value&#x27; is missing" in problems["6"]
-    assert Prediction.objects.filter(project=project).count() == 3
+    assert Claim.objects.filter(project=project).count() == 3
     # The check is under way: the page says so and polls for the rest.
     assert 'id="check-progress"' in html and 'data-pending="3"' in html
-    assert "0 of 3 predictions checked" in html
+    assert "0 of 3 claims checked" in html
 
 
-def test_predictions_csv_with_a_bad_row(personas, admin_client):
+def test_claims_csv_with_a_bad_row(personas, admin_client):
     project = personas.project
     make_document(project, external_id="d1")
     data = (
@@ -218,19 +218,19 @@ def test_predictions_csv_with_a_bad_row(personas, admin_client):
         b"on 17 January 2012,gpt-x\n"
         b"p3,d1,GPE\n"
     )
-    response = _upload(admin_client, project, "predictions", ("preds.csv", data))
+    response = _upload(admin_client, project, "claims", ("preds.csv", data))
     html = response.content.decode()
     assert _summary(html).startswith("2 created")
     [(source, line, problem)] = _report_rows(html)
     assert (source, line) == ("preds.csv", "4")
     assert "3 cells, the header 6" in problem
-    p2 = Prediction.objects.get(project=project, external_id="p2")
+    p2 = Claim.objects.get(project=project, external_id="p2")
     assert p2.value == {"yyyy": "2012", "mm": "01", "dd": "17"}
 
 
 def test_an_upload_that_imports_nothing_answers_400(personas, admin_client):
     response = _upload(
-        admin_client, personas.project, "predictions", ("preds.jsonl", b"{oops\n")
+        admin_client, personas.project, "claims", ("preds.jsonl", b"{oops\n")
     )
     assert response.status_code == 400
     html = response.content.decode()
@@ -358,22 +358,22 @@ def test_progress_counts_each_verdict(personas, admin_client):
     project = personas.project
     document = make_document(project, external_id="d1")
     for verdict in ("safe", "unsafe", "unsafe", "unscored", ""):
-        make_prediction(document, verdict=verdict)
+        make_claim(document, verdict=verdict)
     html = admin_client.get(_setup_url(project) + "progress/").content.decode()
     counts = dict(re.findall(r'<td data-count="(\w+)">(\d+)</td>', html))
     assert counts == {
         "documents": "1",
-        "predictions": "5",
+        "claims": "5",
         "checked": "4",
         "unscored": "1",
         "safe": "1",
         "unsafe": "2",
         "unchecked": "1",
     }
-    assert "4 of 5 predictions checked" in html
-    Prediction.objects.filter(verdict="").update(verdict="safe")
+    assert "4 of 5 claims checked" in html
+    Claim.objects.filter(verdict="").update(verdict="safe")
     html = admin_client.get(_setup_url(project) + "progress/").content.decode()
-    assert "Checks finished: all 5 predictions checked" in html
+    assert "Checks finished: all 5 claims checked" in html
     assert 'data-pending="0"' in html
 
 

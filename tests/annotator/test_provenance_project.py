@@ -8,8 +8,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from annotator.claims import ingest
-from annotator.claims.checking import predictions_check, project_checker
-from annotator.models import Annotation, Document, Prediction
+from annotator.claims.checking import claims_check, project_checker
+from annotator.models import Annotation, Claim, Document
 from tests.annotator.factories import jsonl, make_project, train_on_labels, upload
 
 pytestmark = pytest.mark.django_db
@@ -95,7 +95,7 @@ def test_items_come_in_over_the_api_with_bad_lines_named(personas, api, unread_b
             {"id": "1", "start": 71, "end": 125},
         ],
     }
-    claim = Prediction.objects.get(project=project, external_id="q1")
+    claim = Claim.objects.get(project=project, external_id="q1")
     assert (claim.document_id, claim.type, claim.value, claim.verdict) == (
         document.pk,
         "rag_answer",
@@ -104,8 +104,8 @@ def test_items_come_in_over_the_api_with_bad_lines_named(personas, api, unread_b
     )
     # A benchmark's label is kept as an imported label (no annotator), as a
     # labels file's would be: never as an expert's label from the page.
-    [label] = Annotation.objects.filter(prediction__project=project)
-    assert (label.prediction.external_id, label.label, label.source) == (
+    [label] = Annotation.objects.filter(claim__project=project)
+    assert (label.claim.external_id, label.label, label.source) == (
         "q2",
         "unsafe",
         "import",
@@ -138,26 +138,26 @@ def test_an_item_sent_again_updates_its_rows_and_resets_its_check(
     settings.DEFAULT_SCORER = ""
     project = _provenance(personas)
     _import(project, TOWER, RIVER)
-    predictions_check(project_id=project.pk)
+    claims_check(project_id=project.pk)
 
     report = _import(project, TOWER, RIVER)
     assert (report.created, report.updated, report.unchanged) == (0, 0, 2)
-    assert not Prediction.objects.filter(project=project, checked_at=None).exists()
+    assert not Claim.objects.filter(project=project, checked_at=None).exists()
 
     changed = {**TOWER, "answer": "The Eiffel Tower is in Berlin."}
     asked = {**RIVER, "query": "How long is the river Nile?", "label": "supported"}
     report = _import(project, changed, asked)
     assert (report.created, report.updated, report.unchanged) == (0, 2, 0)
     assert Document.objects.filter(project=project).count() == 2
-    assert Prediction.objects.filter(project=project).count() == 2
-    tower = Prediction.objects.get(project=project, external_id="q1")
+    assert Claim.objects.filter(project=project).count() == 2
+    tower = Claim.objects.get(project=project, external_id="q1")
     assert (tower.value, tower.checked_at, tower.details) == (
         "The Eiffel Tower is in Berlin.",
         None,
         {},
     )
     # A changed question changes the claim the scorer reads: checked again.
-    river = Prediction.objects.get(project=project, external_id="q2")
+    river = Claim.objects.get(project=project, external_id="q2")
     assert river.checked_at is None
     assert river.document.metadata["query"] == "How long is the river Nile?"
     assert list(river.annotations.values_list("label", "source")) == [
@@ -181,12 +181,12 @@ def test_an_imported_item_is_checked_with_its_sources(
     _import(project, TOWER)
     seen = []
 
-    summary = predictions_check(
+    summary = claims_check(
         project_id=project.pk, progress=lambda done, total: seen.append((done, total))
     )
 
     assert summary.checked == 1 and seen == [(1, 1)]
-    claim = Prediction.objects.select_related("document").get(project=project)
+    claim = Claim.objects.select_related("document").get(project=project)
     details = claim.details
     assert details["query"] == TOWER["query"]
     assert details["claim"] == claim.hypothesis
@@ -217,7 +217,7 @@ def test_experts_see_the_nli_scores_only_where_the_project_shows_scores(
     settings.DEFAULT_SCORER = SCORER
     project = _provenance(personas, show_machine_scores=shown)
     _import(project, TOWER)
-    predictions_check(project_id=project.pk)
+    claims_check(project_id=project.pk)
 
     response = api(personas.annotator).post(
         f"/api/projects/{project.pk}/queue/next/", {}, format="json"
@@ -240,8 +240,8 @@ def test_without_a_scorer_the_sources_are_selected_and_unscored(
     settings.DEFAULT_SCORER = ""
     project = _provenance(personas)
     _import(project, TOWER)
-    predictions_check(project_id=project.pk)
-    claim = Prediction.objects.get(project=project)
+    claims_check(project_id=project.pk)
+    claim = Claim.objects.get(project=project)
     assert (claim.verdict, claim.score, claim.details["deciding"]) == (
         "unscored",
         None,
@@ -257,8 +257,8 @@ def test_the_deployment_chooses_lexical_relevance(personas, unread_broker, setti
     project = _provenance(personas)
     assert project_checker(project, {}).relevance.name == "bm25"
     _import(project, TOWER)
-    predictions_check(project_id=project.pk)
-    claim = Prediction.objects.get(project=project)
+    claims_check(project_id=project.pk)
+    claim = Claim.objects.get(project=project)
     top = max(claim.details["sources"], key=lambda s: s["relevance"])
     assert top["context"] == "wiki"
 
@@ -336,7 +336,7 @@ def test_the_online_check_answers_with_the_scored_sources_and_stores_nothing(
     )
     assert 0 <= out["deciding"] < len(out["sources"])
     assert not Document.objects.filter(project=project).exists()
-    assert not Prediction.objects.filter(project=project).exists()
+    assert not Claim.objects.filter(project=project).exists()
 
 
 def test_the_online_check_is_in_the_api_schema(personas, api):
@@ -373,10 +373,10 @@ def test_expert_labels_retrain_the_provenance_scorer(
             }
         )
     _import(project, *items)
-    predictions_check(project_id=project.pk)
-    for p in Prediction.objects.filter(project=project):
+    claims_check(project_id=project.pk)
+    for p in Claim.objects.filter(project=project):
         Annotation.objects.create(
-            prediction=p,
+            claim=p,
             annotator=personas.annotator,
             label="safe" if "Lyon" in p.value else "unsafe",
         )
@@ -389,14 +389,14 @@ def test_expert_labels_retrain_the_provenance_scorer(
     assert scorer.gold_f1 is not None
 
 
-def test_a_checked_item_is_listed_on_the_predictions_page(
+def test_a_checked_item_is_listed_on_the_claims_page(
     personas, client, unread_broker, settings
 ):
     settings.DEFAULT_SCORER = ""
     project = _provenance(personas)
     _import(project, TOWER)
-    predictions_check(project_id=project.pk)
+    claims_check(project_id=project.pk)
     client.force_login(personas.admin)
-    response = client.get(f"/projects/{project.pk}/predictions/")
+    response = client.get(f"/projects/{project.pk}/claims/")
     assert response.status_code == 200
     assert "The Eiffel Tower is in Paris." in response.content.decode()

@@ -1,4 +1,4 @@
-"""The queue state Postgres keeps on each prediction (the initial migration's
+"""The queue state Postgres keeps on each claim (the initial migration's
 triggers): its decisive label count and whether it still needs labels,
 whatever path the labels take."""
 
@@ -10,15 +10,15 @@ import pytest
 from django.db import connection, transaction
 
 from annotator.labeling import queue
-from annotator.models import Annotation, Prediction
-from tests.annotator.factories import make_document, make_prediction
+from annotator.models import Annotation, Claim
+from tests.annotator.factories import make_claim, make_document
 
 pytestmark = pytest.mark.django_db
 
 
-def _state(prediction):
-    prediction.refresh_from_db(fields=["decisive_labels", "queue_open"])
-    return prediction.decisive_labels, prediction.queue_open
+def _state(claim):
+    claim.refresh_from_db(fields=["decisive_labels", "queue_open"])
+    return claim.decisive_labels, claim.queue_open
 
 
 def _one_label_each(project):
@@ -45,8 +45,8 @@ def test_sql_labels_needed_agrees_with_python_overlap(personas, share):
 def test_state_follows_labels_from_the_page_imports_and_deletes(personas, api):
     project = personas.project
     _one_label_each(project)
-    prediction = make_prediction(make_document(project))
-    assert _state(prediction) == (0, True)
+    claim = make_claim(make_document(project))
+    assert _state(claim) == (0, True)
 
     client = api(personas.annotator)
     url = f"/api/projects/{project.pk}/labels/"
@@ -56,7 +56,7 @@ def test_state_follows_labels_from_the_page_imports_and_deletes(personas, api):
             "labels": [
                 {
                     "client_id": str(uuid.uuid4()),
-                    "prediction": prediction.pk,
+                    "claim": claim.pk,
                     "label": value,
                 }
             ]
@@ -64,64 +64,58 @@ def test_state_follows_labels_from_the_page_imports_and_deletes(personas, api):
         assert client.post(url, body, format="json").status_code == 200
 
     label("unsafe")
-    assert _state(prediction) == (1, False)
+    assert _state(claim) == (1, False)
     label("unsure")  # a changed decision: not decisive any more
-    assert _state(prediction) == (0, True)
+    assert _state(claim) == (0, True)
     Annotation.objects.bulk_create(
-        [Annotation(prediction=prediction, annotator=personas.annotator2, label="safe")]
+        [Annotation(claim=claim, annotator=personas.annotator2, label="safe")]
     )
-    assert _state(prediction) == (1, False)
+    assert _state(claim) == (1, False)
     Annotation.objects.filter(annotator=personas.annotator2).delete()
-    assert _state(prediction) == (0, True)
+    assert _state(claim) == (0, True)
 
 
 def test_a_stale_full_save_cannot_overwrite_the_count(personas):
     project = personas.project
     _one_label_each(project)
-    prediction = make_prediction(make_document(project))
-    stale = Prediction.objects.get(pk=prediction.pk)
-    Annotation.objects.create(
-        prediction=prediction, annotator=personas.annotator, label="safe"
-    )
+    claim = make_claim(make_document(project))
+    stale = Claim.objects.get(pk=claim.pk)
+    Annotation.objects.create(claim=claim, annotator=personas.annotator, label="safe")
     stale.verdict = "unsafe"
     stale.save()  # writes decisive_labels=0, queue_open=True as it loaded them
-    assert _state(prediction) == (1, False)
+    assert _state(claim) == (1, False)
 
 
-def test_overlap_settings_change_reopens_or_closes_labelled_predictions(personas):
+def test_overlap_settings_change_reopens_or_closes_labelled_claims(personas):
     project = personas.project
     project.overlap_share, project.overlap_labels = 1.0, 2
     project.save()
-    prediction = make_prediction(make_document(project))
-    Annotation.objects.create(
-        prediction=prediction, annotator=personas.annotator, label="safe"
-    )
-    assert _state(prediction) == (1, True)  # waits for its second expert
+    claim = make_claim(make_document(project))
+    Annotation.objects.create(claim=claim, annotator=personas.annotator, label="safe")
+    assert _state(claim) == (1, True)  # waits for its second expert
     project.overlap_share = 0.0
     project.save()
-    assert _state(prediction) == (1, False)
+    assert _state(claim) == (1, False)
     project.overlap_share = 1.0
     project.save()
-    assert _state(prediction) == (1, True)
+    assert _state(claim) == (1, True)
 
 
 @pytest.mark.django_db(transaction=True)
-def test_two_experts_labelling_one_prediction_at_once_are_both_counted(personas):
-    """The second writer waits for the first's lock on the prediction, then
+def test_two_experts_labelling_one_claim_at_once_are_both_counted(personas):
+    """The second writer waits for the first's lock on the claim, then
     recounts with the first's label committed: neither label is lost."""
     project = personas.project
     project.overlap_share, project.overlap_labels = 1.0, 2
     project.save()
-    prediction = make_prediction(make_document(project))
+    claim = make_claim(make_document(project))
     first_written, commit_first = threading.Event(), threading.Event()
     errors = []
 
     def label(user, *, hold):
         try:
             with transaction.atomic():
-                Annotation.objects.create(
-                    prediction=prediction, annotator=user, label="safe"
-                )
+                Annotation.objects.create(claim=claim, annotator=user, label="safe")
                 if hold:
                     first_written.set()
                     commit_first.wait(10)
@@ -139,10 +133,10 @@ def test_two_experts_labelling_one_prediction_at_once_are_both_counted(personas)
     first.start()
     assert first_written.wait(10)
     second.start()
-    time.sleep(0.3)  # the second blocks on the prediction row the first holds
+    time.sleep(0.3)  # the second blocks on the claim row the first holds
     assert second.is_alive()
     commit_first.set()
     first.join(10)
     second.join(10)
     assert not errors
-    assert _state(prediction) == (2, False)
+    assert _state(claim) == (2, False)

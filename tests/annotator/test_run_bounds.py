@@ -17,7 +17,7 @@ from annotator.models import (
     RunStatus,
     TrainingRun,
 )
-from tests.annotator.factories import make_document, make_prediction
+from tests.annotator.factories import make_claim, make_document
 from tests.conftest import wait_for
 from tests.fake_openai import Answer
 
@@ -29,13 +29,13 @@ MICRO = Decimal("0.000001")
 
 @pytest.fixture
 def llm_project(personas, fake_openai):
-    """The personas' project with an LLM and one gradable prediction."""
+    """The personas' project with an LLM and one gradable claim."""
     project = personas.project
     project.llm_base_url = fake_openai.base_url
     project.llm_models = [MODEL]
     project.gold_share = 0.0
     project.save()
-    make_prediction(
+    make_claim(
         make_document(project),
         value="Toronto",
         context="took place in Toronto",

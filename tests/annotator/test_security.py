@@ -22,7 +22,7 @@ from annotator.models import (
     Role,
     ScorerModel,
 )
-from tests.annotator.factories import make_document, make_prediction, make_project
+from tests.annotator.factories import make_claim, make_document, make_project
 
 pytestmark = pytest.mark.django_db
 User = get_user_model()
@@ -84,7 +84,7 @@ def test_a_new_threshold_on_the_active_scorer_has_its_verdicts_judged_again(
     )
     ScorerModel.objects.filter(pk=active.pk).update(is_active=True)
     document = make_document(project)
-    checked = make_prediction(
+    checked = make_claim(
         document, verdict="safe", score=0.6, checked_at="2026-01-01T00:00:00Z"
     )
     client = api(personas.admin)
@@ -241,11 +241,11 @@ def test_project_roles_decide_what_a_member_may_do(personas, api):
     viewer, expert, admin = (
         _member(project, role) for role in (Role.VIEWER, Role.EXPERT, Role.ADMIN)
     )
-    make_prediction(make_document(project))
+    make_claim(make_document(project))
     export = f"/api/projects/{project.pk}/export/?kind=labels"
     next_url = f"/api/projects/{project.pk}/queue/next/"
-    # Viewers read predictions but neither label nor export.
-    assert api(viewer).get(f"/api/predictions/?project={project.pk}").json()["count"]
+    # Viewers read claims but neither label nor export.
+    assert api(viewer).get(f"/api/claims/?project={project.pk}").json()["count"]
     assert api(viewer).post(next_url, {}, format="json").status_code == 403
     assert api(viewer).get(export).status_code == 403
     # Experts label, and still cannot export or change the project.
@@ -372,9 +372,9 @@ def test_a_token_can_be_revoked(personas, api):
 
 
 def test_experts_see_only_their_own_labels_and_notes(personas, api):
-    prediction = make_prediction(make_document(personas.project))
+    claim = make_claim(make_document(personas.project))
     Annotation.objects.create(
-        prediction=prediction,
+        claim=claim,
         annotator=personas.annotator2,
         label="unsafe",
         note="private reasoning",
@@ -386,13 +386,11 @@ def test_experts_see_only_their_own_labels_and_notes(personas, api):
 
 
 def test_api_hides_machine_scores_where_the_project_hides_them(personas, api):
-    prediction = make_prediction(
-        make_document(personas.project), score=0.9, verdict="safe"
-    )
-    url = f"/api/predictions/{prediction.pk}/"
+    claim = make_claim(make_document(personas.project), score=0.9, verdict="safe")
+    url = f"/api/claims/{claim.pk}/"
     hidden = api(personas.annotator).get(url).json()
     assert not {"score", "scores", "verdict", "reason"} & set(hidden)
-    listing = api(personas.annotator).get("/api/predictions/?verdict=safe").json()
+    listing = api(personas.annotator).get("/api/claims/?verdict=safe").json()
     assert listing["count"] == 0  # the filter would reveal the verdict
     assert api(personas.admin).get(url).json()["verdict"] == "safe"
     personas.project.show_machine_scores = True
@@ -405,7 +403,7 @@ def test_api_filters_every_verdict_and_names_them_on_a_bad_one(personas, api):
     personas.project.save()
     document = make_document(personas.project)
     for verdict in ("safe", "unsafe", "unscored", ""):
-        make_prediction(document, verdict=verdict, external_id=f"v-{verdict}")
+        make_claim(document, verdict=verdict, external_id=f"v-{verdict}")
     client = api(personas.annotator)
     for word, external_id in (
         ("safe", "v-safe"),
@@ -413,9 +411,9 @@ def test_api_filters_every_verdict_and_names_them_on_a_bad_one(personas, api):
         ("unscored", "v-unscored"),
         ("unchecked", "v-"),
     ):
-        listing = client.get(f"/api/predictions/?verdict={word}").json()
+        listing = client.get(f"/api/claims/?verdict={word}").json()
         assert [p["external_id"] for p in listing["results"]] == [external_id]
-    bad = client.get("/api/predictions/?verdict=maybe")
+    bad = client.get("/api/claims/?verdict=maybe")
     assert bad.status_code == 400
     assert bad.json()["verdict"] == "one of unchecked, safe, unsafe, unscored"
 

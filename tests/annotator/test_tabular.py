@@ -6,16 +6,16 @@ import io
 import pytest
 
 from annotator.claims import ingest, tabular
-from annotator.models import Document, Prediction
+from annotator.models import Claim, Document
 from pipeline.errors import InputError
 from tests.annotator.factories import DOC_TEXT, make_document
 
 
-def _rows(data: bytes, layout=tabular.PREDICTIONS):
+def _rows(data: bytes, layout=tabular.CLAIMS):
     return list(tabular.csv_rows(io.BytesIO(data), "preds.csv", layout))
 
 
-def test_rows_become_prediction_records_numbered_by_their_first_line():
+def test_rows_become_claim_records_numbered_by_their_first_line():
     data = (
         b"\xef\xbb\xbfid,document_id,type,value,context,model\r\n"
         b'p1,d1,GPE,Toronto,"took place\r\nin Toronto",gpt-x\r\n'
@@ -76,7 +76,7 @@ def test_extra_document_columns_are_kept_as_metadata():
 
 
 @pytest.mark.django_db
-def test_documents_and_predictions_import_from_csv(personas, settings):
+def test_documents_and_claims_import_from_csv(personas, settings):
     project = personas.project
     long_text = "x" * 200_000  # over the csv module's default cell limit
     settings.MAX_DOCUMENT_BYTES = 300_000
@@ -90,25 +90,25 @@ def test_documents_and_predictions_import_from_csv(personas, settings):
     )
     assert Document.objects.get(project=project, external_id="d2").text == long_text
 
-    predictions = (
+    claims = (
         b"id,document_id,type,value,context\n"
         b"p1,d1,GPE,Toronto,took place in Toronto\n"
         b"p2,nowhere,GPE,Toronto,took place in Toronto\n"
     )
-    report = ingest.predictions_import(
-        project=project, stream=io.BytesIO(predictions), source="preds.csv"
+    report = ingest.claims_import(
+        project=project, stream=io.BytesIO(claims), source="preds.csv"
     )
     assert report.created == 1
     [error] = report.errors
     assert error.line == 3 and "unknown document_id 'nowhere'" in error.message
-    p1 = Prediction.objects.get(project=project, external_id="p1")
+    p1 = Claim.objects.get(project=project, external_id="p1")
     assert (p1.value, p1.model, p1.document.external_id) == ("Toronto", "", "d1")
 
 
 @pytest.mark.django_db
 def test_a_csv_file_with_only_a_header_has_no_records(personas):
     make_document(personas.project, external_id="d1")
-    report = ingest.predictions_import(
+    report = ingest.claims_import(
         project=personas.project,
         stream=io.BytesIO(b"id,document_id,type,value,context\n"),
         source="preds.csv",

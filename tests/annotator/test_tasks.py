@@ -8,11 +8,11 @@ from annotator.kinds.extraction import extraction_runs
 from annotator.kinds.extraction import tasks as extraction_tasks
 from annotator.kinds.extraction.models import ExtractionRun
 from annotator.models import (
-    Prediction,
-    PredictionScore,
+    Claim,
+    ClaimScore,
     RunStatus,
 )
-from tests.annotator.factories import make_document, make_prediction, make_project
+from tests.annotator.factories import make_claim, make_document, make_project
 from tests.conftest import wait_for
 
 pytestmark = pytest.mark.django_db
@@ -41,27 +41,27 @@ def fake_scorer(monkeypatch):
 def test_check_task_twice_computes_once_and_never_duplicates_scores(fake_scorer):
     project = make_project()
     document = make_document(project)
-    make_prediction(document, external_id="ok")
-    make_prediction(document, external_id="wrong", value="Ottawa")
-    make_prediction(document, external_id="absent", context="in a galaxy far away")
+    make_claim(document, external_id="ok")
+    make_claim(document, external_id="wrong", value="Ottawa")
+    make_claim(document, external_id="absent", context="in a galaxy far away")
 
-    first = tasks.check_predictions(project.pk)
+    first = tasks.check_claims(project.pk)
     assert first["checked"] == 3
-    second = tasks.check_predictions(project.pk)
+    second = tasks.check_claims(project.pk)
     assert second["checked"] == 0
     assert fake_scorer.calls == 1
 
-    verdicts = dict(Prediction.objects.values_list("external_id", "verdict"))
-    reasons = dict(Prediction.objects.values_list("external_id", "reason"))
+    verdicts = dict(Claim.objects.values_list("external_id", "verdict"))
+    reasons = dict(Claim.objects.values_list("external_id", "reason"))
     assert verdicts == {"ok": "safe", "wrong": "unsafe", "absent": "unsafe"}
     assert reasons == {"ok": "", "wrong": "not_supported", "absent": "not_in_document"}
-    # Only aligned predictions are scored; one row per (prediction, scorer, version).
-    assert PredictionScore.objects.count() == 2
+    # Only aligned claims are scored; one row per (claim, scorer, version).
+    assert ClaimScore.objects.count() == 2
 
-    forced = tasks.check_predictions(project.pk, force=True)
+    forced = tasks.check_claims(project.pk, force=True)
     assert forced["checked"] == 3
-    assert PredictionScore.objects.count() == 2
-    ok = Prediction.objects.get(external_id="ok")
+    assert ClaimScore.objects.count() == 2
+    ok = Claim.objects.get(external_id="ok")
     assert ok.score == pytest.approx(0.9) and ok.scored_by == "fake-nli"
 
 
@@ -69,25 +69,25 @@ def test_without_a_scorer_nothing_is_safe_and_unscored_claims_come_first(setting
     settings.DEFAULT_SCORER = ""
     project = make_project()
     document = make_document(project)
-    make_prediction(document, external_id="found")
-    make_prediction(document, external_id="invented", context="never said anywhere")
-    summary = checking.predictions_check(project_id=project.pk)
+    make_claim(document, external_id="found")
+    make_claim(document, external_id="invented", context="never said anywhere")
+    summary = checking.claims_check(project_id=project.pk)
     assert (summary.checked, summary.scorer) == (2, "")
     assert (summary.safe, summary.unsafe, summary.unscored) == (0, 1, 1)
-    found = Prediction.objects.get(external_id="found")
+    found = Claim.objects.get(external_id="found")
     assert found.verdict == "unscored" and found.score is None
     assert found.evidence_score == pytest.approx(1.0) and found.pipeline_version
     # The most uncertain of all: the queue hands it out first.
     assert found.uncertainty == 0.0
-    invented = Prediction.objects.get(external_id="invented")
+    invented = Claim.objects.get(external_id="invented")
     assert (invented.verdict, invented.reason) == ("unsafe", "not_in_document")
 
 
-def test_sweep_finds_projects_with_unchecked_predictions(monkeypatch):
+def test_sweep_finds_projects_with_unchecked_claims(monkeypatch):
     queued = []
-    monkeypatch.setattr(tasks.check_predictions, "delay", queued.append)
+    monkeypatch.setattr(tasks.check_claims, "delay", queued.append)
     project = make_project()
-    make_prediction(make_document(project))
+    make_claim(make_document(project))
     make_project()
     assert tasks.sweep_unchecked() == [project.pk]
     assert queued == [project.pk]
@@ -125,12 +125,12 @@ def test_extraction_twice_calls_the_llm_once_per_document(fake_openai, monkeypat
     run.refresh_from_db()
     assert (run.progress_done, run.progress_total) == (2, 2)
     assert run.prompt_tokens == 20 and run.completion_tokens == 10
-    predictions = Prediction.objects.filter(source_run=run)
-    assert sorted(predictions.values_list("external_id", flat=True)) == [
+    claims = Claim.objects.filter(source_run=run)
+    assert sorted(claims.values_list("external_id", flat=True)) == [
         "d1:fake-model:0",
         "d2:fake-model:0",
     ]
-    assert set(predictions.values_list("model", flat=True)) == {"fake-model"}
+    assert set(claims.values_list("model", flat=True)) == {"fake-model"}
 
 
 def test_document_the_llm_fails_on_is_recorded_and_the_run_goes_on(
@@ -205,7 +205,7 @@ def test_extraction_started_over_api_is_run_and_checked_by_the_worker(
     admin = api(personas.admin)
 
     def verdicts():
-        rows = admin.get(f"/api/predictions/?project={project.pk}").json()["results"]
+        rows = admin.get(f"/api/claims/?project={project.pk}").json()["results"]
         return (
             {r["value"]: r["verdict"] for r in rows}
             if all(r["verdict"] for r in rows) and rows
@@ -229,13 +229,13 @@ def test_check_with_the_packaged_scorer_stores_its_scores(settings):
     settings.DEFAULT_SCORER = DEFAULT_BASE_MODEL
     project = make_project()
     document = make_document(project)
-    make_prediction(document, external_id="ok")
-    make_prediction(document, external_id="absent", context="in a galaxy far away")
+    make_claim(document, external_id="ok")
+    make_claim(document, external_id="absent", context="in a galaxy far away")
 
-    summary = checking.predictions_check(project_id=project.pk)
+    summary = checking.claims_check(project_id=project.pk)
     assert summary.checked == 2 and summary.scorer.startswith("nli:")
-    ok = Prediction.objects.get(external_id="ok")
+    ok = Claim.objects.get(external_id="ok")
     assert 0.0 <= ok.score <= 1.0 and ok.scored_by == summary.scorer
-    [stored] = PredictionScore.objects.all()  # the unaligned one is not scored
-    assert (stored.prediction, stored.scorer_version) == (ok, "default")
-    assert checking.predictions_check(project_id=project.pk).checked == 0
+    [stored] = ClaimScore.objects.all()  # the unaligned one is not scored
+    assert (stored.claim, stored.scorer_version) == (ok, "default")
+    assert checking.claims_check(project_id=project.pk).checked == 0

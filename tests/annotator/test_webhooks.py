@@ -30,7 +30,7 @@ from annotator.models import Membership, Role, RunStatus, Webhook, WebhookDelive
 from annotator.projects import webhooks
 from annotator.runs import grading
 from annotator.training import runs as training_runs
-from tests.annotator.factories import make_document, make_prediction, make_project
+from tests.annotator.factories import make_claim, make_document, make_project
 from tests.conftest import ROOT, wait_for
 from tests.consistency_data import LAMPORT
 
@@ -214,7 +214,7 @@ def test_a_grading_run_end_is_one_signed_call(personas, api, receiver, fake_open
         llm_base_url=fake_openai.base_url, llm_models=[MODEL], gold_share=0.0
     )
     hook = register(api, personas.admin, project, receiver.url(), events=["grading"])
-    make_prediction(
+    make_claim(
         make_document(project),
         verdict="safe",
         hypothesis="GPE: Toronto",
@@ -287,10 +287,10 @@ def test_a_check_end_is_one_signed_call_to_the_webhooks_wanting_it(
         f"/api/webhooks/{paused['id']}/", {"is_active": False}, format="json"
     )
     document = make_document(project)
-    make_prediction(document)
-    make_prediction(document, value="Ottawa", context="went to Ottawa")
+    make_claim(document)
+    make_claim(document, value="Ottawa", context="went to Ottawa")
 
-    result = tasks.check_predictions(project.pk)
+    result = tasks.check_claims(project.pk)
     assert result["checked"] == 2
     deliver_pending()
     payload = the_one_call(receiver, hook, "check")
@@ -298,7 +298,7 @@ def test_a_check_end_is_one_signed_call_to_the_webhooks_wanting_it(
     assert payload["safe"] + payload["unsafe"] + payload["unscored"] == 2
     assert receiver.to("/grading") == [] and receiver.to("/paused") == []
     # A second check finds nothing to do, and tells nobody.
-    assert tasks.check_predictions(project.pk)["checked"] == 0
+    assert tasks.check_claims(project.pk)["checked"] == 0
     assert WebhookDelivery.objects.count() == 1
 
 

@@ -112,10 +112,10 @@ def project_over_api(admin, *, name, kind, expert):
 
 def label_by_key(page, key):
     """Press a labeling key and wait for the next item (or the end)."""
-    before = page.get_attribute("#item", "data-prediction-id")
+    before = page.get_attribute("#item", "data-claim-id")
     page.keyboard.press(key)
     page.wait_for_function(
-        "before => document.querySelector('#item').dataset.predictionId"
+        "before => document.querySelector('#item').dataset.claimId"
         " != before || !document.querySelector('#empty').hidden",
         arg=before,
     )
@@ -136,8 +136,6 @@ def stored_labels(expert) -> dict:
     from annotator.models import Annotation
 
     return {
-        a.prediction.value: a.label
-        for a in Annotation.objects.filter(annotator=expert).select_related(
-            "prediction"
-        )
+        a.claim.value: a.label
+        for a in Annotation.objects.filter(annotator=expert).select_related("claim")
     }

@@ -10,7 +10,7 @@ from annotator.labeling import gold
 from annotator.models import Adjudication, Annotation, Role
 from annotator.projects import services
 from annotator.training.data import expert_labels
-from tests.annotator.factories import aligned, make_document, make_prediction
+from tests.annotator.factories import aligned, make_claim, make_document
 from tests.browser.conftest import label_by_key, log_in, wait_all_sent
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -24,7 +24,7 @@ def test_a_disagreement_is_adjudicated_and_the_decision_trains(
     project.overlap_labels = 2
     project.save(update_fields=["overlap_share", "overlap_labels"])
     document = make_document(project, external_id="decision-1")
-    prediction = make_prediction(
+    claim = make_claim(
         document,
         type="amount",
         value="$12,000",
@@ -52,12 +52,12 @@ def test_a_disagreement_is_adjudicated_and_the_decision_trains(
         "unsafe",
     ]
     side = gold.is_gold_document(project, document.pk)
-    assert expert_labels(project, gold_set=side)[prediction.pk] == "unsafe"  # a tie
+    assert expert_labels(project, gold_set=side)[claim.pk] == "unsafe"  # a tie
 
     page = new_page()
     log_in(page, "rev", "rev-pass")
     page.goto(f"/projects/{project.pk}/adjudicate/")
-    item = page.locator(f".adj-item[data-prediction='{prediction.pk}']")
+    item = page.locator(f".adj-item[data-claim='{claim.pk}']")
     labels = item.locator(".adj-labels tbody tr")
     assert labels.count() == 2
     assert "ann1" in labels.nth(0).inner_text() and "safe" in labels.nth(0).inner_text()
@@ -68,13 +68,13 @@ def test_a_disagreement_is_adjudicated_and_the_decision_trains(
     page.wait_for_selector(".notice")
     assert "Decided safe by rev" in page.inner_text(".adj-item.adj-done")
 
-    decision = Adjudication.objects.get(prediction=prediction)
+    decision = Adjudication.objects.get(claim=claim)
     assert (decision.label, decision.reviewer, decision.note) == (
         "safe",
         reviewer,
         "The amount is on page 3.",
     )
-    assert expert_labels(project, gold_set=side)[prediction.pk] == "safe"
+    assert expert_labels(project, gold_set=side)[claim.pk] == "safe"
 
     page = new_page()
     log_in(page, "admin", "admin-pass")

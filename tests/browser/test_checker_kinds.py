@@ -6,7 +6,7 @@ real worker, checked, shown by its own partial and labelled by keyboard."""
 
 import pytest
 
-from annotator.models import Prediction
+from annotator.models import Claim
 from tests.annotator.factories import jsonl, upload
 from tests.browser.conftest import (
     label_by_key,
@@ -60,8 +60,8 @@ def test_a_test_only_kind_is_labelled_end_to_end(
     wait_for(
         lambda: (
             StatementRun.objects.get(pk=run["id"]).status == "succeeded"
-            and Prediction.objects.filter(project=project).count() == 2
-            and not Prediction.objects.filter(
+            and Claim.objects.filter(project=project).count() == 2
+            and not Claim.objects.filter(
                 project=project, checked_at__isnull=True
             ).exists()
         ),
@@ -102,8 +102,6 @@ def test_a_test_only_kind_is_labelled_end_to_end(
     assert stored_labels(expert) == shown
     # One label each is all a project without overlap asks: the queue is done.
     assert set(
-        Prediction.objects.filter(project_id=project.pk).values_list(
-            "queue_open", flat=True
-        )
+        Claim.objects.filter(project_id=project.pk).values_list("queue_open", flat=True)
     ) == {False}
     assert page.is_visible("#empty")

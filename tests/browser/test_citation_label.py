@@ -6,7 +6,7 @@ passage on the right; the expert labels them by keyboard."""
 import pytest
 from django.core.management import call_command
 
-from annotator.claims.checking import predictions_check
+from annotator.claims.checking import claims_check
 from tests.annotator.factories import upload
 from tests.browser.conftest import (
     label_by_key,
@@ -45,7 +45,7 @@ def test_a_briefs_citations_are_labelled_with_their_evidence(
         "files",
     )
     assert response.status_code in (200, 201), response.content
-    assert predictions_check(project_id=project.pk).checked == 2
+    assert claims_check(project_id=project.pk).checked == 2
 
     page = new_page()
     log_in(page, expert.username, "ann1-pass")

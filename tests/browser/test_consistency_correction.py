@@ -9,12 +9,12 @@ import json
 import pytest
 
 from annotator.claims import ingest
-from annotator.claims.checking import predictions_check
+from annotator.claims.checking import claims_check
 from annotator.kinds.consistency import consistency_runs
 from annotator.kinds.consistency.models import ConsistencyRun
 from annotator.models import (
     Annotation,
-    Prediction,
+    Claim,
 )
 from tests.annotator.factories import make_project, score_by_word_overlap
 from tests.browser.conftest import label_by_key, log_in, wait_all_sent
@@ -53,7 +53,7 @@ def test_a_correction_run_is_started_and_its_corrections_accepted_or_rejected(
     ingest.documents_import(
         project=project, files=[("answers.jsonl", ingest.stream_of(data))]
     )
-    predictions_check(project_id=project.pk)
+    claims_check(project_id=project.pk)
 
     page = new_page()
     log_in(page, "admin", "admin-pass")
@@ -80,7 +80,7 @@ def test_a_correction_run_is_started_and_its_corrections_accepted_or_rejected(
     # What the worker does (tests/annotator/test_consistency_sampling.py runs
     # a consistency run through a real worker), then the check it sends.
     consistency_runs.consistency_run_execute(run_id=run.pk)
-    predictions_check(project_id=project.pk)
+    claims_check(project_id=project.pk)
     page.wait_for_function(
         "() => document.querySelector('#sr-status').textContent === 'succeeded'"
     )
@@ -122,9 +122,9 @@ def test_a_correction_run_is_started_and_its_corrections_accepted_or_rejected(
     wait_all_sent(page)
     assert sorted(decisions.values()) == ["accepted", "rejected"]
     for document, decision in decisions.items():
-        phd = Prediction.objects.get(
+        phd = Claim.objects.get(
             project=project, document__external_id=document, value=PHD
         )
-        label = Annotation.objects.get(prediction=phd, annotator=personas.annotator)
+        label = Annotation.objects.get(claim=phd, annotator=personas.annotator)
         assert (label.label, label.suggestion) == ("unsafe", decision)
         assert label.corrected_value == (FIXED if decision == "accepted" else None)

@@ -6,8 +6,8 @@ variant and judgement; the expert labels the sentences by keyboard."""
 
 import pytest
 
-from annotator.claims.checking import predictions_check
-from annotator.models import Prediction
+from annotator.claims.checking import claims_check
+from annotator.models import Claim
 from tests.annotator.factories import jsonl, score_by_word_overlap, upload
 from tests.browser.conftest import (
     label_by_key,
@@ -35,8 +35,8 @@ def test_answer_sentences_are_labelled_against_the_samples(
         admin, "/api/documents/upload/", project, "answers.jsonl", jsonl(ITEM), "files"
     )
     assert response.status_code == 200, response.content
-    assert predictions_check(project_id=project.pk).checked == 3
-    checked = {p.value: p for p in Prediction.objects.filter(project=project)}
+    assert claims_check(project_id=project.pk).checked == 3
+    checked = {p.value: p for p in Claim.objects.filter(project=project)}
 
     page = new_page()
     log_in(page, expert.username, "ann1-pass")

@@ -1,8 +1,8 @@
 import pytest
 from django.conf import settings
 
-from annotator.models import Annotation, Prediction, ScorerModel, TrainingRun
-from tests.annotator.factories import make_document, make_prediction
+from annotator.models import Annotation, Claim, ScorerModel, TrainingRun
+from tests.annotator.factories import make_claim, make_document
 from tests.browser.conftest import log_in
 from tests.conftest import wait_for
 
@@ -13,7 +13,7 @@ def _project_with_history(personas):
     project = personas.project
     document = make_document(project, external_id="decision-1")
     for i in range(24):
-        p = make_prediction(
+        p = make_claim(
             document,
             model=["gpt-4.1", "gpt-4.1-mini", "llama-4-scout"][i % 3],
             verdict="unsafe" if i % 4 == 0 else "safe",
@@ -21,14 +21,14 @@ def _project_with_history(personas):
             score=(i % 10) / 10,
         )
         Annotation.objects.create(
-            prediction=p,
+            claim=p,
             annotator=personas.annotator,
             label="unsafe" if i % 4 == 0 else "safe",
             seconds_spent=12 + i,
         )
         if i % 3 == 0:
             Annotation.objects.create(
-                prediction=p,
+                claim=p,
                 annotator=personas.annotator2,
                 label="unsafe" if i % 6 == 0 else "safe",
                 seconds_spent=20,
@@ -77,9 +77,7 @@ def test_admin_sees_charts_and_promotes_a_version(
     # write while the test's data is truncated (a deadlock in teardown).
     wait_for(
         lambda: (
-            not Prediction.objects.filter(
-                project=project, checked_at__isnull=True
-            ).exists()
+            not Claim.objects.filter(project=project, checked_at__isnull=True).exists()
         ),
         worker=celery_worker,
     )
@@ -148,7 +146,7 @@ def test_grading_panel_estimates_starts_and_cancels(personas, new_page):
     project.save()
     document = make_document(project)
     for _ in range(3):
-        make_prediction(
+        make_claim(
             document,
             verdict="safe",
             hypothesis="GPE: Toronto",
@@ -162,7 +160,7 @@ def test_grading_panel_estimates_starts_and_cancels(personas, new_page):
     page.get_by_role("button", name="Estimate").click()
     page.wait_for_function(
         "() => document.querySelector('#grade-estimate').textContent"
-        ".startsWith('3 predictions to grade with grader-x')"
+        ".startsWith('3 claims to grade with grader-x')"
     )
     assert page.input_value("#grade-budget") != ""  # suggested from the estimate
     page.fill("#grade-budget", "1.50")
@@ -174,7 +172,7 @@ def test_grading_panel_estimates_starts_and_cancels(personas, new_page):
         "1.500000",
         3,
     )
-    assert page.text_content("#gr-count") == "0 / 3 predictions"
+    assert page.text_content("#gr-count") == "0 / 3 claims"
     page.get_by_role("button", name="Cancel grading").click()
     page.wait_for_function(
         "() => document.querySelector('#gr-status').textContent === 'cancelled'",

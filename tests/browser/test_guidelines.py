@@ -6,7 +6,7 @@ import pytest
 
 from annotator.labeling import guidelines
 from annotator.models import Annotation, Guideline, Membership, Role
-from tests.annotator.factories import aligned, make_document, make_prediction
+from tests.annotator.factories import aligned, make_claim, make_document
 from tests.browser.conftest import label_by_key, log_in, wait_all_sent
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -28,7 +28,7 @@ def _two_items(project):
     project.gold_share = 0.0
     project.save(update_fields=["overlap_share", "gold_share"])
     document = make_document(project, external_id="decision-1")
-    hearing = make_prediction(
+    hearing = make_claim(
         document,
         type="HearingDate",
         value={"yyyy": "2012", "mm": "01", "dd": "17"},
@@ -36,7 +36,7 @@ def _two_items(project):
         **aligned(document, 37, 52, 0.8),
         score=0.5,
     )
-    place = make_prediction(
+    place = make_claim(
         document,
         context="took place in Toronto",
         **aligned(document, 15, 33, 0.8),
@@ -76,7 +76,7 @@ def test_an_expert_reads_the_guideline_and_labels_record_its_version(
     section = page.locator("#guideline-section")
     seen = {}
     for _ in range(2):
-        shown = int(page.get_attribute("#item", "data-prediction-id"))
+        shown = int(page.get_attribute("#item", "data-claim-id"))
         if shown == hearing.pk:
             # Under the claim, collapsed: the section of the item's type.
             assert section.is_visible()
@@ -93,7 +93,7 @@ def test_an_expert_reads_the_guideline_and_labels_record_its_version(
     assert set(seen) == {hearing.pk, place.pk}
     wait_all_sent(page)
     assert {
-        a.prediction_id: (a.label, a.guideline_version)
+        a.claim_id: (a.label, a.guideline_version)
         for a in Annotation.objects.filter(annotator=personas.annotator)
     } == {hearing.pk: ("safe", 2), place.pk: ("safe", 2)}
 

@@ -3,8 +3,8 @@ import re
 
 import pytest
 
-from annotator.models import Annotation, Prediction
-from tests.annotator.factories import aligned, make_document, make_prediction
+from annotator.models import Annotation, Claim
+from tests.annotator.factories import aligned, make_claim, make_document
 from tests.browser.conftest import log_in, wait_all_sent
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -21,7 +21,7 @@ def _corpus(project, n_docs=6, per_doc=5):
     for d in range(n_docs):
         document = make_document(project, external_id=f"decision-{d}", text=text)
         for i in range(per_doc):
-            make_prediction(
+            make_claim(
                 document,
                 value="Toronto" if i % 2 else "Toronto, Ontario",
                 context="The hearing took place in Toronto, Ontario",
@@ -33,13 +33,13 @@ def _corpus(project, n_docs=6, per_doc=5):
 
 def _shown(page):
     page.wait_for_selector("#item:not([hidden])")
-    return int(page.get_attribute("#item", "data-prediction-id"))
+    return int(page.get_attribute("#item", "data-claim-id"))
 
 
 def _press(page, key, before):
     page.keyboard.press(key)
     page.wait_for_function(
-        "before => document.querySelector('#item').dataset.predictionId != before",
+        "before => document.querySelector('#item').dataset.claimId != before",
         arg=str(before),
     )
 
@@ -66,7 +66,7 @@ def test_keyboard_labeling_with_undo_offline_and_reload_stores_exactly_20(
 
     def label(n):
         current = _shown(page)
-        assert current not in expected, "a prediction came back after its label"
+        assert current not in expected, "a claim came back after its label"
         choice = CYCLE[len(expected) % len(CYCLE)]
         expected[current] = choice
         _press(page, KEYS[choice], current)
@@ -80,10 +80,10 @@ def test_keyboard_labeling_with_undo_offline_and_reload_stores_exactly_20(
 
     for n in range(5):
         last = label(n)
-    # Undo brings the last prediction back; it is then labelled differently.
+    # Undo brings the last claim back; it is then labelled differently.
     page.keyboard.press("z")
     page.wait_for_function(
-        f"() => document.querySelector('#item').dataset.predictionId == '{last}'"
+        f"() => document.querySelector('#item').dataset.claimId == '{last}'"
     )
     del expected[last]
     expected[last] = "unsafe"
@@ -118,8 +118,7 @@ def test_keyboard_labeling_with_undo_offline_and_reload_stores_exactly_20(
     page.screenshot(path=str(artifacts / "label-screen-done.png"), full_page=True)
 
     stored = {
-        a.prediction_id: a
-        for a in Annotation.objects.filter(annotator=personas.annotator)
+        a.claim_id: a for a in Annotation.objects.filter(annotator=personas.annotator)
     }
     assert {pk: a.label for pk, a in stored.items()} == expected
     assert Annotation.objects.count() == 20
@@ -159,7 +158,7 @@ def test_two_annotators_in_two_browsers_never_share_a_single_item(personas, new_
         wait_all_sent(page)
     overlap = {
         p.pk
-        for p in Prediction.objects.filter(project=project)
+        for p in Claim.objects.filter(project=project)
         if (p.pk * 7919) % 10007 < round(0.2 * 10007)
     }
     shared = seen["ann1"] & seen["ann2"]
@@ -167,9 +166,9 @@ def test_two_annotators_in_two_browsers_never_share_a_single_item(personas, new_
     assert len(seen["ann1"]) > 20 and len(seen["ann2"]) > 20
     assert len(seen["ann1"] | seen["ann2"]) > 50
     assert shared <= overlap, shared - overlap
-    labels = Annotation.objects.filter(prediction__project=project)
-    singles = labels.exclude(prediction__in=overlap)
-    assert singles.count() == singles.values("prediction").distinct().count()
+    labels = Annotation.objects.filter(claim__project=project)
+    singles = labels.exclude(claim__in=overlap)
+    assert singles.count() == singles.values("claim").distinct().count()
 
 
 def test_document_html_is_shown_as_text(personas, new_page, artifacts):
@@ -179,7 +178,7 @@ def test_document_html_is_shown_as_text(personas, new_page, artifacts):
         '<img src=x onerror="window.__pwned = 2"> after <b>bold</b>.'
     )
     document = make_document(project, text=hostile)
-    make_prediction(
+    make_claim(
         document,
         value='<img src=x onerror="window.__pwned = 3">',
         context="<script>window.__pwned = 4</script>",
@@ -242,12 +241,12 @@ def test_a_refused_label_is_set_aside_with_its_reason_and_can_be_resent_or_disca
     _corpus(project, n_docs=2)
     page = new_page()
     log_in(page, "ann1", "ann1-pass")
-    refuse = set()  # predictions whose labels a proxy refuses (413)
+    refuse = set()  # claims whose labels a proxy refuses (413)
     refused_posts = []
 
     def proxy(route, request):
         labels = (request.post_data_json or {}).get("labels", [])
-        if request.method == "POST" and {x["prediction"] for x in labels} & refuse:
+        if request.method == "POST" and {x["claim"] for x in labels} & refuse:
             refused_posts.append(labels)
             route.fulfill(status=413, content_type="text/html", body="<h1>Too big</h1>")
         else:
@@ -268,13 +267,13 @@ def test_a_refused_label_is_set_aside_with_its_reason_and_can_be_resent_or_disca
     page.wait_for_selector("#failed-button:text('1 set aside')")
 
     # Later labels still go through, and one the server itself refuses (its
-    # prediction deleted meanwhile) is set aside too.
+    # claim deleted meanwhile) is set aside too.
     later = []
     for _ in range(3):
         later.append(_shown(page))
         _press(page, "s", later[-1])
     gone = _shown(page)
-    Prediction.objects.filter(pk=gone).delete()
+    Claim.objects.filter(pk=gone).delete()
     _press(page, "s", gone)
     page.wait_for_selector("#failed-button:text('2 set aside')")
     page.wait_for_function(
@@ -283,7 +282,7 @@ def test_a_refused_label_is_set_aside_with_its_reason_and_can_be_resent_or_disca
         ".every(([, v]) => JSON.parse(v).length === 0)"
     )
     stored = Annotation.objects.filter(annotator=personas.annotator)
-    assert sorted(stored.values_list("prediction_id", flat=True)) == sorted(later)
+    assert sorted(stored.values_list("claim_id", flat=True)) == sorted(later)
     # A 4xx is an answer, not a hiccup: sent once, never retried.
     assert len(refused_posts) == 1
 
@@ -292,7 +291,7 @@ def test_a_refused_label_is_set_aside_with_its_reason_and_can_be_resent_or_disca
     assert rows.count() == 2
     proxied = rows.filter(has_text="HTTP 413")
     assert "unsafe ✎" in proxied.text_content()
-    assert "no such prediction" in rows.nth(1).text_content()
+    assert "no such claim" in rows.nth(1).text_content()
     page.screenshot(path=str(artifacts / "label-screen-set-aside.png"), full_page=True)
 
     refuse.clear()
@@ -300,12 +299,12 @@ def test_a_refused_label_is_set_aside_with_its_reason_and_can_be_resent_or_disca
     page.wait_for_function(
         "() => document.querySelectorAll('#failed-rows tr').length == 1"
     )
-    gone_row = rows.filter(has_text="no such prediction")
+    gone_row = rows.filter(has_text="no such claim")
     gone_row.get_by_role("button", name="Discard").click()
     page.wait_for_selector("#failed", state="hidden")
     assert page.is_hidden("#failed-button")
     wait_all_sent(page)
-    resent = Annotation.objects.get(prediction_id=first)
+    resent = Annotation.objects.get(claim_id=first)
     assert (resent.label, resent.note) == ("unsafe", "kept in the browser")
     assert stored.count() == 4
     assert page.evaluate(
@@ -337,7 +336,7 @@ def test_each_item_says_why_it_is_shown_and_a_context_not_found_is_said_plainly(
     document = make_document(project, external_id="opinion", text=text)
     at = text.index("20. The tribunal")
     copied = text[at : at + len("20. The tribunal weighed")]
-    unscored = make_prediction(
+    unscored = make_claim(
         document,
         value="the tribunal",
         context=copied,
@@ -347,7 +346,7 @@ def test_each_item_says_why_it_is_shown_and_a_context_not_found_is_said_plainly(
     )
     invented = "the appeal was heard in Montreal by a panel of three"
     meaningless = text.index("ground 25") + len("ground ")
-    not_found = make_prediction(
+    not_found = make_claim(
         document,
         value="Montreal",
         context=invented,
@@ -355,7 +354,7 @@ def test_each_item_says_why_it_is_shown_and_a_context_not_found_is_said_plainly(
         verdict="unsafe",
         reason="not_in_document",
     )
-    changed = make_prediction(
+    changed = make_claim(
         document,
         value="ground 12",
         context="ground 12 and found the reasonning",
@@ -412,3 +411,46 @@ def test_each_item_says_why_it_is_shown_and_a_context_not_found_is_said_plainly(
 def _span(text, part):
     start = text.index(part)
     return start, start + len(part)
+
+
+def test_labels_waiting_in_an_outbox_of_the_last_release_are_sent_as_claims(
+    personas, new_page
+):
+    """The last release's page kept its unsent labels under `prediction`: the
+    upgraded page reads them as claims, sends them and stores them."""
+    project = personas.project
+    _corpus(project, n_docs=1, per_doc=2)
+    waiting = Claim.objects.filter(project=project).last()
+    page = new_page()
+    log_in(page, "ann1", "ann1-pass")
+    sent = []
+    page.on(
+        "request",
+        lambda r: (
+            sent.extend((r.post_data_json or {}).get("labels", []))
+            if r.method == "POST" and r.url.endswith("/labels/")
+            else None
+        ),
+    )
+    page.goto(f"/projects/{project.pk}/label/")
+    _shown(page)
+    old_op = {
+        "kind": "label",
+        "client_id": "6f1c2a4e-0b7d-4c55-9a39-2d1e8f0c7b11",
+        "prediction": waiting.pk,
+        "label": "unsafe",
+        "note": "written before the upgrade",
+    }
+    key = f"safepassage:outbox:{personas.annotator.pk}:{project.pk}"
+    page.evaluate(
+        "([k, op]) => localStorage.setItem(k, JSON.stringify([op]))", [key, old_op]
+    )
+    page.reload()
+    wait_all_sent(page)
+    assert [(x.get("claim"), "prediction" in x) for x in sent] == [(waiting.pk, False)]
+    label = Annotation.objects.get(annotator=personas.annotator)
+    assert (label.claim_id, label.label, label.note) == (
+        waiting.pk,
+        "unsafe",
+        "written before the upgrade",
+    )

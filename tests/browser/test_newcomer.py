@@ -1,5 +1,5 @@
 """A newcomer's first day (issue 11): an admin creates a project, uploads its
-documents and predictions, opens an account for an annotator and watches the
+documents and claims, opens an account for an annotator and watches the
 checks finish; the annotator logs in, sees why an item is in front of them,
 labels it, and the label is stored."""
 
@@ -8,7 +8,7 @@ import json
 import pytest
 
 from annotator.labeling import handout
-from annotator.models import Annotation, Prediction, Project
+from annotator.models import Annotation, Claim, Project
 from tests.annotator.factories import DOC_TEXT, jsonl
 from tests.browser.conftest import log_in, wait_all_sent
 from tests.conftest import wait_for
@@ -19,7 +19,7 @@ DOCUMENTS = jsonl(
     {"id": "opinion-1", "text": DOC_TEXT},
     {"id": "opinion-2", "text": "The appeal was dismissed by Judge Ann Lee."},
 )
-_PREDICTIONS = [
+_CLAIMS = [
     {
         "id": "p-city",
         "document_id": "opinion-1",
@@ -43,10 +43,8 @@ _PREDICTIONS = [
     },
 ]
 # Line 3 is broken: the report names it, the other three lines go in.
-PREDICTIONS = (
-    jsonl(*_PREDICTIONS[:2])
-    + b'{"id": "p-broken", "document_id": \n'
-    + jsonl(_PREDICTIONS[2])
+CLAIMS = (
+    jsonl(*_CLAIMS[:2]) + b'{"id": "p-broken", "document_id": \n' + jsonl(_CLAIMS[2])
 )
 
 
@@ -99,34 +97,34 @@ def test_newcomer_sets_up_a_project_and_an_annotator_labels_it(
     assert admin.locator(".setup-members td", has_text="newcomer").count() == 1
 
     admin.set_input_files(
-        "#predictions-upload input[type=file]",
-        [_file("predictions.jsonl", PREDICTIONS)],
+        "#claims-upload input[type=file]",
+        [_file("claims.jsonl", CLAIMS)],
     )
-    admin.click("text=Upload predictions")
-    admin.wait_for_selector("#import-report h2:text('Predictions import')")
+    admin.click("text=Upload claims")
+    admin.wait_for_selector("#import-report h2:text('Claims import')")
     assert admin.text_content("#report-summary").startswith(
         "3 created, 0 updated, 0 unchanged, 1 skipped"
     )
     bad = admin.locator("#report-errors tbody tr")
     assert bad.count() == 1
-    assert bad.locator("td").all_text_contents()[:2] == ["predictions.jsonl", "3"]
+    assert bad.locator("td").all_text_contents()[:2] == ["claims.jsonl", "3"]
     assert "invalid JSON" in bad.locator("td").nth(2).text_content()
     admin.screenshot(path=str(artifacts / "newcomer-import-report.png"), full_page=True)
 
     # The checks finish; the page, left open on the upload's report, follows
     # them without a reload.
     wait_for(
-        lambda: not Prediction.objects.filter(project=project, verdict="").exists(),
+        lambda: not Claim.objects.filter(project=project, verdict="").exists(),
         timeout=120,
         worker=celery_worker,
     )
     admin.wait_for_selector(
-        "#check-status:text('Checks finished: all 3 predictions checked')",
+        "#check-status:text('Checks finished: all 3 claims checked')",
         timeout=60_000,
     )
     assert admin.text_content("[data-count=checked]") == "3"
     assert admin.text_content("[data-count=unchecked]") == "0"
-    invented = Prediction.objects.get(project=project, external_id="p-invented")
+    invented = Claim.objects.get(project=project, external_id="p-invented")
     assert invented.verdict == "unsafe"
     assert admin.is_visible("#import-report")
     admin.screenshot(path=str(artifacts / "newcomer-setup.png"), full_page=True)
@@ -139,7 +137,7 @@ def test_newcomer_sets_up_a_project_and_an_annotator_labels_it(
         "link", name="Label"
     ).click()
     annotator.wait_for_selector("#item:not([hidden])")
-    shown = int(annotator.get_attribute("#item", "data-prediction-id"))
+    shown = int(annotator.get_attribute("#item", "data-claim-id"))
     user = project.memberships.get(user__username="newcomer").user
     [item] = handout.labeling_items(project=project, annotator=user, ids=[shown])
     assert annotator.is_visible("#why")
@@ -150,7 +148,7 @@ def test_newcomer_sets_up_a_project_and_an_annotator_labels_it(
 
     annotator.click("button[data-action=safe]")
     wait_all_sent(annotator)
-    label = Annotation.objects.get(prediction_id=shown, annotator=user)
+    label = Annotation.objects.get(claim_id=shown, annotator=user)
     assert label.label == "safe"
-    assert label.prediction.project_id == project.pk
+    assert label.claim.project_id == project.pk
     assert refused == []

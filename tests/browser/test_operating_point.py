@@ -3,7 +3,7 @@
 import pytest
 from playwright.sync_api import expect
 
-from annotator.models import Prediction, ScorerModel
+from annotator.models import Claim, ScorerModel
 from tests.annotator.test_calibration_app import scored_project
 from tests.browser.conftest import log_in
 
@@ -24,7 +24,7 @@ def test_preview_then_apply_a_target_recall(personas, new_page, unread_broker):
     page.wait_for_selector("#op-result:not([hidden])")
     expect(page.locator("#op-message")).to_contain_text("nothing has changed")
     workload = page.text_content("#op-workload")
-    assert f"of {len(rows)} predictions" in workload
+    assert f"of {len(rows)} claims" in workload
     assert "experts would see" in workload
     assert "%" in page.text_content("#op-recall")
     scorer.refresh_from_db()
@@ -42,10 +42,8 @@ def test_preview_then_apply_a_target_recall(personas, new_page, unread_broker):
     assert scorer.operating_point["target_recall"] == 0.9
     assert scorer.threshold == scorer.operating_point["threshold"] != 0.5
     assert f"{scorer.threshold:.4f}" in page.text_content("#op-message")
-    # Every prediction waits for the check with the new threshold.
-    assert not Prediction.objects.filter(
-        project=project, checked_at__isnull=False
-    ).exists()
+    # Every claim waits for the check with the new threshold.
+    assert not Claim.objects.filter(project=project, checked_at__isnull=False).exists()
 
     page.fill("#op-target", "1.5")
     panel.get_by_role("button", name="Preview").click()

@@ -1,5 +1,5 @@
 """A PDF opinion in the browser: the admin uploads it on the set-up page
-beside a PDF that is not one (reported by name), its predictions are checked,
+beside a PDF that is not one (reported by name), its claims are checked,
 and the expert's labeling screen names the evidence's page and shows that
 page's text around it."""
 
@@ -8,7 +8,7 @@ import io
 import pytest
 
 from annotator.claims import ingest
-from annotator.claims.checking import predictions_check
+from annotator.claims.checking import claims_check
 from annotator.models import Document
 from tests.annotator.factories import jsonl, make_project, score_by_word_overlap
 from tests.browser.conftest import log_in
@@ -44,7 +44,7 @@ def test_the_expert_sees_the_page_of_the_evidence_and_its_text(
     assert cells[2].startswith("not a PDF")
     assert Document.objects.get(project=project).external_id == "opinion"
 
-    ingest.predictions_import(
+    ingest.claims_import(
         project=project,
         stream=io.BytesIO(
             jsonl(
@@ -59,7 +59,7 @@ def test_the_expert_sees_the_page_of_the_evidence_and_its_text(
         ),
     )
     score_by_word_overlap(monkeypatch)
-    predictions_check(project_id=project.pk)
+    claims_check(project_id=project.pk)
 
     page = new_page()
     log_in(page, "ann1", "ann1-pass")

@@ -6,8 +6,8 @@ keyboard."""
 
 import pytest
 
-from annotator.claims.checking import predictions_check
-from annotator.models import Prediction
+from annotator.claims.checking import claims_check
+from annotator.models import Claim
 from tests.annotator.factories import jsonl, upload
 from tests.browser.conftest import (
     label_by_key,
@@ -63,8 +63,8 @@ def test_rag_answers_are_labelled_with_their_sources(
         admin, "/api/documents/upload/", project, "items.jsonl", jsonl(*ITEMS), "files"
     )
     assert response.status_code == 200, response.content
-    assert predictions_check(project_id=project.pk).checked == 2
-    checked = {p.value: p for p in Prediction.objects.filter(project=project)}
+    assert claims_check(project_id=project.pk).checked == 2
+    checked = {p.value: p for p in Claim.objects.filter(project=project)}
 
     page = new_page()
     log_in(page, expert.username, "ann1-pass")

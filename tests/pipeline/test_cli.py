@@ -25,14 +25,14 @@ def test_demo_corpus_check_and_evaluate_chain_through_files(corpus, tmp_path, ca
         [
             "check",
             "--documents", str(corpus / "documents.jsonl"),
-            "--predictions", str(corpus / "predictions.jsonl"),
+            "--claims", str(corpus / "claims.jsonl"),
             "--out", str(checked),
             "--scorer", "none",
         ]
     )  # fmt: skip
     assert status == 0
     rows = read_jsonl(checked)
-    assert len(rows) == len(read_jsonl(corpus / "predictions.jsonl"))
+    assert len(rows) == len(read_jsonl(corpus / "claims.jsonl"))
     first = rows[0]
     assert set(first) >= {"hypothesis", "align", "nli_score", "verdict", "reason"}
     assert first["nli_score"] is None
@@ -65,18 +65,18 @@ def test_demo_corpus_check_and_evaluate_chain_through_files(corpus, tmp_path, ca
 def test_bad_lines_are_named_by_file_and_line_and_the_rest_is_checked(
     corpus, tmp_path, capsys
 ):
-    predictions = (corpus / "predictions.jsonl").read_bytes().splitlines()
+    claims = (corpus / "claims.jsonl").read_bytes().splitlines()
     broken = tmp_path / "broken.jsonl"
-    unknown = json.loads(predictions[1])
+    unknown = json.loads(claims[1])
     unknown["document_id"] = "no-such-doc"
     broken.write_bytes(
         b"\n".join(
             [
-                predictions[0],
+                claims[0],
                 json.dumps(unknown).encode(),
                 b"{oops",
                 b"\xff\xfe",
-                *predictions[4:],
+                *claims[4:],
             ]
         )
         + b"\n"
@@ -86,7 +86,7 @@ def test_bad_lines_are_named_by_file_and_line_and_the_rest_is_checked(
         [
             "check",
             "--documents", str(corpus / "documents.jsonl"),
-            "--predictions", str(broken),
+            "--claims", str(broken),
             "--out", str(out),
             "--scorer", "none",
         ]
@@ -96,7 +96,7 @@ def test_bad_lines_are_named_by_file_and_line_and_the_rest_is_checked(
     assert f"{broken}:2: unknown document id 'no-such-doc'" in err
     assert f"{broken}:3: invalid JSON" in err
     assert f"{broken}:4: not UTF-8" in err
-    assert len(read_jsonl(out)) == len(predictions) - 3
+    assert len(read_jsonl(out)) == len(claims) - 3
 
 
 STARTER = Path(__file__).resolve().parents[2] / "var" / "scorers" / "starter"
@@ -108,7 +108,7 @@ def test_check_scores_with_the_starter_scorer_unless_told_to_align_only(
 ):
     monkeypatch.setenv("STARTER_SCORER", str(STARTER))
     args = ["check", "--documents", str(corpus / "documents.jsonl"),
-            "--predictions", str(corpus / "predictions.jsonl")]  # fmt: skip
+            "--claims", str(corpus / "claims.jsonl")]  # fmt: skip
     assert main([*args, "--out", str(tmp_path / "scored.jsonl")]) == 0
     assert "scorer: the starter scorer" in capsys.readouterr().err
     scored = read_jsonl(tmp_path / "scored.jsonl")
@@ -124,7 +124,7 @@ def test_missing_input_file_stops_with_a_clear_error(tmp_path, capsys):
         [
             "check",
             "--documents", str(tmp_path / "nope.jsonl"),
-            "--predictions", str(tmp_path / "nope.jsonl"),
+            "--claims", str(tmp_path / "nope.jsonl"),
             "--out", str(tmp_path / "o.jsonl"),
         ]
     )  # fmt: skip
@@ -184,7 +184,7 @@ def test_check_can_score_with_an_llm_grader_instead_of_a_cross_encoder(
         [
             "check",
             "--documents", str(corpus / "documents.jsonl"),
-            "--predictions", str(corpus / "predictions.jsonl"),
+            "--claims", str(corpus / "claims.jsonl"),
             "--out", str(out),
             "--grader", "fake-grader",
             "--base-url", fake_openai.base_url,
@@ -197,3 +197,19 @@ def test_check_can_score_with_an_llm_grader_instead_of_a_cross_encoder(
         judge = row["type"] == "JudgeName"
         assert row["nli_score"] == (1.0 if judge else 0.0)
         assert row["verdict"] == ("safe" if judge else "unsafe")
+
+
+def test_check_still_takes_the_last_release_s_predictions_option(corpus, tmp_path):
+    new, old = tmp_path / "new.jsonl", tmp_path / "old.jsonl"
+    for option, out in (("--claims", new), ("--predictions", old)):
+        status = main(
+            [
+                "check",
+                "--documents", str(corpus / "documents.jsonl"),
+                option, str(corpus / "claims.jsonl"),
+                "--out", str(out),
+                "--scorer", "none",
+            ]
+        )  # fmt: skip
+        assert status == 0
+    assert old.read_text() == new.read_text() != ""

@@ -9,12 +9,12 @@ from pipeline.evaluate import (
     precision_recall_curve,
     roc_auc,
 )
-from pipeline.types import Alignment, CheckedPrediction, Label, Prediction
+from pipeline.types import Alignment, CheckedClaim, Claim, Label
 
 
 def checked(pid, verdict, model="m1"):
-    p = Prediction(pid, "d", "T", "v", "ctx", model=model)
-    return CheckedPrediction(p, "T: v", Alignment(1.0, 0, 3, "ctx"), 0.9, verdict, None)
+    p = Claim(pid, "d", "T", "v", "ctx", model=model)
+    return CheckedClaim(p, "T: v", Alignment(1.0, 0, 3, "ctx"), 0.9, verdict, None)
 
 
 def test_flag_metrics_treat_unsafe_as_the_positive_class():
@@ -26,7 +26,7 @@ def test_flag_metrics_treat_unsafe_as_the_positive_class():
 def test_best_threshold_separates_scores_and_counts_forced_flags():
     threshold, f1 = best_threshold([0.1, 0.2, 0.8, 0.9], [True, True, False, False])
     assert 0.2 < threshold <= 0.8 and f1 == 1.0
-    # A forced flag (not aligned) on a safe prediction costs precision whatever the
+    # A forced flag (not aligned) on a safe claim costs precision whatever the
     # threshold.
     _, f1 = best_threshold(
         [0.1, 0.9, 0.0], [True, False, False], forced=[False, False, True]

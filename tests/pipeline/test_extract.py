@@ -66,18 +66,18 @@ def run(fake, document=None, **overrides):
     return extract_document(make_client(config), config, document, SCHEMA)
 
 
-def test_scripted_answer_becomes_predictions(fake_openai):
+def test_scripted_answer_becomes_claims(fake_openai):
     fake_openai.reply_json({"entities": [DATE, CITY, VIRTUAL]})
 
     result = run(fake_openai)
 
     assert result.error is None
-    assert [p.id for p in result.predictions] == [
+    assert [p.id for p in result.claims] == [
         "doc-1:fake-model:0",
         "doc-1:fake-model:1",
         "doc-1:fake-model:2",
     ]
-    date = result.predictions[0]
+    date = result.claims[0]
     assert (date.document_id, date.type, date.model) == (
         "doc-1",
         "HearingDate",
@@ -86,7 +86,7 @@ def test_scripted_answer_becomes_predictions(fake_openai):
     assert date.value == {"yyyy": "2012", "mm": "01", "dd": "17"}
     assert date.context == "heard on 17 January 2012"
     assert date.extra == {"raw": "17 January 2012"}
-    assert [p.value for p in result.predictions[1:]] == ["Toronto", "Virtual"]
+    assert [p.value for p in result.claims[1:]] == ["Toronto", "Virtual"]
     assert result.usage == Usage(prompt_tokens=10, completion_tokens=5, requests=1)
 
 
@@ -95,7 +95,7 @@ def test_request_carries_prompt_schema_and_document(fake_openai):
 
     result = run(fake_openai)
 
-    assert result.ok and result.predictions == []
+    assert result.ok and result.claims == []
     (body,) = fake_openai.bodies
     assert body["model"] == "fake-model"
     assert body["temperature"] == 0.0
@@ -174,7 +174,7 @@ def test_unusable_answer_is_repaired_by_second_request(
     result = run(fake_openai)
 
     assert result.ok
-    assert [p.value for p in result.predictions] == ["Toronto"]
+    assert [p.value for p in result.claims] == ["Toronto"]
     first, second = fake_openai.bodies
     assert second["messages"][:2] == first["messages"]
     assistant, repair = second["messages"][2:]
@@ -197,11 +197,11 @@ def test_unusable_answer_twice_fails_that_document_only(fake_openai):
 
     bad, good = results
     assert bad.document_id == "bad" and good.document_id == "good"
-    assert bad.predictions == []
+    assert bad.claims == []
     assert "still unusable after one repair attempt" in bad.error
     assert "fake-model" in bad.error
     assert bad.usage.requests == 2
-    assert good.ok and [p.id for p in good.predictions] == ["good:fake-model:0"]
+    assert good.ok and [p.id for p in good.claims] == ["good:fake-model:0"]
     assert usage == Usage(prompt_tokens=30, completion_tokens=15, requests=3)
 
 
@@ -211,7 +211,7 @@ def test_rate_limit_is_retried(fake_openai):
 
     result = run(fake_openai)
 
-    assert result.ok and len(result.predictions) == 1
+    assert result.ok and len(result.claims) == 1
     assert len(fake_openai.bodies) == 2
     assert result.usage.requests == 1
 
@@ -222,7 +222,7 @@ def test_timeout_is_retried(fake_openai):
 
     result = run(fake_openai, timeout=0.5)
 
-    assert result.ok and [p.value for p in result.predictions] == ["Toronto"]
+    assert result.ok and [p.value for p in result.claims] == ["Toronto"]
     assert len(fake_openai.bodies) == 2
 
 
@@ -232,7 +232,7 @@ def test_persistent_timeout_fails_the_document(fake_openai):
 
     result = run(fake_openai, timeout=0.5)
 
-    assert result.predictions == []
+    assert result.claims == []
     assert "timed out after 0.5 s" in result.error
     assert fake_openai.base_url in result.error
 
@@ -248,11 +248,11 @@ def test_persistent_server_error_fails_the_document_naming_the_status(fake_opena
         make_client(config), config, documents, SCHEMA, progress=True
     )
 
-    assert down.predictions == []
+    assert down.claims == []
     assert "HTTP 500" in down.error
     assert "model crashed" in down.error
     assert fake_openai.base_url in down.error and "fake-model" in down.error
-    assert up.ok and len(up.predictions) == 1
+    assert up.ok and len(up.claims) == 1
     assert fake_openai.pending == 0
 
 
@@ -280,12 +280,12 @@ def test_long_document_is_split_and_overlap_duplicates_merged(fake_openai):
     )
 
     assert result.ok
-    assert [(p.id, p.type) for p in result.predictions] == [
+    assert [(p.id, p.type) for p in result.claims] == [
         ("long:fake-model:0", "HearingDate"),
         ("long:fake-model:1", "GPE"),
         ("long:fake-model:2", "HearingType"),
     ]
-    assert result.predictions[1].context == "sat in Toronto"
+    assert result.claims[1].context == "sat in Toronto"
     bodies = fake_openai.bodies
     assert [b["messages"][1]["content"] for b in bodies] == [
         f'<document part="1 of 2">\n{chunks[0]}\n</document>',
@@ -299,7 +299,7 @@ def test_same_value_with_another_context_is_kept(fake_openai):
 
     result = run(fake_openai)
 
-    assert [p.context for p in result.predictions] == ["in Toronto", "from Toronto"]
+    assert [p.context for p in result.claims] == ["in Toronto", "from Toronto"]
 
 
 def test_split_keeps_short_text_whole():

@@ -1,10 +1,10 @@
 import json
 
 from pipeline.jsonl import (
+    claim_from_json,
+    claim_to_json,
     document_from_json,
     label_from_json,
-    prediction_from_json,
-    prediction_to_json,
     read_jsonl,
     value_problem,
 )
@@ -39,7 +39,7 @@ def test_bad_lines_are_reported_by_line_and_good_lines_kept(tmp_path):
     assert "duplicate id 'a'" in messages[4]
 
 
-def test_prediction_round_trips_and_keeps_extra_keys():
+def test_claim_round_trips_and_keeps_extra_keys():
     raw = {
         "id": "p1",
         "document_id": "d1",
@@ -49,32 +49,30 @@ def test_prediction_round_trips_and_keeps_extra_keys():
         "context": "hearing 2012",
         "kind": "exact",
     }
-    p = prediction_from_json(raw)
+    p = claim_from_json(raw)
     assert p.extra == {"kind": "exact"}
-    assert prediction_to_json(p) == raw
+    assert claim_to_json(p) == raw
 
 
 def test_label_must_be_safe_or_unsafe(tmp_path):
     path = write(
         tmp_path / "l.jsonl",
         [
-            b'{"prediction_id": "p", "label": "maybe"}',
-            b'{"prediction_id": "q", "label": "safe"}',
+            b'{"claim_id": "p", "label": "maybe"}',
+            b'{"claim_id": "q", "label": "safe"}',
         ],
     )
     report = read_jsonl(path, label_from_json)
-    assert [lab.prediction_id for lab in report.records] == ["q"]
+    assert [lab.claim_id for lab in report.records] == ["q"]
     assert "'safe' or 'unsafe'" in str(report.errors[0])
 
 
-def test_prediction_without_value_key_is_an_error_but_null_is_fine():
+def test_claim_without_value_key_is_an_error_but_null_is_fine():
     import pytest
 
     with pytest.raises(ValueError, match="value"):
-        prediction_from_json(
-            {"id": "p", "document_id": "d", "type": "T", "context": ""}
-        )
-    p = prediction_from_json(
+        claim_from_json({"id": "p", "document_id": "d", "type": "T", "context": ""})
+    p = claim_from_json(
         {"id": "p", "document_id": "d", "type": "T", "value": None, "context": None}
     )
     assert p.value is None and p.context == ""
@@ -110,3 +108,10 @@ def test_value_problem_walks_keys_values_and_depth():
     assert value_problem([float("inf")]).startswith("contains a number that is not")
     assert value_problem([[[]]], max_depth=2) == "is nested deeper than 2 levels"
     assert value_problem({1: "a"}) == "has a key that is not text"
+
+
+def test_a_label_line_of_the_last_release_names_its_claim_prediction_id():
+    old = label_from_json({"prediction_id": "p", "label": "safe", "by": "ann"})
+    assert (old.claim_id, old.extra) == ("p", {"by": "ann"})
+    both = label_from_json({"claim_id": "c", "prediction_id": "p", "label": "safe"})
+    assert both.claim_id == "c"

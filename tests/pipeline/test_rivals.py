@@ -1,10 +1,10 @@
 """Rival values: what competes with a claim for its evidence, and the check
 that flags a claim a rival outscores by the scorer's margin (issue 28)."""
 
-from pipeline.checkers.extraction.check import check_predictions
+from pipeline.checkers.extraction.check import check_claims
 from pipeline.checkers.extraction.rivals import rival_hypotheses
 from pipeline.evaluate import rival_margin
-from pipeline.types import Document, Prediction
+from pipeline.types import Claim, Document
 
 CAPTION = (
     "JANE ROE, Appellant, v. JOHN DOE, Appellee. "
@@ -12,28 +12,24 @@ CAPTION = (
 )
 
 
-def prediction(pid, type_name, value, context=CAPTION):
-    return Prediction(pid, "d1", type_name, value, context)
+def claim(pid, type_name, value, context=CAPTION):
+    return Claim(pid, "d1", type_name, value, context)
 
 
 def test_rivals_are_the_counter_role_the_other_dates_and_the_other_values_named():
-    roe = prediction("p1", "Appellee", "Jane Roe")
-    doe = prediction("p2", "Appellant", "John Doe")
-    far = prediction("p3", "Appellee", "Richard Poe")  # not in this span
-    same = prediction("p4", "Appellee", "JANE ROE")  # the claim's own value
+    roe = claim("p1", "Appellee", "Jane Roe")
+    doe = claim("p2", "Appellant", "John Doe")
+    far = claim("p3", "Appellee", "Richard Poe")  # not in this span
+    same = claim("p4", "Appellee", "JANE ROE")  # the claim's own value
     assert rival_hypotheses(roe, CAPTION, [roe, doe, far, same]) == [
         "Appellant: Jane Roe",
         "Appellee: John Doe",
     ]
-    decided = prediction(
-        "p5", "Decision Date", {"yyyy": "2001", "mm": "05", "dd": "07"}
-    )
+    decided = claim("p5", "Decision Date", {"yyyy": "2001", "mm": "05", "dd": "07"})
     assert rival_hypotheses(decided, CAPTION, [decided]) == [
         "Decision Date: 2001-03-02"
     ]
-    assert (
-        rival_hypotheses(prediction("p6", "Court", "Ninth Circuit"), CAPTION, []) == []
-    )
+    assert rival_hypotheses(claim("p6", "Court", "Ninth Circuit"), CAPTION, []) == []
 
 
 class TableScorer:
@@ -53,16 +49,16 @@ def test_a_claim_its_rival_outscores_by_the_margin_is_flagged():
     # Running text no pattern reads: only the scorer can tell the roles.
     text = "Before us is the appeal Jane Roe brought from the order for John Doe."
     documents = {"d1": Document("d1", text)}
-    swapped = prediction("p1", "Appellee", "Jane Roe", text)
-    right = prediction("p2", "Appellant", "Jane Roe", text)
+    swapped = claim("p1", "Appellee", "Jane Roe", text)
+    right = claim("p2", "Appellant", "Jane Roe", text)
     table = {
         "Appellee: Jane Roe": 0.7,
         "Appellant: Jane Roe": 0.95,
     }
     verdicts = {
         margin: {
-            c.prediction.id: c.verdict
-            for c in check_predictions(
+            c.claim.id: c.verdict
+            for c in check_claims(
                 documents, [swapped, right], scorer=TableScorer(table, margin)
             ).checked
         }

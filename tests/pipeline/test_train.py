@@ -5,7 +5,7 @@ import json
 import pytest
 
 from pipeline.checkers.extraction import ExtractionChecker
-from pipeline.checkers.extraction.check import align_predictions, check_predictions
+from pipeline.checkers.extraction.check import align_claims, check_claims
 from pipeline.checkers.extraction.silver import silver_examples, value_anchored
 from pipeline.errors import TrainingError
 from pipeline.evaluate import evaluate_checked
@@ -18,7 +18,7 @@ CONFIG = TrainConfig(silver_limit=1200, silver_epochs=1, human_epochs=3, seed=1)
 
 
 def by_id(labels):
-    return {lab.prediction_id: lab for lab in labels}
+    return {lab.claim_id: lab for lab in labels}
 
 
 @pytest.fixture(scope="module")
@@ -33,9 +33,9 @@ def split(corpus):
     train_docs, test_docs = set(doc_ids[:70]), set(doc_ids[70:])
     labelled_docs = set(doc_ids[:40])
     labels = {
-        lab.prediction_id: lab
+        lab.claim_id: lab
         for lab in corpus.labels
-        if lab.prediction_id.rsplit("-p", 1)[0] in labelled_docs
+        if lab.claim_id.rsplit("-p", 1)[0] in labelled_docs
     }
     return train_docs, test_docs, labels
 
@@ -45,11 +45,11 @@ def trained(corpus, split, tmp_path_factory):
     train_docs, _, labels = split
     out = tmp_path_factory.mktemp("scorer")
     documents = {d.id: d for d in corpus.documents}
-    predictions = [p for p in corpus.predictions if p.document_id in train_docs]
+    claims = [p for p in corpus.claims if p.document_id in train_docs]
     progress = []
     metadata = train_scorer(
         ExtractionChecker(documents),
-        predictions,
+        claims,
         labels,
         out,
         config=CONFIG,
@@ -60,8 +60,8 @@ def trained(corpus, split, tmp_path_factory):
 
 def held_out_f1(scorer, corpus, doc_ids):
     documents = {d.id: d for d in corpus.documents if d.id in doc_ids}
-    predictions = [p for p in corpus.predictions if p.document_id in doc_ids]
-    report = check_predictions(documents, predictions, scorer=scorer)
+    claims = [p for p in corpus.claims if p.document_id in doc_ids]
+    report = check_claims(documents, claims, scorer=scorer)
     return evaluate_checked(report.checked, by_id(corpus.labels))["f1"]
 
 
@@ -107,7 +107,7 @@ def test_scorer_generalises_to_a_document_style_training_never_saw(trained):
 
 def test_silver_pairs_mix_positives_and_each_kind_of_perturbation(corpus):
     documents = {d.id: d for d in corpus.documents}
-    aligned, _ = align_predictions(documents, corpus.predictions[:300])
+    aligned, _ = align_claims(documents, corpus.claims[:300])
     examples = silver_examples([(p, a) for p, a in aligned if a.score >= 0.6], seed=0)
     sources = {e.source for e in examples}
     assert sources >= {
@@ -137,10 +137,10 @@ def test_value_anchoring_filters_positives_whose_value_is_absent():
 
 def test_without_labels_a_silver_stage_trains_and_validates_on_silver(corpus, tmp_path):
     documents = {d.id: d for d in corpus.documents[:30]}
-    predictions = [p for p in corpus.predictions if p.document_id in documents]
+    claims = [p for p in corpus.claims if p.document_id in documents]
     config = TrainConfig(stages=("silver",), silver_limit=400, silver_epochs=1)
     metadata = train_scorer(
-        ExtractionChecker(documents), predictions, {}, tmp_path, config=config
+        ExtractionChecker(documents), claims, {}, tmp_path, config=config
     )
     validation = metadata["validation"]
     assert validation["source"] == "silver" and validation["n"] > 100
@@ -155,10 +155,10 @@ def test_without_labels_a_silver_stage_trains_and_validates_on_silver(corpus, tm
 
 def test_without_labels_or_silver_training_is_refused(corpus, tmp_path):
     documents = {d.id: d for d in corpus.documents}
-    with pytest.raises(TrainingError, match="no labelled prediction"):
+    with pytest.raises(TrainingError, match="no labelled claim"):
         train_scorer(
             ExtractionChecker(documents),
-            corpus.predictions,
+            corpus.claims,
             {},
             tmp_path,
             config=TrainConfig(stages=("human",)),
@@ -167,7 +167,7 @@ def test_without_labels_or_silver_training_is_refused(corpus, tmp_path):
     with pytest.raises(TrainingError, match="at least two documents"):
         train_scorer(
             ExtractionChecker(one),
-            [p for p in corpus.predictions if p.document_id in one],
+            [p for p in corpus.claims if p.document_id in one],
             {},
             tmp_path,
             config=TrainConfig(stages=("silver",)),
@@ -182,14 +182,14 @@ def test_llm_grader_verdicts_join_the_silver_labels(fake_openai, corpus):
     fake_openai.responder = lambda body: {"reasoning": "r", "label": "SUPPORTS"}
     grader = LLMGrader(LLMConfig(base_url=fake_openai.base_url, model="grader"))
     documents = {d.id: d for d in corpus.documents[:6]}
-    predictions = [p for p in corpus.predictions if p.document_id in documents]
-    labelled = [p for p in predictions if p.document_id == corpus.documents[0].id]
+    claims = [p for p in corpus.claims if p.document_id in documents]
+    labelled = [p for p in claims if p.document_id == corpus.documents[0].id]
     labels = {p.id: by_id(corpus.labels)[p.id] for p in labelled}
-    pairs = ExtractionChecker(documents).training_pairs(predictions)
+    pairs = ExtractionChecker(documents).training_pairs(claims)
     data = build_dataset(pairs, labels, config=CONFIG, grader=grader)
     graded = [e for e in data.silver if e.source == "silver:llm"]
     assert graded and all(e.supported for e in graded)
-    # Only unlabelled predictions are graded: labels are the experts' job.
+    # Only unlabelled claims are graded: labels are the experts' job.
     assert len(fake_openai.bodies) == len(graded)
     assert not {e.document_id for e in graded} & {corpus.documents[0].id}
 
@@ -205,9 +205,9 @@ def small(corpus, split):
     train_docs, _, labels = split
     documents = {d.id: d for d in corpus.documents}
     keep = sorted(train_docs)[:20]
-    predictions = [p for p in corpus.predictions if p.document_id in keep]
+    claims = [p for p in corpus.claims if p.document_id in keep]
     labels = {k: v for k, v in labels.items() if k.rsplit("-p", 1)[0] in keep}
-    return documents, predictions, labels
+    return documents, claims, labels
 
 
 def test_cancelling_from_the_progress_callback_stops_and_writes_nothing(
@@ -215,7 +215,7 @@ def test_cancelling_from_the_progress_callback_stops_and_writes_nothing(
 ):
     from pipeline.errors import TrainingCancelled
 
-    documents, predictions, labels = small
+    documents, claims, labels = small
     seen = []
 
     def cancel_after_two_steps(progress):
@@ -227,7 +227,7 @@ def test_cancelling_from_the_progress_callback_stops_and_writes_nothing(
     with pytest.raises(TrainingCancelled):
         train_scorer(
             ExtractionChecker(documents),
-            predictions,
+            claims,
             labels,
             out,
             config=TINY,
@@ -240,12 +240,12 @@ def test_cancelling_from_the_progress_callback_stops_and_writes_nothing(
 def test_silver_pairs_stay_off_the_validation_documents(small):
     from pipeline.train import build_dataset
 
-    documents, predictions, labels = small
+    documents, claims, labels = small
     checker = ExtractionChecker(documents)
-    silver = checker.silver_examples(predictions, seed=0)
+    silver = checker.silver_examples(claims, seed=0)
     assert silver and {e.document_id for e in silver} <= set(documents)
-    pairs = checker.training_pairs(predictions, only=set(labels))
-    assert {p.claim_id for p in pairs} == set(labels) & {p.id for p in predictions}
+    pairs = checker.training_pairs(claims, only=set(labels))
+    assert {p.claim_id for p in pairs} == set(labels) & {p.id for p in claims}
     config = TrainConfig(silver_limit=None)
     data = build_dataset(pairs, labels, config=config, silver=silver)
     validation_docs = {e.document_id for e in data.validation}
@@ -259,10 +259,10 @@ def test_replay_mixes_silver_pairs_into_the_expert_stage(small, tmp_path):
 
     from pipeline.train import build_dataset, replayed
 
-    documents, predictions, labels = small
+    documents, claims, labels = small
     checker = ExtractionChecker(documents)
-    pairs = checker.training_pairs(predictions, only=set(labels))
-    silver = checker.silver_examples(predictions, seed=0)
+    pairs = checker.training_pairs(claims, only=set(labels))
+    silver = checker.silver_examples(claims, seed=0)
     # The expert stage alone keeps silver pairs only to replay them.
     human_only = TrainConfig(stages=("human",), silver_limit=None)
     assert build_dataset(pairs, labels, config=human_only, silver=silver).silver == []
@@ -274,7 +274,7 @@ def test_replay_mixes_silver_pairs_into_the_expert_stage(small, tmp_path):
     assert replayed(data, config) == mixed  # the run's seed decides
 
     tiny = replace(TINY, stages=("human",), replay=1.0)
-    metadata = train_scorer(checker, predictions, labels, tmp_path, config=tiny)
+    metadata = train_scorer(checker, claims, labels, tmp_path, config=tiny)
     human = metadata["stages"]["human"]
     expected = metadata["label_counts"]["human_train"]
     assert human["examples"] == expected + min(
@@ -285,7 +285,7 @@ def test_replay_mixes_silver_pairs_into_the_expert_stage(small, tmp_path):
 def test_the_scorer_of_any_kind_trains_from_its_checkers_pairs(tmp_path):
     """The tests' statement checker has no silver pairs and no alignment:
     the fine-tuner trains its scorer all the same and says which kind."""
-    from pipeline.types import Document, Prediction
+    from pipeline.types import Claim, Document
     from tests.kinds.statement.checker import KIND, StatementChecker
 
     facts = ["The board approved the budget.", "The meeting was held in March."]
@@ -299,11 +299,9 @@ def test_the_scorer_of_any_kind_trains_from_its_checkers_pairs(tmp_path):
                 ("the board rejected the budget", "unsafe"),
             ]
         ):
-            claims.append(
-                Prediction(f"{doc}-{j}", doc, "statement", statement, context="")
-            )
+            claims.append(Claim(f"{doc}-{j}", doc, "statement", statement, context=""))
             labels[f"{doc}-{j}"] = label_from_json(
-                {"prediction_id": f"{doc}-{j}", "label": label}
+                {"claim_id": f"{doc}-{j}", "label": label}
             )
     metadata = train_scorer(
         StatementChecker(documents),

@@ -9,7 +9,7 @@ import pytest
 
 from pipeline.checkers.extraction.hypothesis import render_hypothesis
 from pipeline.checkers.extraction.schema import schema_from_dict
-from pipeline.jsonl import prediction_from_json, read_jsonl
+from pipeline.jsonl import claim_from_json, read_jsonl
 from tools.demo_corpus import (
     DEFAULT_TYPES,
     HELD_OUT_STYLES,
@@ -81,28 +81,29 @@ _PRESENT = {
 }
 
 
-# sha256 of documents.jsonl, predictions.jsonl, labels.jsonl and schema.json, in
+# sha256 of documents.jsonl, claims.jsonl, labels.jsonl and schema.json, in
 # that order, as written by the single-module generator before it moved to tools/.
 # A mismatch means every corpus made with that seed has changed (the demo's cached
 # scorer, benchmark baselines, other tests' expectations): keep the generator's
 # draws as they are, or update these on purpose. A change to the JSONL layout in
-# pipeline.jsonl moves them too.
+# pipeline.jsonl moves them too (the labels' key renamed prediction_id -> claim_id
+# moved them once: the files are otherwise byte for byte what they were).
 PINNED = {
-    (20, 0, None): "b9bd814478d9649c1ac7d499f6e72ede4e861a4db74eb3c561397b026954d86a",
-    (20, 1, None): "3ea9be6ab3e0073135f67d802bf95b4e391b2cb9ee78ea5df19583331767a4ae",
-    (60, 7, None): "b8159c0a44af1511315bc27dc44fd041bdf3dcc70a6f8ad4c1f499b39bda535d",
+    (20, 0, None): "c03914ef8693f539cf546b931b88239f0d2bc8bc0e88765a1e634c44b0fb8eb8",
+    (20, 1, None): "6a55aa181f6d500beebe506fadbb116dcfc49079ab4666ee204818619858c19a",
+    (60, 7, None): "7d5d51399a98bfaede78e744657238e7731a28ae0b33f0acdd6b3ca3fa149021",
     (15, 3, ("tribunal",)): (
-        "31a5cd85db40391bb83aecc42c3c1269067104b28ef956a482d8d66a3249dfef"
+        "50f56cad69cdb1d59a95b9461414a656d194b8d0a0d1d583441b10ce3f415b15"
     ),
     (25, 2, ("irb_header", "tribunal")): (
-        "7bb7bd2954a8d3d023059993a40d30a53f14383a4e92d9746690df5554b1f9e4"
+        "7f556ab375d5e84ce57b902aedb79914b2002a003d0bbfd33b1b2b60553464c6"
     ),
 }
 
 
 def _files_sha256(paths) -> str:
     digest = hashlib.sha256()
-    for name in ("documents", "predictions", "labels", "schema"):
+    for name in ("documents", "claims", "labels", "schema"):
         digest.update(paths[name].read_bytes())
     return digest.hexdigest()
 
@@ -120,7 +121,7 @@ def test_command_line_writes_the_same_files_as_the_api(tmp_path, capsys):
     printed = json.loads(capsys.readouterr().out)
     assert printed == {
         "documents": str(tmp_path / "documents.jsonl"),
-        "predictions": str(tmp_path / "predictions.jsonl"),
+        "claims": str(tmp_path / "claims.jsonl"),
         "labels": str(tmp_path / "labels.jsonl"),
         "schema": str(tmp_path / "schema.json"),
     }
@@ -140,25 +141,25 @@ def test_same_seed_gives_byte_identical_files(tmp_path):
     first = write_corpus(generate_corpus(docs=40, seed=3), tmp_path / "a")
     second = write_corpus(generate_corpus(docs=40, seed=3), tmp_path / "b")
     other = write_corpus(generate_corpus(docs=40, seed=4), tmp_path / "c")
-    for name in ("documents", "predictions", "labels", "schema"):
+    for name in ("documents", "claims", "labels", "schema"):
         assert first[name].read_bytes() == second[name].read_bytes()
     assert first["documents"].read_bytes() != other["documents"].read_bytes()
-    assert first["predictions"].read_bytes() != other["predictions"].read_bytes()
+    assert first["claims"].read_bytes() != other["claims"].read_bytes()
 
 
-def test_written_predictions_read_back_with_their_kind(tmp_path):
+def test_written_claims_read_back_with_their_kind(tmp_path):
     corpus = generate_corpus(docs=10, seed=1)
     paths = write_corpus(corpus, tmp_path)
-    report = read_jsonl(paths["predictions"], prediction_from_json)
+    report = read_jsonl(paths["claims"], claim_from_json)
     assert not report.errors
-    assert report.records == corpus.predictions
+    assert report.records == corpus.claims
     assert all("kind" in p.extra for p in report.records)
 
 
 def test_a_larger_corpus_extends_a_smaller_one():
     small, large = generate_corpus(docs=10, seed=5), generate_corpus(docs=20, seed=5)
     assert large.documents[:10] == small.documents
-    assert large.predictions[: len(small.predictions)] == small.predictions
+    assert large.claims[: len(small.claims)] == small.claims
 
 
 def test_an_id_prefix_renames_ids_only_so_two_corpora_can_be_checked_together():
@@ -167,21 +168,21 @@ def test_an_id_prefix_renames_ids_only_so_two_corpora_can_be_checked_together():
     assert [d.id for d in other.documents] == [f"style-{i:04d}" for i in range(5)]
     assert not {d.id for d in demo.documents} & {d.id for d in other.documents}
     assert [d.text for d in other.documents] == [d.text for d in demo.documents]
-    assert all(p.document_id.startswith("style-") for p in other.predictions)
-    assert [(p.id, p.value) for p in other.predictions] == [
-        (p.id.replace("demo-", "style-", 1), p.value) for p in demo.predictions
+    assert all(p.document_id.startswith("style-") for p in other.claims)
+    assert [(p.id, p.value) for p in other.claims] == [
+        (p.id.replace("demo-", "style-", 1), p.value) for p in demo.claims
     ]
 
 
-def test_labels_predictions_and_documents_refer_to_each_other(corpus):
+def test_labels_claims_and_documents_refer_to_each_other(corpus):
     documents = _documents(corpus)
-    predictions = {p.id: p for p in corpus.predictions}
+    claims = {p.id: p for p in corpus.claims}
     assert len(documents) == len(corpus.documents)
-    assert len(predictions) == len(corpus.predictions) == len(corpus.labels)
-    assert all(p.document_id in documents for p in corpus.predictions)
-    assert {label.prediction_id for label in corpus.labels} == set(predictions)
+    assert len(claims) == len(corpus.claims) == len(corpus.labels)
+    assert all(p.document_id in documents for p in corpus.claims)
+    assert {label.claim_id for label in corpus.labels} == set(claims)
     for label in corpus.labels:
-        kind = predictions[label.prediction_id].extra["kind"]
+        kind = claims[label.claim_id].extra["kind"]
         assert label.extra["kind"] == kind
         assert label.label == ("unsafe" if kind in UNSAFE_KINDS else "safe")
 
@@ -201,13 +202,13 @@ def test_documents_look_like_decisions_of_several_styles(corpus):
     assert re.search(r"\ble \d{1,2}(er)? [a-zéû]+ \d{4}\b", text)  # le 17 janvier
 
 
-def test_about_ten_predictions_per_document_covering_every_type(corpus):
-    per_doc = Counter(p.document_id for p in corpus.predictions)
+def test_about_ten_claims_per_document_covering_every_type(corpus):
+    per_doc = Counter(p.document_id for p in corpus.claims)
     assert 8 <= sum(per_doc.values()) / len(corpus.documents) <= 12
     assert max(per_doc.values()) <= 12
-    assert {p.type for p in corpus.predictions} == set(DEFAULT_TYPES)
+    assert {p.type for p in corpus.claims} == set(DEFAULT_TYPES)
     by_doc = defaultdict(set)
-    for p in corpus.predictions:
+    for p in corpus.claims:
         by_doc[p.document_id].add(p.type)
     assert sum(types == set(DEFAULT_TYPES) for types in by_doc.values()) > 0.9 * len(
         by_doc
@@ -217,7 +218,7 @@ def test_about_ten_predictions_per_document_covering_every_type(corpus):
 @pytest.mark.parametrize("kind", SAFE_KINDS)
 def test_safe_contexts_are_in_the_document_up_to_their_mistranscription(corpus, kind):
     documents = _documents(corpus)
-    chosen = [p for p in corpus.predictions if p.extra["kind"] == kind]
+    chosen = [p for p in corpus.claims if p.extra["kind"] == kind]
     assert len(chosen) >= 10
     for p in chosen:
         text = documents[p.document_id].text
@@ -227,7 +228,7 @@ def test_safe_contexts_are_in_the_document_up_to_their_mistranscription(corpus, 
 
 def test_unsafe_contexts_are_invented_or_real_as_their_kind_says(corpus):
     documents = _documents(corpus)
-    for p in corpus.predictions:
+    for p in corpus.claims:
         text = documents[p.document_id].text
         kind = p.extra["kind"]
         if kind == "hallucinated_context":
@@ -237,8 +238,8 @@ def test_unsafe_contexts_are_invented_or_real_as_their_kind_says(corpus):
 
 
 def test_unsafe_share_and_kinds_are_in_the_designed_band(corpus):
-    kinds = Counter(p.extra["kind"] for p in corpus.predictions)
-    unsafe = sum(kinds[k] for k in UNSAFE_KINDS) / len(corpus.predictions)
+    kinds = Counter(p.extra["kind"] for p in corpus.claims)
+    unsafe = sum(kinds[k] for k in UNSAFE_KINDS) / len(corpus.claims)
     assert 0.15 <= unsafe <= 0.25
     assert all(kinds[k] >= 20 for k in UNSAFE_KINDS)
     assert set(kinds) == set(SAFE_KINDS) | set(UNSAFE_KINDS)
@@ -246,7 +247,7 @@ def test_unsafe_share_and_kinds_are_in_the_designed_band(corpus):
 
 def test_model_error_rates_are_ordered_as_designed(corpus):
     unsafe, mistranscribed, total = Counter(), Counter(), Counter()
-    for p in corpus.predictions:
+    for p in corpus.claims:
         total[p.model] += 1
         unsafe[p.model] += p.extra["kind"] in UNSAFE_KINDS
         mistranscribed[p.model] += p.extra["kind"] in SAFE_KINDS[1:]
@@ -265,7 +266,7 @@ def test_held_out_style_appears_only_when_asked(corpus, tribunal):
     assert HELD_OUT_STYLES == ("tribunal",)
     assert all(d.metadata["style"] != "tribunal" for d in corpus.documents)
     assert all(d.metadata["style"] == "tribunal" for d in tribunal.documents)
-    assert {p.type for p in tribunal.predictions} == set(TRIBUNAL_TYPES)
+    assert {p.type for p in tribunal.claims} == set(TRIBUNAL_TYPES)
     assert tribunal.schema == tribunal_schema()
     assert corpus.schema == demo_schema()
     mixed = generate_corpus(docs=30, seed=0, styles=["tabular", "tribunal"])
@@ -280,7 +281,7 @@ def test_held_out_style_appears_only_when_asked(corpus, tribunal):
 def test_values_render_to_sensible_hypotheses(request, which):
     corpus = request.getfixturevalue(which)
     schema = schema_from_dict(corpus.schema)
-    for p in corpus.predictions:
+    for p in corpus.claims:
         spec = schema.get(p.type)
         assert spec is not None, p.type
         hypothesis = render_hypothesis(p.type, p.value, schema=schema)
@@ -303,7 +304,7 @@ def test_alignment_keeps_safe_contexts_and_rejects_invented_ones(corpus):
     documents = _documents(corpus)
     indexes = {}
     kept, totals = Counter(), Counter()
-    for p in corpus.predictions:
+    for p in corpus.claims:
         kind = p.extra["kind"]
         if kind not in SAFE_KINDS and kind != "hallucinated_context":
             continue

@@ -1,13 +1,13 @@
-"""A synthetic ASYLEX-like corpus: documents, LLM-style predictions, gold labels.
+"""A synthetic ASYLEX-like corpus: documents, LLM-style claims, gold labels.
 
 The documents imitate Canadian Immigration and Refugee Board decisions (the
-paper's ASYLEX setting) in several layouts; the predictions imitate what
+paper's ASYLEX setting) in several layouts; the claims imitate what
 black-box LLMs return for them, including the mistakes of the paper's Table 2;
-the labels say which predictions are safe passages. Tests, the demo and the
+the labels say which claims are safe passages. Tests, the demo and the
 quality benchmark use it, so it is seeded and byte-for-byte reproducible and
 uses nothing but :mod:`random`.
 
-Every prediction carries ``extra["kind"]`` naming what the fake LLM did:
+Every claim carries ``extra["kind"]`` naming what the fake LLM did:
 
 SAFE (the context is in the document, near-verbatim, and supports the value)
     exact            copied verbatim: the entity plus one or two neighbouring words
@@ -27,7 +27,7 @@ UNSAFE
                           day and month swapped, another country, Public/Private
                           swapped)
 
-Unsafe predictions other than hallucinations may also carry
+Unsafe claims other than hallucinations may also carry
 ``extra["mistranscription"]`` naming a surface change made to their context.
 Mistranscribed contexts keep matches / alignment length well above 0.6.
 

@@ -16,7 +16,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m tools.demo_corpus",
         description="Write a seeded synthetic ASYLEX-like corpus: documents.jsonl, "
-        "predictions.jsonl, labels.jsonl and schema.json.",
+        "claims.jsonl, labels.jsonl and schema.json.",
     )
     parser.add_argument("--out", required=True, help="folder to write")
     parser.add_argument("--docs", type=int, default=200)

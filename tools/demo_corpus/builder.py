@@ -12,7 +12,7 @@ from typing import Any
 @dataclass
 class Mention:
     """An entity written into the document at ``start:end``; the context of a
-    prediction about it may begin as early as ``cue_start`` (its label)."""
+    claim about it may begin as early as ``cue_start`` (its label)."""
 
     type: str
     value: Any

@@ -7,7 +7,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from pipeline.types import Label, LabelValue, Prediction
+from pipeline.types import Claim, Label, LabelValue
 
 from .builder import Mention, full_name
 from .contexts import Window, Words, mistranscribe, span_text, window
@@ -38,7 +38,7 @@ _MISTRANSCRIPTION_WEIGHTS = (0.2, 0.15, 0.15, 0.15, 0.1, 0.25)
 
 
 class DocumentPredictor:
-    """Makes one fake LLM's predictions for one document."""
+    """Makes one fake LLM's claims for one document."""
 
     def __init__(
         self,
@@ -144,7 +144,7 @@ class DocumentPredictor:
             )
         return supports(type_, value, context) and value.lower() in low
 
-    def predict(self, doc_id: str, model: str) -> tuple[list[Prediction], list[Label]]:
+    def predict(self, doc_id: str, model: str) -> tuple[list[Claim], list[Label]]:
         rng = self.rng
         by_type: dict[str, list[Mention]] = {}
         for m in self.mentions:
@@ -156,7 +156,7 @@ class DocumentPredictor:
         chosen += rest[: max(rng.randint(8, 12) - len(chosen), 0)]
         order = {t: i for i, t in enumerate(self.targets)}
         chosen.sort(key=lambda m: (order[m.type], m.start))
-        predictions, labels = [], []
+        claims, labels = [], []
         for j, m in enumerate(chosen):
             made = None
             if rng.random() < self.profile.unsafe_rate:
@@ -169,8 +169,8 @@ class DocumentPredictor:
             label: LabelValue = "unsafe" if made is not None else "safe"
             value, context, extra = made if made is not None else self.safe(m)
             pid = f"{doc_id}-p{j:02d}"
-            predictions.append(
-                Prediction(
+            claims.append(
+                Claim(
                     id=pid,
                     document_id=doc_id,
                     type=m.type,
@@ -181,6 +181,6 @@ class DocumentPredictor:
                 )
             )
             labels.append(
-                Label(prediction_id=pid, label=label, extra={"kind": extra["kind"]})
+                Label(claim_id=pid, label=label, extra={"kind": extra["kind"]})
             )
-        return predictions, labels
+        return claims, labels

@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.jsonl import (
+    claim_to_json,
     document_to_json,
     label_to_json,
-    prediction_to_json,
     write_jsonl,
 )
-from pipeline.types import Document, Label, Prediction
+from pipeline.types import Claim, Document, Label
 
 from .builder import Builder, Mention
 from .fake_llm import DocumentPredictor
@@ -37,10 +37,10 @@ _IRB_LAYOUTS = {"irb_header": irb_header, "narrative": narrative, "tabular": tab
 
 @dataclass(frozen=True)
 class Corpus:
-    """Documents, their predictions, gold labels and the schema they follow."""
+    """Documents, their claims, gold labels and the schema they follow."""
 
     documents: list[Document]
-    predictions: list[Prediction]
+    claims: list[Claim]
     labels: list[Label]
     schema: dict[str, Any] = field(default_factory=dict)
 
@@ -90,7 +90,7 @@ def generate_corpus(
     if docs < 0:
         raise ValueError("docs must be >= 0")
     models = tuple(MODELS)
-    documents, predictions, labels = [], [], []
+    documents, claims, labels = [], [], []
     for i in range(docs):
         rng = random.Random(f"safepassage-demo:{seed}:{','.join(chosen)}:{i}")
         style = rng.choice(chosen)
@@ -102,9 +102,9 @@ def generate_corpus(
         )
         predictor = DocumentPredictor(text, mentions, targets, MODELS[model], rng)
         p, lab = predictor.predict(doc_id, model)
-        predictions += p
+        claims += p
         labels += lab
-    return Corpus(documents, predictions, labels, _schema_for(chosen))
+    return Corpus(documents, claims, labels, _schema_for(chosen))
 
 
 def _schema_for(styles: Sequence[str]) -> dict[str, Any]:
@@ -124,22 +124,22 @@ def _schema_for(styles: Sequence[str]) -> dict[str, Any]:
 
 
 def write_corpus(corpus: Corpus, out_dir: str | Path) -> dict[str, Path]:
-    """Write documents.jsonl, predictions.jsonl, labels.jsonl and schema.json.
+    """Write documents.jsonl, claims.jsonl, labels.jsonl and schema.json.
 
     Returns:
-        The path of each file, keyed ``documents``, ``predictions``, ``labels``,
+        The path of each file, keyed ``documents``, ``claims``, ``labels``,
         ``schema``.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {
         "documents": out / "documents.jsonl",
-        "predictions": out / "predictions.jsonl",
+        "claims": out / "claims.jsonl",
         "labels": out / "labels.jsonl",
         "schema": out / "schema.json",
     }
     write_jsonl(paths["documents"], map(document_to_json, corpus.documents))
-    write_jsonl(paths["predictions"], map(prediction_to_json, corpus.predictions))
+    write_jsonl(paths["claims"], map(claim_to_json, corpus.claims))
     write_jsonl(paths["labels"], map(label_to_json, corpus.labels))
     paths["schema"].write_text(
         json.dumps(corpus.schema, ensure_ascii=False, indent=2) + "\n", encoding="utf-8"

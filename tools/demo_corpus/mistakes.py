@@ -1,4 +1,4 @@
-"""The values and contexts of unsafe predictions: another value of the same
+"""The values and contexts of unsafe claims: another value of the same
 type, an invented passage, and a guard for whether a context states a value."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What the demo corpus holds: styles, kinds of prediction, entity types, the
+"""What the demo corpus holds: styles, kinds of claim, entity types, the
 fake source LLMs' error profiles, and the schema JSON of each style."""
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ TRIBUNAL_TYPES: tuple[str, ...] = (
 class ModelProfile:
     """How often a fake source LLM errs.
 
-    ``unsafe_rate`` is the share of its predictions that are unsafe;
+    ``unsafe_rate`` is the share of its claims that are unsafe;
     ``mistranscription_rate`` the share of safe ones whose context is not
     copied verbatim; ``unsafe_weights`` weigh :data:`UNSAFE_KINDS` in order.
     """

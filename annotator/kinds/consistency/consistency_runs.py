@@ -22,7 +22,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from annotator.claims.checking import check_enqueue, predictions_reset
+from annotator.claims.checking import check_enqueue, claims_reset
 from annotator.claims.ingest import batched
 from annotator.core.errors import ApplicationError, ConfigurationError, TransientError
 from annotator.kinds.consistency.corrections import CORRECTIONS
@@ -30,8 +30,8 @@ from annotator.kinds.consistency.jobs import TOKENS_PER_CALL, Job
 from annotator.kinds.consistency.models import ConsistencyRun
 from annotator.kinds.consistency.sampling import SAMPLES
 from annotator.models import (
+    Claim,
     Document,
-    Prediction,
     Project,
     RunStatus,
 )
@@ -484,7 +484,7 @@ def _batch_save(*, run_id, job: Job, prices, spent, results, failed) -> int:
             stored.append(row.pk)
         # The blocks were judged without what was stored: forget those
         # verdicts so the check judges them again (as an import would).
-        predictions_reset(Prediction.objects.filter(document_id__in=stored))
+        claims_reset(Claim.objects.filter(document_id__in=stored))
         run = ConsistencyRun.objects.select_for_update().get(pk=run_id)
         run.progress_done += len(results) + len(failed)
         usage = dict(run.usage)

@@ -19,7 +19,7 @@ from typing import Any
 from annotator.claims.records import document_record
 from annotator.core.errors import ApplicationError
 from annotator.kinds.consistency.jobs import Calls, model_param, tokens
-from annotator.models import Document, Prediction, Project, Verdict
+from annotator.models import Claim, Document, Project, Verdict
 from pipeline.checkers.consistency.checker import CLAIM_TYPE, finding_block
 from pipeline.checkers.consistency.items import correction_to_json, item_from_document
 from pipeline.checkers.consistency.mitigate import (
@@ -81,7 +81,7 @@ class CorrectionsJob:
         blocks (the library's, judgements included, from the check's
         findings)."""
 
-        flagged = Prediction.objects.filter(
+        flagged = Claim.objects.filter(
             project=project, type=CLAIM_TYPE, verdict=Verdict.UNSAFE
         ).exclude(checked_at=None)
         if ids is not None:

@@ -6,7 +6,7 @@ from annotator.kinds.extraction.models import ExtractionItem, ExtractionRun
 
 class ExtractionItemInline(admin.TabularInline):
     model = ExtractionItem
-    fields = ["document", "status", "prediction_count", "error"]
+    fields = ["document", "status", "claim_count", "error"]
     readonly_fields = fields
     raw_id_fields = ["document"]
     extra = 0
@@ -20,7 +20,7 @@ class ExtractionRunAdmin(LLMRunAdmin):
 
 @admin.register(ExtractionItem)
 class ExtractionItemAdmin(WrittenByServices, admin.ModelAdmin):
-    list_display = ["run", "document", "status", "prediction_count", "updated_at"]
+    list_display = ["run", "document", "status", "claim_count", "updated_at"]
     list_filter = ["status", "run__project"]
     search_fields = ["document__external_id", "error"]
     raw_id_fields = ["run", "document"]

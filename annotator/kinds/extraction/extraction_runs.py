@@ -21,7 +21,7 @@ from django.db.models.functions import Length
 from django.utils import timezone
 
 from annotator.claims.checking import check_enqueue, project_schema
-from annotator.claims.ingest import ImportReport, predictions_upsert
+from annotator.claims.ingest import ImportReport, claims_upsert
 from annotator.claims.records import document_record
 from annotator.core.errors import ApplicationError, ConfigurationError, TransientError
 from annotator.kinds.extraction.models import ExtractionItem, ExtractionRun
@@ -228,12 +228,12 @@ def _extraction_item_save(
         report = ImportReport()
         document_key = item.document.external_id
         # The pipeline's ids ("{document}:{model}:{n}") make re-extracting a
-        # document with the same model update its predictions, not add more.
+        # document with the same model update its claims, not add more.
         records: list[tuple[int | None, Any]] = [
             (None, p if p.id else _with_id(p, f"{document_key}:{run.model}:{i}"))
-            for i, p in enumerate(result.predictions)
+            for i, p in enumerate(result.claims)
         ]
-        rows = predictions_upsert(
+        rows = claims_upsert(
             project=run.project,
             records=records,
             report=report,
@@ -242,8 +242,8 @@ def _extraction_item_save(
         )
         if report.errors:
             item.error = "; ".join(e.message for e in report.errors)
-        item.prediction_count = len(rows)
-    item.save(update_fields=["status", "error", "prediction_count", "updated_at"])
+        item.claim_count = len(rows)
+    item.save(update_fields=["status", "error", "claim_count", "updated_at"])
     _run_add_usage(run.pk, result.usage, prices, done=1)
 
 

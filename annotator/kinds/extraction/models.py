@@ -47,7 +47,7 @@ class ExtractionItem(models.Model):
         max_length=16, choices=RunStatus.choices, default=RunStatus.PENDING
     )
     error = models.TextField(blank=True)
-    prediction_count = models.PositiveIntegerField(default=0)
+    claim_count = models.PositiveIntegerField(default=0)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

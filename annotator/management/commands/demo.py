@@ -2,7 +2,7 @@
 
 Loads the demo corpus, trains a first scorer on 500 of its expert labels
 outside the gold test set (once; later runs reuse it), measures it and the
-untuned base on the gold set, checks every prediction through a real Celery worker,
+untuned base on the gold set, checks every claim through a real Celery worker,
 creates an admin and an annotator and serves the app on 127.0.0.1.
 """
 
@@ -31,8 +31,8 @@ from annotator.labeling import gold
 from annotator.labeling.queue import is_overlap
 from annotator.models import (
     Annotation,
+    Claim,
     Document,
-    Prediction,
     Project,
     RunStatus,
     ScorerModel,
@@ -41,7 +41,7 @@ from annotator.models import (
 from annotator.training import execute, registry
 from annotator.training import runs as training_runs
 from annotator.training.data import labelled_data
-from pipeline.jsonl import document_to_json, label_to_json, prediction_to_json
+from pipeline.jsonl import claim_to_json, document_to_json, label_to_json
 from pipeline.score import DEFAULT_BASE_MODEL
 from pipeline.train import ProgressBars
 
@@ -82,7 +82,7 @@ class Command(BaseCommand):
             name=PROJECT_NAME,
             defaults={
                 "description": "Synthetic refugee-decision documents with LLM-style "
-                "predictions (paper: ASYLEX setting).",
+                "claims (paper: ASYLEX setting).",
                 "entity_schema": corpus.schema,
             },
         )
@@ -93,10 +93,10 @@ class Command(BaseCommand):
                 ("demo.jsonl", jsonl(document_to_json(d) for d in corpus.documents))
             ],
         )
-        self.step(f"importing {len(corpus.predictions)} predictions")
-        ingest.predictions_import(
+        self.step(f"importing {len(corpus.claims)} claims")
+        ingest.claims_import(
             project=project,
-            stream=jsonl(prediction_to_json(p) for p in corpus.predictions),
+            stream=jsonl(claim_to_json(p) for p in corpus.claims),
         )
         expert, gold_labels = self.expert_labels(project, corpus)
         self.step(
@@ -143,7 +143,7 @@ class Command(BaseCommand):
 
     def expert_labels(self, project, corpus) -> tuple[dict, dict]:
         """The experts' work: labels of whole documents outside the gold test
-        set, up to 500, for training; and every gold-set prediction's label,
+        set, up to 500, for training; and every gold-set claim's label,
         which only measures scorer versions."""
 
         gold_documents = set(
@@ -154,10 +154,10 @@ class Command(BaseCommand):
                 document_field="id",
             ).values_list("external_id", flat=True)
         )
-        truth = {lab.prediction_id: lab for lab in corpus.labels}
+        truth = {lab.claim_id: lab for lab in corpus.labels}
         chosen: dict = {}
         gold_labels: dict = {}
-        for p in corpus.predictions:
+        for p in corpus.claims:
             if p.document_id in gold_documents:
                 gold_labels[p.id] = truth[p.id]
             elif len(chosen) < EXPERT_LABELS:
@@ -244,11 +244,11 @@ class Command(BaseCommand):
         return admin_password, annotator_password
 
     def wait_for_checks(self, project) -> None:
-        """Progress of the worker aligning and scoring every prediction."""
+        """Progress of the worker aligning and scoring every claim."""
         from tqdm import tqdm
 
-        pending = Prediction.objects.filter(project=project, checked_at=None)
-        total = Prediction.objects.filter(project=project).count()
+        pending = Claim.objects.filter(project=project, checked_at=None)
+        total = Claim.objects.filter(project=project).count()
         with tqdm(total=total, desc="worker: align + score", unit="pred") as bar:
             while True:
                 left = pending.count()
@@ -259,8 +259,8 @@ class Command(BaseCommand):
                 time.sleep(1)
 
     def summary(self, project, scorer, admin_password, annotator_password, port):
-        predictions = Prediction.objects.filter(project=project)
-        unsafe = predictions.filter(verdict="unsafe").count()
+        claims = Claim.objects.filter(project=project)
+        unsafe = claims.filter(verdict="unsafe").count()
         base = f"http://127.0.0.1:{port}"
         gold_f1 = "n/a" if scorer.gold_f1 is None else f"{scorer.gold_f1:.3f}"
         base_f1 = (
@@ -271,13 +271,13 @@ class Command(BaseCommand):
         untuned = "" if base_f1 is None else f"; untuned base {base_f1:.3f}"
         self.stdout.write(
             self.style.SUCCESS(
-                f"\n{predictions.count()} predictions checked, {unsafe} judged unsafe "
+                f"\n{claims.count()} claims checked, {unsafe} judged unsafe "
                 f"(scorer {scorer.version}, gold-set F1 {gold_f1}{untuned}, "
                 f"threshold {scorer.threshold:.3f})"
             )
         )
         self.stdout.write(
-            f"  predictions  {base}/projects/{project.pk}/predictions/\n"
+            f"  claims  {base}/projects/{project.pk}/claims/\n"
             f"  API docs     {base}/api/docs/\n"
             f"  admin        {base}/admin/\n"
             f"  login as     admin / {admin_password}   (admin)\n"
@@ -285,7 +285,7 @@ class Command(BaseCommand):
         )
 
     def simulated_overlap_labels(self, project, corpus, *, items: int = 120) -> None:
-        """SIMULATED labels by two made-up experts on overlap predictions, so
+        """SIMULATED labels by two made-up experts on overlap claims, so
         the dashboard's agreement (Cohen's kappa) and labels-per-hour charts
         have something to show. Not real annotation work: expert 1 copies the
         corpus's gold label, expert 2 disagrees with it now and then; their
@@ -302,12 +302,12 @@ class Command(BaseCommand):
             project.members.add(user)
             experts.append(user)
         Annotation.objects.filter(
-            prediction__project=project, annotator__in=experts
+            claim__project=project, annotator__in=experts
         ).delete()
-        truth = {lab.prediction_id: lab.label for lab in corpus.labels}
+        truth = {lab.claim_id: lab.label for lab in corpus.labels}
         overlap = [
             (pk, truth[external_id])
-            for pk, external_id in Prediction.objects.filter(project=project)
+            for pk, external_id in Claim.objects.filter(project=project)
             .order_by("pk")
             .values_list("pk", "external_id")
             if is_overlap(project, pk) and external_id in truth
@@ -330,7 +330,7 @@ class Command(BaseCommand):
                 clock += timedelta(seconds=seconds + rng.uniform(0.5, 3))
                 rows.append(
                     Annotation(
-                        prediction_id=pk,
+                        claim_id=pk,
                         annotator=expert,
                         label=label,
                         seconds_spent=seconds,
@@ -345,7 +345,7 @@ class Command(BaseCommand):
         Annotation.objects.bulk_update(created, ["created_at", "updated_at"])
         self.step(
             f"simulated a second expert's labels on {len(overlap)} overlap "
-            "predictions (for the dashboard's agreement and labels per hour)"
+            "claims (for the dashboard's agreement and labels per hour)"
         )
 
 

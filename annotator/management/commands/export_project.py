@@ -5,7 +5,7 @@ from annotator.management.commands._base import ProjectCommand, failure
 
 
 class Command(ProjectCommand):
-    help = "Write documents.jsonl, predictions.jsonl and labels.jsonl of a project."
+    help = "Write documents.jsonl, claims.jsonl and labels.jsonl of a project."
 
     def add_arguments(self, parser):
         self.add_project_argument(parser)

@@ -1,23 +1,7 @@
-from pathlib import Path
+"""``import_claims`` under its name in an earlier release, kept for one more."""
 
-from annotator.claims import ingest
-from annotator.management.commands._base import ProjectCommand
+from annotator.management.commands import import_claims
 
 
-class Command(ProjectCommand):
-    help = "Import predictions from a JSONL file in the pipeline's format."
-
-    def add_arguments(self, parser):
-        self.add_project_argument(parser)
-        parser.add_argument("path", type=Path)
-
-    def handle(self, *args, project, path, **options):
-        target = self.get_project(project)
-        with self.open_input(path) as stream:
-            report = ingest.predictions_import(
-                project=target,
-                stream=stream,
-                source=str(path),
-                progress=self.progress("predictions"),
-            )
-        self.print_report("predictions", report)
+class Command(import_claims.Command):
+    help = "Deprecated name of import_claims: " + import_claims.Command.help

@@ -38,14 +38,14 @@ function say(text, kind = "") {
 async function activate(button) {
   const { id, version } = button.dataset;
   const verb = button.textContent.trim();
-  if (!window.confirm(`${verb} to scorer ${version}? Every prediction is checked again with it.`)) {
+  if (!window.confirm(`${verb} to scorer ${version}? Every claim is checked again with it.`)) {
     return;
   }
   button.disabled = true;
   say(`${verb}: activating ${version}…`);
   try {
     await api(url(data.urls.activate, id), { method: "POST" });
-    say(`${version} is now the active scorer; predictions are being checked again.`, "ok");
+    say(`${version} is now the active scorer; claims are being checked again.`, "ok");
     window.location.reload();
   } catch (error) {
     button.disabled = false;
@@ -175,7 +175,7 @@ async function gradingEstimate() {
     });
     const cost = e.cost === null ? "no price set for this model" : `about ${Number(e.cost).toFixed(2)}`;
     grade.estimate.textContent =
-      `${e.predictions} predictions to grade with ${e.model}: ` +
+      `${e.claims} claims to grade with ${e.model}: ` +
       `~${e.prompt_tokens.toLocaleString()} prompt and ${e.completion_tokens.toLocaleString()} ` +
       `completion tokens, ${cost}.`;
     if (e.cost !== null && grade.budget.value === "") grade.budget.value = Number(e.cost).toFixed(2);
@@ -219,7 +219,7 @@ function showGrading(run) {
   grade.status.className = `badge run-${run.status}`;
   const total = run.progress_total || 0;
   grade.progress.value = total ? run.progress_done / total : 0;
-  grade.count.textContent = `${run.progress_done} / ${total} predictions`;
+  grade.count.textContent = `${run.progress_done} / ${total} claims`;
   grade.cost.textContent = Number(run.cost).toFixed(4);
   grade.runBudget.textContent = Number(run.budget).toFixed(2);
   grade.error.hidden = !run.error;
@@ -288,15 +288,15 @@ function showPoint(p) {
   op.result.hidden = false;
   const calibrated = p.calibrated_p_safe === null ? "" : ` (calibrated P(safe) ${fmt(p.calibrated_p_safe, 3)})`;
   op.threshold.textContent = `${fmt(p.threshold, 4)}${calibrated}; now ${fmt(p.current_threshold, 4)}`;
-  // The gold recall aims above the target: on new predictions it holds with
+  // The gold recall aims above the target: on new claims it holds with
   // the stated confidence, not just half the time.
   op.recall.textContent =
     `${pct(p.gold.recall)} of ${p.gold.n_unsafe} unsafe (aiming at ${pct(p.gold_recall_aimed)}, ` +
-    `so that new predictions reach ${pct(p.target_recall)} with ${pct(p.confidence)} confidence)`;
+    `so that new claims reach ${pct(p.target_recall)} with ${pct(p.confidence)} confidence)`;
   op.precision.textContent = `${pct(p.gold.precision)} of ${p.gold.flagged} flagged, on ${p.gold.n} gold labels`;
   const w = p.workload;
   op.workload.textContent =
-    `experts would see ${w.flagged.toLocaleString()} of ${w.total.toLocaleString()} predictions (${pct(w.fraction)})`;
+    `experts would see ${w.flagged.toLocaleString()} of ${w.total.toLocaleString()} claims (${pct(w.fraction)})`;
 }
 
 async function opPreview() {
@@ -331,7 +331,7 @@ async function opApply(event) {
     });
     showPoint(scorer.operating_point);
     op.message.textContent =
-      `Applied: threshold ${fmt(scorer.threshold, 4)}. Every prediction is being checked again with it.`;
+      `Applied: threshold ${fmt(scorer.threshold, 4)}. Every claim is being checked again with it.`;
   } catch (error) {
     op.apply.disabled = false;
     op.message.textContent = `Could not apply: ${error.message}`;

@@ -1,4 +1,4 @@
-// The labeling page: one prediction at a time, keyboard first, nothing lost.
+// The labeling page: one claim at a time, keyboard first, nothing lost.
 //
 // Decisions are applied locally at once (the next item is already in memory),
 // written to a localStorage outbox and sent in the background; the server
@@ -14,7 +14,7 @@
 //   diff.js     character diff of the LLM context against the document span
 //   guideline.js the guideline panel (G) and the section of the item's type
 //   render.js   drawing the item, the status line, the set-aside list
-//   queue.js    the queue, decisions and undo, detours to other predictions
+//   queue.js    the queue, decisions and undo, detours to other claims
 //   panels.js   note, correction, help and set-aside panels
 //   history.js  "My labels", a page at a time
 //   keys.js     keyboard shortcuts and button clicks -> actions
@@ -79,7 +79,7 @@ bindPanels();
   renderFailed();
   if (outbox.ops.length) schedule(0);
   // With nothing on screen, look again now and then: leases expire, other
-  // experts' "unsure" labels put predictions back.
+  // experts' "unsure" labels put claims back.
   setInterval(() => {
     if (!state.current) fetchMore();
   }, 15000);

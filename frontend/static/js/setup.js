@@ -1,4 +1,4 @@
-// The project set-up page: while predictions wait for their check, the
+// The project set-up page: while claims wait for their check, the
 // server-rendered progress section is fetched again and swapped in, less
 // often while nothing moves (a worker that is down, say).
 

@@ -2,7 +2,7 @@
 protocol.
 
 Documents are briefs; a claim is one citation found in a brief
-(:func:`citation_claims`), stored as a prediction whose value is the
+(:func:`citation_claims`), stored as a claim whose value is the
 citation's text and whose ``extra`` holds its offsets. The finding's claim
 is what the scorer reads: the proposition the citation is given for, or the
 citation itself when it is given for none.
@@ -15,16 +15,16 @@ from typing import Any, ClassVar, cast
 
 from ...errors import InputError
 from ...grader_prompts import SUPPORT_PROMPT, GraderPrompt
-from ...jsonl import prediction_from_json
+from ...jsonl import claim_from_json
 from ...score import Scorer
-from ...types import Document, Prediction, VerdictValue
+from ...types import Claim, Document, VerdictValue
 from .. import register
 from ..base import CheckResult, Evidence, Example, Finding, Pair, ScorerCard
 from .checks import CaseLaw, CitationResult, Span, check_citations
 from .parse import Citation, find_citations
 from .silver import proposition_examples
 
-#: ``Prediction.type`` of a citation claim.
+#: ``Claim.type`` of a citation claim.
 CLAIM_TYPE = "case_citation"
 _VERDICT: dict[str, VerdictValue] = {
     "verified": "safe",
@@ -33,10 +33,10 @@ _VERDICT: dict[str, VerdictValue] = {
 }
 
 
-def citation_claims(documents: Mapping[str, Document]) -> list[Prediction]:
+def citation_claims(documents: Mapping[str, Document]) -> list[Claim]:
     """Every case citation of every brief, as claims to check."""
     return [
-        Prediction(
+        Claim(
             id=c.id,
             document_id=d.id,
             type=CLAIM_TYPE,
@@ -93,16 +93,16 @@ class CitationChecker:
         self.caselaw = caselaw or CaseLaw([])
         self._parsed: dict[str, dict[int, Citation]] = {}
 
-    def claim_from_json(self, raw: Any) -> Prediction:
-        return prediction_from_json(raw)
+    def claim_from_json(self, raw: Any) -> Claim:
+        return claim_from_json(raw)
 
-    def find_claims(self, documents: Mapping[str, Document]) -> list[Prediction]:
+    def find_claims(self, documents: Mapping[str, Document]) -> list[Claim]:
         """The citations of ``documents``, as claims (:func:`citation_claims`)."""
         return citation_claims(documents)
 
     def check(
         self,
-        claims: Sequence[Prediction],
+        claims: Sequence[Claim],
         *,
         scorer: Scorer | None = None,
         progress: bool = False,
@@ -113,14 +113,14 @@ class CitationChecker:
         )
 
     def results(
-        self, claims: Sequence[Prediction], *, scorer: Scorer | None = None
+        self, claims: Sequence[Claim], *, scorer: Scorer | None = None
     ) -> tuple[list[CitationResult], list[InputError]]:
         """The full result of each claim's checks (the CLI writes these)."""
         checked, errors = self._checked(claims, scorer=scorer)
         return [r for _, r in checked], errors
 
     def training_pairs(
-        self, claims: Sequence[Prediction], *, only: Collection[str] | None = None
+        self, claims: Sequence[Claim], *, only: Collection[str] | None = None
     ) -> list[Pair]:
         """(best opinion passage, proposition) of each citation given for a
         proposition of a case whose text is held; other claims are decided
@@ -146,9 +146,7 @@ class CitationChecker:
             pairs.append(Pair(p.id, premise, c.proposition, p.document_id))
         return pairs
 
-    def silver_examples(
-        self, claims: Sequence[Prediction], *, seed: int
-    ) -> list[Example]:
+    def silver_examples(self, claims: Sequence[Claim], *, seed: int) -> list[Example]:
         """Proposition pairs made from the opinions the claims cite (see
         :mod:`.silver`)."""
         checked, _ = self._checked(claims)
@@ -164,8 +162,8 @@ class CitationChecker:
         )
 
     def _checked(
-        self, claims: Sequence[Prediction], *, scorer: Scorer | None = None
-    ) -> tuple[list[tuple[Prediction, CitationResult]], list[InputError]]:
+        self, claims: Sequence[Claim], *, scorer: Scorer | None = None
+    ) -> tuple[list[tuple[Claim, CitationResult]], list[InputError]]:
         """Each readable claim with its result, and the claims not read."""
         citations, errors = self._citations(claims)
         results = check_citations(
@@ -174,8 +172,8 @@ class CitationChecker:
         return [(p, r) for (p, _), r in zip(citations, results, strict=True)], errors
 
     def _citations(
-        self, claims: Sequence[Prediction]
-    ) -> tuple[list[tuple[Prediction, Citation]], list[InputError]]:
+        self, claims: Sequence[Claim]
+    ) -> tuple[list[tuple[Claim, Citation]], list[InputError]]:
         """Each claim's citation, re-read from its brief; a claim whose brief
         is unknown or holds no citation at its offset is an error."""
         out, errors = [], []

@@ -24,9 +24,9 @@ from typing import Any, ClassVar
 
 from ...errors import InputError
 from ...grader_prompts import GraderPrompt
-from ...jsonl import prediction_from_json
+from ...jsonl import claim_from_json
 from ...score import Scorer
-from ...types import Document, Prediction, VerdictValue
+from ...types import Claim, Document, VerdictValue
 from .. import register
 from ..base import (
     CheckResult,
@@ -52,7 +52,7 @@ from .items import (
 from .judge import NLIJudge, SentenceJudgement, content_words, topical_sentence
 from .verdicts import block_label, block_score
 
-#: ``Prediction.type`` of a block claim.
+#: ``Claim.type`` of a block claim.
 CLAIM_TYPE = "response_block"
 #: A block's label as a verdict and a reason.
 _VERDICT: dict[str, tuple[VerdictValue, str | None]] = {
@@ -73,11 +73,11 @@ def block_id(document_id: str, index: int) -> str:
     return f"{document_id}#b{index}"
 
 
-def block_claims(documents: Mapping[str, Document]) -> list[Prediction]:
+def block_claims(documents: Mapping[str, Document]) -> list[Claim]:
     """Every block (sentence) of every response, as claims to check: the
     block's text the value, its index and offsets in ``extra``."""
     return [
-        Prediction(
+        Claim(
             id=block_id(d.id, i),
             document_id=d.id,
             type=CLAIM_TYPE,
@@ -101,7 +101,7 @@ def sample_source(index: int, sample: Sample) -> str:
 class _Located:
     """A claim with the item of its document and where its block is."""
 
-    claim: Prediction
+    claim: Claim
     item: Item
     start: int
     end: int
@@ -158,16 +158,16 @@ class ConsistencyChecker:
         self.min_overlap = min_overlap
         self._items: dict[str, Item | InputError] = {}
 
-    def claim_from_json(self, raw: Any) -> Prediction:
-        return prediction_from_json(raw)
+    def claim_from_json(self, raw: Any) -> Claim:
+        return claim_from_json(raw)
 
-    def find_claims(self, documents: Mapping[str, Document]) -> list[Prediction]:
+    def find_claims(self, documents: Mapping[str, Document]) -> list[Claim]:
         """The blocks of ``documents``' responses (:func:`block_claims`)."""
         return block_claims(documents)
 
     def check(
         self,
-        claims: Sequence[Prediction],
+        claims: Sequence[Claim],
         *,
         scorer: Scorer | None = None,
         progress: bool = False,
@@ -201,7 +201,7 @@ class ConsistencyChecker:
         )
 
     def training_pairs(
-        self, claims: Sequence[Prediction], *, only: Collection[str] | None = None
+        self, claims: Sequence[Claim], *, only: Collection[str] | None = None
     ) -> list[Pair]:
         """(deciding sample sentence, block) of each block whose item has
         samples: a label says whether the block is right, so the pair
@@ -220,9 +220,7 @@ class ConsistencyChecker:
                 pairs.append(Pair(x.claim.id, premise, block, x.claim.document_id))
         return pairs
 
-    def silver_examples(
-        self, claims: Sequence[Prediction], *, seed: int
-    ) -> list[Example]:
+    def silver_examples(self, claims: Sequence[Claim], *, seed: int) -> list[Example]:
         """Pairs made from the samples themselves (:func:`silver_examples`)."""
         ids = sorted({c.document_id for c in claims})
         items = []
@@ -248,7 +246,7 @@ class ConsistencyChecker:
         return self._items[document_id]
 
     def _locate(
-        self, claims: Sequence[Prediction]
+        self, claims: Sequence[Claim]
     ) -> tuple[list[_Located], list[InputError]]:
         """Each claim with its item and its block's offsets: those the claim
         records while they still hold its text, else the first block with its

@@ -1,6 +1,6 @@
 """SafePassage: extracted fields checked against their document.
 
-A claim is a :class:`~pipeline.types.Prediction` (an entity type, a value and
+A claim is a :class:`~pipeline.types.Claim` (an entity type, a value and
 the context the LLM copied); its evidence is where that context aligns in the
 document; the scorer judges the aligned span against the hypothesis
 "{Entity Type}: {value}".

@@ -81,7 +81,7 @@ def _same(kind: str, stated: Any, claimed: Any) -> bool:
 
 _NAME = r"[A-Z][\w.'’&\-]*(?:,?\s+(?:[A-Z][\w.'’&\-]*|of|the|and|de))*"
 #: Statements of a field in running text, beside the caption patterns. Each
-#: was written from dev items of bench/data/caselaw_predictions.jsonl (the
+#: was written from dev items of bench/data/caselaw_claims.jsonl (the
 #: ids name them) and decides no item there wrongly.
 _STATEMENTS = (
     # cl-25: "<name> (wife) appeals an equitable distribution award".

@@ -1,4 +1,4 @@
-"""The check stage: align each prediction's context, score it, give a verdict."""
+"""The check stage: align each claim's context, score it, give a verdict."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from ...errors import InputError
 from ...score import Scorer
 from ...types import (
     Alignment,
-    CheckedPrediction,
+    CheckedClaim,
+    Claim,
     Document,
-    Prediction,
     Reason,
     VerdictValue,
 )
@@ -24,24 +24,24 @@ from .schema import Schema
 
 @dataclass
 class CheckReport:
-    checked: list[CheckedPrediction] = field(default_factory=list)
+    checked: list[CheckedClaim] = field(default_factory=list)
     errors: list[InputError] = field(default_factory=list)
 
 
-def align_predictions(
+def align_claims(
     documents: Mapping[str, Document],
-    predictions: Iterable[Prediction],
+    claims: Iterable[Claim],
     *,
     progress: bool = False,
-) -> tuple[list[tuple[Prediction, Alignment]], list[InputError]]:
-    """Align every prediction's context to its document.
+) -> tuple[list[tuple[Claim, Alignment]], list[InputError]]:
+    """Align every claim's context to its document.
 
     One :class:`DocumentIndex` is built per document and reused for all of its
-    predictions. A prediction naming an unknown document becomes an error.
+    claims. A claim naming an unknown document becomes an error.
     """
     indexes: dict[str, DocumentIndex] = {}
     aligned, errors = [], []
-    items = list(predictions)
+    items = list(claims)
     if progress:
         from tqdm import tqdm
 
@@ -50,7 +50,7 @@ def align_predictions(
         document = documents.get(p.document_id)
         if document is None:
             errors.append(
-                InputError(f"prediction {p.id!r}: unknown document {p.document_id!r}")
+                InputError(f"claim {p.id!r}: unknown document {p.document_id!r}")
             )
             continue
         index = indexes.get(p.document_id)
@@ -60,16 +60,16 @@ def align_predictions(
     return aligned, errors
 
 
-def check_predictions(
+def check_claims(
     documents: Mapping[str, Document],
-    predictions: Iterable[Prediction],
+    claims: Iterable[Claim],
     *,
     scorer: Scorer | None = None,
     schema: Schema | None = None,
     align_threshold: float = DEFAULT_THRESHOLD,
     progress: bool = False,
 ) -> CheckReport:
-    """Align, score and judge predictions (paper section 3).
+    """Align, score and judge claims (paper section 3).
 
     A context that does not align (score below ``align_threshold``) is
     ``unsafe`` / ``not_in_document``; an aligned one whose scorer score is
@@ -86,14 +86,14 @@ def check_predictions(
 
     Args:
         documents: documents by id.
-        predictions: predictions to check, in any order; output keeps it.
+        claims: claims to check, in any order; output keeps it.
         scorer: an :class:`~pipeline.score.NLIScorer`, an LLM grader or
             anything with ``score_pairs`` and ``threshold``.
         schema: project schema for display names and value renderers.
         align_threshold: tau of paper eq. 2.
         progress: show progress bars on stderr.
     """
-    aligned, errors = align_predictions(documents, predictions, progress=progress)
+    aligned, errors = align_claims(documents, claims, progress=progress)
     hypotheses = [render_hypothesis(p.type, p.value, schema=schema) for p, _ in aligned]
     kept = [i for i, (_, a) in enumerate(aligned) if a.score >= align_threshold]
     scores: dict[int, float] = {}
@@ -103,7 +103,7 @@ def check_predictions(
         pairs = [(aligned[i][1].text, hypotheses[i]) for i in kept]
         owners = list(kept)
         if margin is not None:
-            by_document: dict[str, list[Prediction]] = {}
+            by_document: dict[str, list[Claim]] = {}
             for p, _ in aligned:
                 by_document.setdefault(p.document_id, []).append(p)
             for i in kept:
@@ -118,15 +118,15 @@ def check_predictions(
         for i, value in zip(owners[len(kept) :], values[len(kept) :], strict=True):
             rivals[i] = max(rivals.get(i, 0.0), value)
     report = CheckReport(errors=errors)
-    for i, ((prediction, alignment), hypothesis) in enumerate(
+    for i, ((claim, alignment), hypothesis) in enumerate(
         zip(aligned, hypotheses, strict=True)
     ):
         score = scores.get(i)
         stated = (
             pattern_agreement(
                 alignment.text,
-                type_display_name(prediction.type, schema),
-                prediction.value,
+                type_display_name(claim.type, schema),
+                claim.value,
             )
             if alignment.score >= align_threshold
             else None
@@ -148,8 +148,8 @@ def check_predictions(
         else:
             verdict, reason = "safe", None
         report.checked.append(
-            CheckedPrediction(
-                prediction=prediction,
+            CheckedClaim(
+                claim=claim,
                 hypothesis=hypothesis,
                 align=alignment,
                 score=score,

@@ -8,12 +8,12 @@ from typing import Any, ClassVar
 
 from ...align import DEFAULT_THRESHOLD
 from ...grader_prompts import GraderPrompt
-from ...jsonl import prediction_from_json
+from ...jsonl import claim_from_json
 from ...score import Scorer
-from ...types import CheckedPrediction, Document, Prediction
+from ...types import CheckedClaim, Claim, Document
 from .. import register
 from ..base import CheckResult, Evidence, Example, Finding, Pair, ScorerCard
-from .check import align_predictions, check_predictions
+from .check import align_claims, check_claims
 from .grading import GRADER_PROMPT
 from .hypothesis import render_hypothesis
 from .patterns import pattern_fields
@@ -23,10 +23,10 @@ from .silver import HARD_SHARE, silver_examples
 
 @register
 class ExtractionChecker:
-    """Checks predictions against ``documents`` (by id).
+    """Checks claims against ``documents`` (by id).
 
     Args:
-        documents: the documents the predictions were extracted from.
+        documents: the documents the claims were extracted from.
         schema: the entity schema, for display names in hypotheses.
         align_threshold: the alignment score a context needs to count as
             found (paper eq. 2).
@@ -61,17 +61,17 @@ class ExtractionChecker:
         self.schema = schema
         self.align_threshold = align_threshold
 
-    def claim_from_json(self, raw: Any) -> Prediction:
-        return prediction_from_json(raw)
+    def claim_from_json(self, raw: Any) -> Claim:
+        return claim_from_json(raw)
 
     def check(
         self,
-        claims: Sequence[Prediction],
+        claims: Sequence[Claim],
         *,
         scorer: Scorer | None = None,
         progress: bool = False,
     ) -> CheckResult:
-        report = check_predictions(
+        report = check_claims(
             self.documents,
             claims,
             scorer=scorer,
@@ -84,14 +84,14 @@ class ExtractionChecker:
         )
 
     def training_pairs(
-        self, claims: Sequence[Prediction], *, only: Collection[str] | None = None
+        self, claims: Sequence[Claim], *, only: Collection[str] | None = None
     ) -> list[Pair]:
-        """The aligned span and the hypothesis of each prediction (of a known
+        """The aligned span and the hypothesis of each claim (of a known
         document); a context below the alignment threshold is decided
         unsafe without the scorer."""
         if only is not None:
             claims = [c for c in claims if c.id in only]
-        aligned, _ = align_predictions(self.documents, claims)
+        aligned, _ = align_claims(self.documents, claims)
         return [
             Pair(
                 claim_id=p.id,
@@ -104,14 +104,14 @@ class ExtractionChecker:
         ]
 
     def silver_examples(
-        self, claims: Sequence[Prediction], *, seed: int, hard_share: float = HARD_SHARE
+        self, claims: Sequence[Claim], *, seed: int, hard_share: float = HARD_SHARE
     ) -> list[Example]:
-        """Perturbation pairs (:mod:`.silver`) of every prediction whose
+        """Perturbation pairs (:mod:`.silver`) of every claim whose
         context aligned and of the fields found by pattern in the
         documents (:mod:`.patterns`), so even a few claims teach the task;
         ``hard_share`` 0 draws easy negatives only (the learning-curve
         bench's comparison)."""
-        aligned, _ = align_predictions(self.documents, claims)
+        aligned, _ = align_claims(self.documents, claims)
         pool = [(p, a) for p, a in aligned if a.score >= self.align_threshold]
         for doc_id in sorted(self.documents):
             pool += pattern_fields(self.documents[doc_id])
@@ -120,11 +120,11 @@ class ExtractionChecker:
         )
 
 
-def finding_of(checked: CheckedPrediction) -> Finding:
-    """A checked prediction as a finding: the aligned span is its evidence."""
+def finding_of(checked: CheckedClaim) -> Finding:
+    """A checked claim as a finding: the aligned span is its evidence."""
     a = checked.align
     return Finding(
-        claim_id=checked.prediction.id,
+        claim_id=checked.claim.id,
         claim=checked.hypothesis,
         verdict=checked.verdict,
         reason=checked.reason,
@@ -132,7 +132,7 @@ def finding_of(checked: CheckedPrediction) -> Finding:
         premise=a.text,
         evidence=(
             Evidence(
-                source=checked.prediction.document_id,
+                source=checked.claim.document_id,
                 start=a.start,
                 end=a.end,
                 text=a.text,

@@ -21,7 +21,7 @@ from typing import Any
 
 from ...errors import SchemaError
 from ...llm import Client, LLMConfig, LLMError, Usage, chat_json
-from ...types import Document, Prediction
+from ...types import Claim, Document
 from .hypothesis import render_hypothesis, type_display_name
 from .schema import EntityType, Schema
 
@@ -39,13 +39,13 @@ _STRING = {"type": "string"}
 class ExtractionResult:
     """What extraction produced for one document.
 
-    ``error`` is set when any chunk failed; ``predictions`` is then empty
+    ``error`` is set when any chunk failed; ``claims`` is then empty
     (a document is extracted whole or not at all) and ``usage`` still counts
     what the failed attempt spent.
     """
 
     document_id: str
-    predictions: list[Prediction] = field(default_factory=list)
+    claims: list[Claim] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     error: str | None = None
 
@@ -312,14 +312,14 @@ def extract_document(
     Args:
         client: from :func:`pipeline.llm.make_client`.
         config: model and request settings; ``config.model`` is recorded on
-            every prediction.
+            every claim.
         document: the text to read.
         schema: which entity types to extract.
         max_chars: chunk size for long documents (see :func:`split_document`).
         overlap: characters shared by neighbouring chunks.
 
     Returns:
-        Predictions in document order with ids ``"{document_id}:{model}:{n}"``
+        Claims in document order with ids ``"{document_id}:{model}:{n}"``
         (``n`` counts from 0), duplicates from overlapping chunks merged.
 
     Raises:
@@ -346,7 +346,7 @@ def extract_document(
         usage += spent
         entities.extend(answer["entities"])
 
-    predictions: list[Prediction] = []
+    claims: list[Claim] = []
     seen = set()
     for entity in entities:
         key = (
@@ -358,9 +358,9 @@ def extract_document(
             continue
         seen.add(key)
         raw = entity.get("raw")
-        predictions.append(
-            Prediction(
-                id=f"{document.id}:{config.model}:{len(predictions)}",
+        claims.append(
+            Claim(
+                id=f"{document.id}:{config.model}:{len(claims)}",
                 document_id=document.id,
                 type=entity["type"],
                 value=entity["value"],
@@ -369,7 +369,7 @@ def extract_document(
                 extra={"raw": raw} if raw is not None else {},
             )
         )
-    return ExtractionResult(document.id, predictions, usage)
+    return ExtractionResult(document.id, claims, usage)
 
 
 def extract_documents(

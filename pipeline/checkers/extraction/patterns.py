@@ -1,8 +1,8 @@
 """Fields found by pattern in raw text: silver material from documents that
-have no predictions yet.
+have no claims yet.
 
 A scorer learns "does this span support this typed value" from silver pairs,
-and silver pairs need typed values anchored in real text. Predictions give
+and silver pairs need typed values anchored in real text. Claims give
 them, but a new project has few and a base scorer meant to travel needs many
 document styles. Dates in the common formats, the parties of a caption with
 their roles, judges (authors, panels, joining lists), courts and docket
@@ -18,7 +18,7 @@ import random
 import re
 from collections.abc import Iterator
 
-from ...types import Alignment, Document, Prediction
+from ...types import Alignment, Claim, Document
 
 MONTHS = (
     "January February March April May June July August September October "
@@ -279,7 +279,7 @@ def _widen(text: str, left: int, right: int, rng: random.Random) -> tuple[int, i
     return left, right
 
 
-def pattern_fields(document: Document) -> list[tuple[Prediction, Alignment]]:
+def pattern_fields(document: Document) -> list[tuple[Claim, Alignment]]:
     """The fields found in ``document``, each with the line it sits in (or
     that line and a neighbour) as its context and, already aligned, as its
     evidence."""
@@ -294,7 +294,7 @@ def pattern_fields(document: Document) -> list[tuple[Prediction, Alignment]]:
         seen.add(key)
         left, right = _widen(text, *_line_around(text, start, end), rng)
         span = text[left:right]
-        prediction = Prediction(
+        claim = Claim(
             id=f"{document.id}#pattern-{i}",
             document_id=document.id,
             type=type_name,
@@ -302,5 +302,5 @@ def pattern_fields(document: Document) -> list[tuple[Prediction, Alignment]]:
             context=span,
             model="pattern",
         )
-        out.append((prediction, Alignment(1.0, left, right, span)))
+        out.append((claim, Alignment(1.0, left, right, span)))
     return out

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ...types import Prediction
+from ...types import Claim
 from .hypothesis import render_hypothesis, type_display_name
 from .patterns import date_parts, find_dates
 from .schema import Schema
@@ -29,35 +29,35 @@ def _same_value(a: Any, b: Any) -> bool:
 
 
 def rival_hypotheses(
-    prediction: Prediction,
+    claim: Claim,
     span: str,
-    neighbours: Sequence[Prediction],
+    neighbours: Sequence[Claim],
     *,
     schema: Schema | None = None,
 ) -> list[str]:
-    """The hypotheses that compete with ``prediction``'s for ``span``.
+    """The hypotheses that compete with ``claim``'s for ``span``.
 
     Its value in the counter-role (``Appellant`` for ``Appellee``); for a
     date, every other date the span states; else the values of its type (or
-    of its counter-role) that other predictions of the document hold and the
-    span names (``neighbours``: the document's predictions).
+    of its counter-role) that other claims of the document hold and the
+    span names (``neighbours``: the document's claims).
     """
-    own = render_hypothesis(prediction.type, prediction.value, schema=schema)
+    own = render_hypothesis(claim.type, claim.value, schema=schema)
     shown = own.split(": ", 1)[1]
-    role = counter_role(type_display_name(prediction.type, schema))
+    role = counter_role(type_display_name(claim.type, schema))
     rivals = [f"{role}: {shown}"] if role else []
-    value = prediction.value
+    value = claim.value
     if isinstance(value, dict) and "yyyy" in value:
         others = [v for _, _, v in find_dates(span)]
     else:
-        kinds = {prediction.type, role}
+        kinds = {claim.type, role}
         others = [
             q.value
             for q in neighbours
             if q.type in kinds and value_anchored(span, q.value)
         ]
     rivals += [
-        render_hypothesis(prediction.type, v, schema=schema)
+        render_hypothesis(claim.type, v, schema=schema)
         for v in others
         if not _same_value(v, value)
     ]

@@ -1,7 +1,7 @@
-"""Silver labels: training pairs made from unlabelled aligned predictions.
+"""Silver labels: training pairs made from unlabelled aligned claims.
 
 The paper (4.2.2) pre-trains the scorer on LLM-grader labels. Without an LLM
-we make silver pairs by controlled perturbation of aligned predictions: the
+we make silver pairs by controlled perturbation of aligned claims: the
 aligned span with its own hypothesis is a positive (when the value is
 anchored in the span), and negatives come from swapping values within a type,
 swapping types, shifting dates and swapping contexts. Type names are varied
@@ -18,7 +18,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from ...types import Alignment, Prediction
+from ...types import Alignment, Claim
 from ..base import Example
 from .hypothesis import render_hypothesis, type_display_name
 from .patterns import MONTHS, date_parts, find_dates
@@ -40,7 +40,7 @@ def value_anchored(span: str, value: Any) -> bool:
 
     Dates need their year, names their last name, strings one of their words
     (ignoring case, accents and spaces). ``None`` counts as anchored. This
-    filters silver positives: an aligned prediction whose value appears
+    filters silver positives: an aligned claim whose value appears
     nowhere in its span is more likely a hallucination than a positive.
     """
     text = _fold(span)
@@ -61,7 +61,7 @@ def _shape(value: Any) -> str:
 
 
 def categorical_types(
-    aligned: Sequence[tuple[Prediction, Alignment]], schema: Schema | None = None
+    aligned: Sequence[tuple[Claim, Alignment]], schema: Schema | None = None
 ) -> set[str]:
     """Types whose values come from a small closed set (Public / Private...).
 
@@ -233,16 +233,16 @@ CASE_SHARE = 0.15
 
 
 def silver_examples(
-    aligned: Sequence[tuple[Prediction, Alignment]],
+    aligned: Sequence[tuple[Claim, Alignment]],
     *,
     schema: Schema | None = None,
     negatives_per_positive: float = 1.5,
     hard_share: float = HARD_SHARE,
     seed: int = 0,
 ) -> list[Example]:
-    """Make silver pairs from aligned predictions of unlabelled documents.
+    """Make silver pairs from aligned claims of unlabelled documents.
 
-    Each anchored prediction gives a positive (its value now and then in
+    Each anchored claim gives a positive (its value now and then in
     another letter case, a date in another format) and up to
     ``negatives_per_positive`` negatives. Hard ones keep the right evidence
     and change the value as extractors really do (issue 16): another value of
@@ -253,7 +253,7 @@ def silver_examples(
     type, or another context of its document.
 
     Args:
-        aligned: predictions with their alignment (kept ones only), and
+        aligned: claims with their alignment (kept ones only), and
             fields found by pattern (:mod:`.patterns`).
         schema: display names and renderers, as for checking.
         negatives_per_positive: how many perturbations to draw per positive.
@@ -262,7 +262,7 @@ def silver_examples(
     """
     rng = random.Random(seed)
     values_by_type: dict[str, list[Any]] = defaultdict(list)
-    spans_by_doc: dict[str, list[tuple[Prediction, str]]] = defaultdict(list)
+    spans_by_doc: dict[str, list[tuple[Claim, str]]] = defaultdict(list)
     for p, a in aligned:
         values_by_type[p.type].append(p.value)
         spans_by_doc[p.document_id].append((p, a.text))
@@ -284,7 +284,7 @@ def silver_examples(
     def rendered(type_name: str, value: Any) -> str:
         return render_hypothesis(type_name, value, schema=schema)
 
-    def in_span(p: Prediction, span: str) -> list[Any]:
+    def in_span(p: Claim, span: str) -> list[Any]:
         """Other values of p's type (or, for dates, any date) in its span."""
         own = rendered(p.type, p.value)
         if shapes[p.type] == "date":

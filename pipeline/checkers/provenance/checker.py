@@ -17,9 +17,9 @@ from typing import Any, ClassVar
 
 from ...errors import InputError
 from ...grader_prompts import SUPPORT_PROMPT, GraderPrompt
-from ...jsonl import prediction_from_json
+from ...jsonl import claim_from_json
 from ...score import Scorer
-from ...types import Document, Label, LabelValue, Prediction, VerdictValue
+from ...types import Claim, Document, Label, LabelValue, VerdictValue
 from .. import register
 from ..base import (
     CheckResult,
@@ -36,7 +36,7 @@ from .limits import CheckLimits
 from .relevance import BiEncoderRelevance, LexicalRelevance, Relevance
 from .silver import item_group, silver_examples
 
-#: ``Prediction.type`` of an answer claim.
+#: ``Claim.type`` of an answer claim.
 CLAIM_TYPE = "rag_answer"
 _VERDICT: dict[str, VerdictValue] = {
     "supported": "safe",
@@ -61,9 +61,9 @@ def named_relevance(name: str, *, quantize: bool = False) -> Relevance:
     raise ValueError(f"relevance must be one of {RELEVANCE_NAMES}, got {name!r}")
 
 
-def item_claim(item: RagItem) -> Prediction:
+def item_claim(item: RagItem) -> Claim:
     """The answer of ``item`` as the claim of its document."""
-    return Prediction(
+    return Claim(
         id=item.id, document_id=item.id, type=CLAIM_TYPE, value=item.answer, context=""
     )
 
@@ -135,12 +135,12 @@ class ProvenanceChecker:
             self._relevance = named_relevance(self._relevance, quantize=self._int8)
         return self._relevance
 
-    def claim_from_json(self, raw: Any) -> Prediction:
-        return prediction_from_json(raw)
+    def claim_from_json(self, raw: Any) -> Claim:
+        return claim_from_json(raw)
 
     def items(
-        self, claims: Sequence[Prediction]
-    ) -> tuple[list[tuple[Prediction, RagItem]], list[InputError]]:
+        self, claims: Sequence[Claim]
+    ) -> tuple[list[tuple[Claim, RagItem]], list[InputError]]:
         """Each claim with the item its document makes; a claim whose
         document is unknown, or whose answer is not text, is an error."""
         out, errors = [], []
@@ -158,13 +158,13 @@ class ProvenanceChecker:
 
     def results(
         self,
-        claims: Sequence[Prediction],
+        claims: Sequence[Claim],
         *,
         scorer: Scorer | None = None,
         progress: bool = False,
         limits: CheckLimits | None = None,
         deadline: float | None = None,
-    ) -> tuple[list[tuple[Prediction, ItemResult]], list[InputError]]:
+    ) -> tuple[list[tuple[Claim, ItemResult]], list[InputError]]:
         """Each claim's item checked (``limits`` and ``deadline`` as
         :func:`~.check.check_items` takes them), and the claims that could
         not be read."""
@@ -182,7 +182,7 @@ class ProvenanceChecker:
 
     def check(
         self,
-        claims: Sequence[Prediction],
+        claims: Sequence[Claim],
         *,
         scorer: Scorer | None = None,
         progress: bool = False,
@@ -196,7 +196,7 @@ class ProvenanceChecker:
         )
 
     def training_pairs(
-        self, claims: Sequence[Prediction], *, only: Collection[str] | None = None
+        self, claims: Sequence[Claim], *, only: Collection[str] | None = None
     ) -> list[Pair]:
         """(joined sources, claim) of each answer, the whole answer as one
         claim: a label judges the answer, not one of its sentences."""
@@ -207,9 +207,7 @@ class ProvenanceChecker:
             [item for _, item in items], relevance=self.relevance, config=self.config
         )
 
-    def silver_examples(
-        self, claims: Sequence[Prediction], *, seed: int
-    ) -> list[Example]:
+    def silver_examples(self, claims: Sequence[Claim], *, seed: int) -> list[Example]:
         items, _ = self.items(claims)
         return silver_examples(
             [item for _, item in items],

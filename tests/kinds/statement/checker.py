@@ -1,6 +1,6 @@
 """Statements checked word for word against the sentences of their document.
 
-A claim is a prediction whose value is a statement; its evidence is every
+A claim here is one whose value is a statement; its evidence is every
 sentence holding at least one of the statement's words, the best first (score:
 the share of the statement's words in it). All of them: safe; fewer: unsafe,
 not supported. Minimal on purpose: it exercises the shared machinery (check,
@@ -23,8 +23,8 @@ from pipeline.checkers.base import (
     ScorerCard,
 )
 from pipeline.grader_prompts import SUPPORT_PROMPT, GraderPrompt
-from pipeline.jsonl import prediction_from_json
-from pipeline.types import Document, Prediction
+from pipeline.jsonl import claim_from_json
+from pipeline.types import Claim, Document
 
 KIND = "statement-test"
 
@@ -51,16 +51,16 @@ class StatementChecker:
     def __init__(self, documents: Mapping[str, Document], **options: Any):
         self.documents = documents
 
-    def claim_from_json(self, raw: Any) -> Prediction:
-        return prediction_from_json(raw)
+    def claim_from_json(self, raw: Any) -> Claim:
+        return claim_from_json(raw)
 
     def check(
-        self, claims: Sequence[Prediction], *, scorer=None, progress=False
+        self, claims: Sequence[Claim], *, scorer=None, progress=False
     ) -> CheckResult:
         return CheckResult(findings=[self._finding(c) for c in claims])
 
     def training_pairs(
-        self, claims: Sequence[Prediction], *, only: Collection[str] | None = None
+        self, claims: Sequence[Claim], *, only: Collection[str] | None = None
     ) -> list[Pair]:
         """The best sentence against the statement."""
         return [
@@ -73,7 +73,7 @@ class StatementChecker:
     def silver_examples(self, claims, *, seed: int) -> list[Example]:
         return []
 
-    def _finding(self, claim: Prediction) -> Finding:
+    def _finding(self, claim: Claim) -> Finding:
         statement = str(claim.value)
         wanted = _words(statement)
         document = self.documents[claim.document_id]

@@ -19,7 +19,7 @@ from django.db.models.functions import Length
 from django.utils import timezone
 
 from annotator.claims.checking import check_enqueue
-from annotator.claims.ingest import ImportReport, predictions_upsert
+from annotator.claims.ingest import ImportReport, claims_upsert
 from annotator.core.errors import ApplicationError, ConfigurationError, TransientError
 from annotator.models import Document, Project, RunStatus
 from annotator.runs.budgets import (
@@ -41,7 +41,7 @@ from annotator.runs.lifecycle import (
     run_execute_alone,
 )
 from pipeline.llm import LLMError, chat_json, make_client
-from pipeline.types import Prediction
+from pipeline.types import Claim
 from tests.kinds.statement.models import StatementRun
 
 LOCK_CLASS = 0x5B10
@@ -184,7 +184,7 @@ def _claims_save(run: StatementRun, document: Document, statements: list[str]) -
     records = [
         (
             None,
-            Prediction(
+            Claim(
                 id=f"{document.external_id}#{i}",
                 document_id=document.external_id,
                 type="statement",
@@ -195,7 +195,7 @@ def _claims_save(run: StatementRun, document: Document, statements: list[str]) -
         )
         for i, text in enumerate(kept)
     ]
-    predictions_upsert(
+    claims_upsert(
         project=run.project,
         records=records,
         report=ImportReport(),

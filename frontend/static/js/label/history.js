@@ -1,5 +1,5 @@
 // "My labels": the expert's recent labels, a page at a time from the API, each
-// with a Change button that opens its prediction again (the click is handled
+// with a Change button that opens its claim again (the click is handled
 // in keys.js, like every button on the page).
 
 import { api } from "./api.js";
@@ -36,7 +36,7 @@ export async function openHistory(page) {
       const button = document.createElement("button");
       button.type = "button";
       button.textContent = "Change";
-      button.dataset.prediction = String(a.prediction);
+      button.dataset.claim = String(a.claim);
       td.append(button);
       tr.append(...cells, td);
       return tr;

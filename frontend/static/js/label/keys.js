@@ -50,15 +50,15 @@ export function bindKeys(actions) {
     const action = KEYS[event.key.length === 1 ? event.key.toLowerCase() : event.key];
     if (!action) return;
     event.preventDefault();
-    // Holding a key down must not label a run of predictions.
+    // Holding a key down must not label a run of claims.
     if (DECISIONS.has(action) && (event.repeat || panelOpen())) return;
     actions[action]();
   });
 }
 
 // Buttons inside #labeling: data-action names an action; data-failed
-// (resend/discard) acts on a set-aside label; data-prediction opens that
-// prediction.
+// (resend/discard) acts on a set-aside label; data-claim opens that
+// claim.
 export function bindClicks(actions, { resend, discard, open }) {
   document.addEventListener("click", (event) => {
     const button = event.target.closest("button");
@@ -66,13 +66,13 @@ export function bindClicks(actions, { resend, discard, open }) {
     if (button.dataset.failed) {
       if (button.dataset.failed === "resend") resend(button.dataset.clientId);
       else discard(button.dataset.clientId);
-    } else if (button.dataset.prediction) {
-      const id = Number(button.dataset.prediction);
+    } else if (button.dataset.claim) {
+      const id = Number(button.dataset.claim);
       const why = el.history.contains(button)
         ? "changing a past label"
         : el.failed.contains(button)
           ? "a label set aside"
-          : "another prediction on this document";
+          : "another claim on this document";
       closePanels();
       open(id, why);
     } else if (button.dataset.action && actions[button.dataset.action]) {

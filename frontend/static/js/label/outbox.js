@@ -19,8 +19,18 @@ const BATCH_MAX = 100; // labels per request (the server takes up to 500)
 
 const view = { renderStatus() {}, renderFailed() {} };
 
+// Labels written by an earlier release's page name their claim `prediction`:
+// read them under the new name, so none waiting in the outbox is lost.
+function loadOps(key) {
+  const ops = loadJSON(key, []);
+  if (!Array.isArray(ops)) return [];
+  return ops.map(({ prediction, ...op }) =>
+    prediction !== undefined && op.claim === undefined ? { ...op, claim: prediction } : op,
+  );
+}
+
 export const outbox = {
-  ops: loadJSON(OUTBOX_KEY, []),
+  ops: loadOps(OUTBOX_KEY),
   inflight: new Set(), // client ids being sent now
   flushing: false,
   failures: 0,
@@ -34,9 +44,9 @@ export const outbox = {
     this.save();
     schedule(0);
   },
-  labelledPredictions() {
+  labelledClaims() {
     const ids = new Set();
-    for (const op of this.ops) if (op.kind === "label") ids.add(op.prediction);
+    for (const op of this.ops) if (op.kind === "label") ids.add(op.claim);
     return ids;
   },
 };
@@ -49,7 +59,7 @@ export function connectOutbox({ renderStatus, renderFailed }) {
   window.addEventListener("online", () => schedule(0));
   window.addEventListener("storage", (event) => {
     // Another tab of the same expert changed the outbox.
-    if (event.key === OUTBOX_KEY) outbox.ops = loadJSON(OUTBOX_KEY, []);
+    if (event.key === OUTBOX_KEY) outbox.ops = loadOps(OUTBOX_KEY);
     if (event.key === FAILED_KEY) view.renderFailed();
   });
 }
@@ -140,7 +150,7 @@ function labelBody({ kind, hypothesis, ...label }) {
 async function sendUndo(head) {
   try {
     const reply = await api("DELETE", `${urls.undo}${head.client_id}/`);
-    if (reply?.prediction != null) state.sentSince -= 1;
+    if (reply?.claim != null) state.sentSince -= 1;
   } catch (error) {
     if (retryable(error)) throw error;
     // Refused: there is nothing to take back on the server.
@@ -152,8 +162,7 @@ async function sendUndo(head) {
 // --- labels set aside --------------------------------------------------------
 
 export function loadFailed() {
-  const failed = loadJSON(FAILED_KEY, []);
-  return Array.isArray(failed) ? failed : [];
+  return loadOps(FAILED_KEY);
 }
 
 export function saveFailed(failed) {
@@ -190,10 +199,10 @@ export function resend(clientId) {
 export function discard(clientId) {
   const entry = takeFailed(clientId);
   if (!entry) return;
-  // Undecided again: the prediction may come back to the queue.
-  if (!outbox.labelledPredictions().has(entry.prediction)) {
-    state.labelled.delete(entry.prediction);
-    saveDecided(entry.prediction, false);
+  // Undecided again: the claim may come back to the queue.
+  if (!outbox.labelledClaims().has(entry.claim)) {
+    state.labelled.delete(entry.claim);
+    saveDecided(entry.claim, false);
   }
   view.renderStatus();
 }

@@ -1,6 +1,6 @@
-// Which prediction is on screen and what comes next: the queue (topped up
+// Which claim is on screen and what comes next: the queue (topped up
 // from the server before it runs dry), decisions and their undo, and detours
-// to a prediction that is not the queue's next (another one on the same
+// to a claim that is not the queue's next (another one on the same
 // document, a past label to change), after which the queue resumes.
 //
 // Decisions are applied locally at once (the next item is already in memory)
@@ -12,10 +12,10 @@ import { loadFailed, outbox, saveFailed, takeFailed, uuid } from "./outbox.js";
 import { renderDocument, renderStatus, show } from "./render.js";
 import { data, saveDecided, state, urls } from "./state.js";
 
-// Predictions this page must not be handed again: queued, on screen, decided
+// Claims this page must not be handed again: queued, on screen, decided
 // here (sent or not).
 export function heldIds() {
-  const ids = outbox.labelledPredictions();
+  const ids = outbox.labelledClaims();
   for (const item of state.queue) ids.add(item.id);
   if (state.current) ids.add(state.current.id);
   for (const id of state.labelled) ids.add(id);
@@ -64,17 +64,17 @@ export function next() {
   if (state.queue.length < data.batch_size / 2) fetchMore();
 }
 
-// Open a prediction that is not next in the queue (another one on the same
+// Open a claim that is not next in the queue (another one on the same
 // document, or a past label to change); the queue resumes after it.
-export async function open(predictionId, why) {
-  if (state.current && state.current.id === predictionId) return;
-  const queued = state.queue.findIndex((item) => item.id === predictionId);
+export async function open(claimId, why) {
+  if (state.current && state.current.id === claimId) return;
+  const queued = state.queue.findIndex((item) => item.id === claimId);
   let item;
   if (queued >= 0) {
     [item] = state.queue.splice(queued, 1);
   } else {
     try {
-      item = await api("GET", `${urls.item}${predictionId}/`);
+      item = await api("GET", `${urls.item}${claimId}/`);
     } catch {
       return;
     }
@@ -88,7 +88,7 @@ export function stepSibling(delta) {
   if (!item) return;
   const at = item.siblings.findIndex((s) => s.id === item.id);
   const target = item.siblings[at + delta];
-  if (target) open(target.id, "another prediction on this document");
+  if (target) open(target.id, "another claim on this document");
 }
 
 // The whole document instead of the window around the span (fetched once).
@@ -122,7 +122,7 @@ export function decide(label) {
     kind: "label",
     client_id: uuid(),
     hypothesis: item.hypothesis, // shown if the label is set aside; not sent
-    prediction: item.id,
+    claim: item.id,
     label,
     note: state.draft.note,
     corrected_type: state.draft.corrected_type,
@@ -136,11 +136,11 @@ export function decide(label) {
   if (state.undo.length > 200) state.undo.shift();
   state.labelled.add(item.id);
   saveDecided(item.id, true);
-  // A set-aside label of the same prediction is replaced, as it would have
+  // A set-aside label of the same claim is replaced, as it would have
   // been on the server.
   const failed = loadFailed();
-  if (failed.some((f) => f.prediction === item.id))
-    saveFailed(failed.filter((f) => f.prediction !== item.id));
+  if (failed.some((f) => f.claim === item.id))
+    saveFailed(failed.filter((f) => f.claim !== item.id));
   next();
   // Persist and send after the next item is on screen.
   outbox.push(op);

@@ -1,6 +1,6 @@
-// Drawing the page from `state`: the prediction on screen (its claim and
+// Drawing the page from `state`: the claim on screen (its claim and
 // evidence through the project's claim partial, the machine verdict, the
-// document with the evidence found in it highlighted, the other predictions on
+// document with the evidence found in it highlighted, the other claims on
 // the same document), the progress and sync status line, and the list of
 // labels set aside.
 //
@@ -37,7 +37,7 @@ export function show(item, detour) {
   }
   el.empty.hidden = true;
   el.item.hidden = false;
-  el.item.dataset.predictionId = String(item.id);
+  el.item.dataset.claimId = String(item.id);
 
   el.detour.hidden = !detour;
   el.detourWhy.textContent = detour;
@@ -168,7 +168,7 @@ function renderSiblings(item) {
     const li = document.createElement("li");
     const button = document.createElement("button");
     button.type = "button";
-    button.dataset.prediction = String(s.id);
+    button.dataset.claim = String(s.id);
     button.textContent = s.hypothesis;
     if (s.id === item.id) {
       li.className = "here";
@@ -219,8 +219,8 @@ export function renderFailed() {
       const tr = document.createElement("tr");
       const what = document.createElement("button");
       what.type = "button";
-      what.dataset.prediction = String(f.prediction);
-      what.textContent = f.hypothesis || `prediction ${f.prediction}`;
+      what.dataset.claim = String(f.claim);
+      what.textContent = f.hypothesis || `claim ${f.claim}`;
       const cells = [
         what,
         `${f.label}${f.note ? " ✎" : ""}`,

@@ -24,7 +24,7 @@ export const state = {
   detour: "", // why the current item is not the queue's (sibling, history)
   draft: { note: "", corrected_type: "", corrected_value: null, suggestion: "" },
   undo: [], // this session's decisions, newest last: {client_id, item}
-  labelled: loadDecided(), // prediction ids decided here lately, not undone
+  labelled: loadDecided(), // claim ids decided here lately, not undone
   expanded: false,
   documents: new Map(), // document id -> full text (fetched on expand)
   progress: data.progress, // the server's count at the last batch
@@ -37,7 +37,7 @@ export const state = {
 };
 
 // Decisions are remembered across reloads for a while: a page rendered while
-// the outbox's last send was still in flight lists those predictions again,
+// the outbox's last send was still in flight lists those claims again,
 // since the server had not stored their labels yet.
 function loadDecided() {
   const cutoff = Date.now() - DECIDED_MS;

@@ -9,15 +9,13 @@ from annotator.models import RunStatus
 class Command(ProjectCommand):
     help = (
         "Run the pipeline on a project: extraction with --model (LLM), then "
-        "alignment, scoring and verdicts for every unchecked prediction."
+        "alignment, scoring and verdicts for every unchecked claim."
     )
 
     def add_arguments(self, parser):
         self.add_project_argument(parser)
         parser.add_argument("--model", help="Extract first with this LLM model.")
-        parser.add_argument(
-            "--force", action="store_true", help="Recheck every prediction."
-        )
+        parser.add_argument("--force", action="store_true", help="Recheck every claim.")
         parser.add_argument(
             "--queue",
             action="store_true",
@@ -31,12 +29,10 @@ class Command(ProjectCommand):
                 self.extract(target, model=model, queue=queue) if model else (0, 0)
             )
             if queue:
-                waiting = checking.predictions_check_queue(project=target, force=force)
-                self.stdout.write(
-                    f"queued: the workers will check {waiting} predictions"
-                )
+                waiting = checking.claims_check_queue(project=target, force=force)
+                self.stdout.write(f"queued: the workers will check {waiting} claims")
                 return
-            summary = checking.predictions_check(
+            summary = checking.claims_check(
                 project_id=target.pk, force=force, progress=self.progress("checked")
             )
         except ApplicationError as e:
@@ -52,7 +48,7 @@ class Command(ProjectCommand):
         outcome = Outcome.of(
             used=extracted + summary.checked, skipped=failed + len(summary.errors)
         )
-        self.finish(outcome, what="predictions", done="checked")
+        self.finish(outcome, what="claims", done="checked")
 
     def extract(self, target, *, model: str, queue: bool) -> tuple[int, int]:
         """Extracts here (or queues the run); returns how many documents were
