@@ -19,6 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from django.apps import AppConfig, apps
+from django.conf import settings
+from django.core import checks
+from django.core.exceptions import ImproperlyConfigured
+
+from pipeline.checkers import kinds as checker_kinds
 
 
 @dataclass(frozen=True)
@@ -75,7 +80,14 @@ def kind_apps() -> list[str]:
 
 def kind_settings(app: str) -> dict[str, Any]:
     """The settings a kind's app adds: the upper-case names of its
-    ``settings`` module (none if it has none)."""
+    ``settings`` module (none if it has none). A ``KIND_APPS`` entry that
+    cannot be imported stops the settings with its name."""
+    try:
+        importlib.import_module(app)
+    except ImportError as e:
+        raise ImproperlyConfigured(
+            f"KIND_APPS: {app!r} cannot be imported ({e})"
+        ) from e
     module = _optional_module(f"{app}.settings")
     return {k: v for k, v in vars(module).items() if k.isupper()} if module else {}
 
@@ -92,6 +104,36 @@ def kind_hooks() -> dict[str, KindHook]:
 def kind_hook(kind: str) -> KindHook:
     """The hook of ``kind``; an empty one for a kind that brings nothing."""
     return kind_hooks().get(kind) or KindHook(kind=kind)
+
+
+@checks.register(checks.Tags.compatibility)
+def kind_apps_check(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
+    """Each ``KIND_APPS`` entry is a kind's app (its config a
+    :class:`KindConfig`) naming a registered checker: otherwise its hook,
+    models and endpoints would be silently missing."""
+    known = set(checker_kinds())
+    configs = {config.name: config for config in apps.get_app_configs()}
+    errors: list[checks.CheckMessage] = []
+    for name in settings.KIND_APPS:
+        config = configs.get(name)
+        if not isinstance(config, KindConfig):
+            errors.append(
+                checks.Error(
+                    f"KIND_APPS: {name!r} is not a checker kind's app",
+                    hint="Its apps.py config must subclass annotator.kinds.KindConfig.",
+                    id="annotator.E001",
+                )
+            )
+        elif config.kind not in known:
+            errors.append(
+                checks.Error(
+                    f"KIND_APPS: {name!r} names kind {config.kind!r}, which no "
+                    "registered checker has",
+                    hint=f"Registered: {', '.join(sorted(known))}.",
+                    id="annotator.E002",
+                )
+            )
+    return errors
 
 
 def _optional_module(name: str):

@@ -177,3 +177,37 @@ def test_importing_the_settings_starts_no_server_and_setting_up_starts_both(
     assert not (tmp_path / "redis" / "redis.db.settings").exists()
     assert broker == f"redis+socket://{tmp_path / 'redis' / 'redis.sock'}"
     assert out.stdout.split()[-1] == "ok"
+
+
+def test_a_kind_app_that_cannot_be_imported_stops_the_settings_with_its_name():
+    out = subprocess.run(
+        [sys.executable, "-c", "import annotator.core.settings"],
+        cwd=ROOT,
+        env=_env(KIND_APPS="acme_kinds.claimz", SECRET_KEY="x" * 50),
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode != 0
+    assert "KIND_APPS: 'acme_kinds.claimz' cannot be imported" in out.stderr
+
+
+def test_the_system_check_refuses_a_kind_app_that_is_not_a_checker_kind(
+    monkeypatch, settings
+):
+    """A plain app listed as a kind (E001), and a kind's app whose checker is
+    not registered (E002: here the test kind, with the registry told it has
+    none)."""
+    from django.core import checks
+
+    from annotator import kinds
+
+    settings.KIND_APPS = [*settings.KIND_APPS, "django.contrib.humanize"]
+    ids = [e.id for e in checks.run_checks() if e.id and e.id.startswith("annotator")]
+    assert ids == ["annotator.E001"]
+    built_in = ["citations", "consistency", "extraction", "provenance"]
+    monkeypatch.setattr(kinds, "checker_kinds", lambda: built_in)
+    found = {e.id: e.msg for e in kinds.kind_apps_check()}
+    assert "django.contrib.humanize" in found["annotator.E001"]
+    assert (
+        "'tests.kinds.statement' names kind 'statement-test'" in found["annotator.E002"]
+    )
