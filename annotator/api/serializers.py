@@ -385,14 +385,15 @@ class OldFieldNames(serializers.Serializer):
     """A serializer that reads a request's old field names as the new ones."""
 
     def to_internal_value(self, data):
-        if isinstance(data, Mapping) and any(
-            old in data and new not in data for old, new in OLD_FIELD_NAMES.items()
-        ):
-            data = {
-                OLD_FIELD_NAMES[k] if k in OLD_FIELD_NAMES else k: v
-                for k, v in data.items()
-                if not (k in OLD_FIELD_NAMES and OLD_FIELD_NAMES[k] in data)
+        if isinstance(data, Mapping):
+            renamed = {
+                new: data[old]
+                for old, new in OLD_FIELD_NAMES.items()
+                if old in data and new not in data
             }
+            if renamed:
+                data = {k: v for k, v in data.items() if k not in OLD_FIELD_NAMES}
+                data |= renamed
         return super().to_internal_value(data)
 
 
