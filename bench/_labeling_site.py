@@ -109,9 +109,11 @@ def _seed(*, annotators: int, documents: int, per_document: int) -> tuple[int, l
                     project=project,
                     document=doc,
                     external_id=f"{doc.external_id}:{i}",
-                    type="GPE",
-                    value="Toronto" if i % 3 else "Toronto, Ontario",
-                    context="The hearing took place in Toronto, Ontario",
+                    data={
+                        "type": "GPE",
+                        "value": "Toronto" if i % 3 else "Toronto, Ontario",
+                        "context": "The hearing took place in Toronto, Ontario",
+                    },
                     hypothesis="GPE: Toronto",
                     premise=span,
                     evidence=[

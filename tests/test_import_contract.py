@@ -178,7 +178,7 @@ def _kind_names(path: Path) -> int:
 #: prompt and hypothesis, which issue 29's Claim moves into the kind): the
 #: count may fall, never rise, and no other core module may name one.
 STILL_NAMING_KINDS = {
-    "annotator/api/serializers.py": 2,
+    "annotator/api/serializers.py": 1,
     "annotator/labeling/handout.py": 1,
     "annotator/models/__init__.py": 3,
 }
@@ -198,3 +198,5 @@ def test_core_code_names_no_checker_kind():
         if count > STILL_NAMING_KINDS.get(name, 0)
     }
     assert over == {}
+    # A count that fell is lowered here, so that it cannot rise again.
+    assert {n: naming.get(n, 0) for n in STILL_NAMING_KINDS} == STILL_NAMING_KINDS

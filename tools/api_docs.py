@@ -28,7 +28,12 @@ session (the web pages) or `Authorization: Token <key>` (`POST
 Claims were called predictions before this release. For one more release the
 API still reads the old names: `/api/predictions/` (now `/api/claims/`), a
 request's `prediction` field (now `claim`), the export kind `predictions` and a
-labels line's `prediction_id` (now `claim_id`). Responses use the new names.
+labels line's `prediction_id` (now `claim_id`), and the claims' filter `type`
+(now `group`). Responses use the new names. A claim's own fields are in its
+`data`, as its kind defines them: an extracted field's `type`, `value` and
+`context` (top-level fields before this release), a citation's `citation`,
+`start`, `end` and `form`, a RAG answer's `answer` and `query`, an answer
+sentence's `sentence`, `block`, `start` and `end`.
 """
 
 

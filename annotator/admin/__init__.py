@@ -114,7 +114,6 @@ class ClaimAdmin(admin.ModelAdmin):
     list_display = [
         "external_id",
         "project",
-        "type",
         "model",
         "verdict",
         "reason",
@@ -128,9 +127,8 @@ class ClaimAdmin(admin.ModelAdmin):
         "reason",
         "queue_open",
         "model",
-        "type",
     ]
-    search_fields = ["external_id", "document__external_id", "context", "hypothesis"]
+    search_fields = ["external_id", "document__external_id", "hypothesis"]
     raw_id_fields = ["document", "source_run"]
     # What the check writes: changed by checking again, never by hand.
     readonly_fields = list(CHECK_FIELDS)

@@ -45,7 +45,10 @@ class DecisionSerializer(serializers.Serializer):
 class AdjudicationItemSerializer(serializers.Serializer):
     claim = serializers.IntegerField(help_text="Claim id.")
     document = serializers.CharField(help_text="Document external id.")
-    type = serializers.CharField(help_text="Entity type or claim kind.")
+    group = serializers.CharField(
+        help_text="The claim's group (an extracted field's entity type); empty "
+        "where its kind has none."
+    )
     hypothesis = serializers.CharField(help_text="The claim as the experts read it.")
     evidence = serializers.CharField(help_text="The evidence it was read against.")
     labels = ExpertLabelSerializer(many=True, help_text="Every expert label.")
@@ -72,9 +75,9 @@ def _item(item) -> dict:
     return {
         "claim": p.pk,
         "document": p.document.external_id,
-        "type": p.type,
-        "hypothesis": p.hypothesis or f"{p.type}: {p.value}",
-        "evidence": p.premise or p.context,
+        "group": p.group,
+        "hypothesis": p.statement(),
+        "evidence": p.premise,
         "labels": item["labels"],
         "decision": None
         if decision is None

@@ -22,7 +22,6 @@ from annotator.models import (
 )
 from annotator.projects import access, services
 from annotator.training.calibration import calibration_summary
-from pipeline.checkers.extraction.hypothesis import render_hypothesis
 from pipeline.checkers.extraction.schema import schema_from_dict
 from pipeline.errors import SchemaError
 from pipeline.jsonl import text_problem, value_problem
@@ -305,9 +304,7 @@ class ClaimSerializer(serializers.ModelSerializer):
             "document_external_id",
             "external_id",
             "model",
-            "type",
-            "value",
-            "context",
+            "data",
             "extra",
             "hypothesis",
             "premise",
@@ -329,10 +326,6 @@ class ClaimSerializer(serializers.ModelSerializer):
             "project": {"help_text": "Project id."},
             "document": {"help_text": "Document database id."},
             "external_id": {"help_text": "The claim's id in imports/exports."},
-            "type": {"help_text": "Entity type as extracted."},
-            "value": {"help_text": "Extracted value (string or structured payload)."},
-            "context": {"help_text": "The text the LLM quoted as evidence."},
-            "extra": {"help_text": "Other fields of the imported record."},
             "hypothesis": {
                 "help_text": "The claim as the scorer reads it; for extraction "
                 'h(y) = "{Entity Type}: {value}".'
@@ -838,8 +831,4 @@ class MyLabelSerializer(serializers.ModelSerializer):
         }
 
     def get_hypothesis(self, annotation) -> str:
-        p = annotation.claim
-        if p.hypothesis:
-            return p.hypothesis
-
-        return render_hypothesis(p.type, p.value)
+        return annotation.claim.statement()

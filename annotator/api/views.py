@@ -239,7 +239,12 @@ _CLAIM_FILTERS = [
     OpenApiParameter(
         "verdict", enum=list(selectors.VERDICT_FILTERS), description="Verdict."
     ),
-    OpenApiParameter("type", str, description="Entity type."),
+    OpenApiParameter(
+        "group",
+        str,
+        description="The claims' group: the value of their kind's group field "
+        "in data (an extracted field's entity type). Read as type before.",
+    ),
     OpenApiParameter("model", str, description="Source LLM."),
     OpenApiParameter("min_score", float, description="Minimum scorer score."),
     OpenApiParameter("max_score", float, description="Maximum scorer score."),
@@ -271,7 +276,8 @@ class ClaimViewSet(viewsets.ReadOnlyModelViewSet):
             project=project,
             document=params.get("document") or None,
             verdict=verdict,
-            type=params.get("type") or None,
+            # "type" was its name before, still read for one release.
+            group=params.get("group") or params.get("type") or None,
             model=params.get("model") or None,
             min_score=float_param(params, "min_score"),
             max_score=float_param(params, "max_score"),
@@ -689,7 +695,7 @@ class MyLabelsView(_LabelingView, generics.ListAPIView):
         project = self.project(self.kwargs["pk"])
         return queue.labels_recent(
             project=project, annotator=self.request.user
-        ).select_related("claim__document")
+        ).select_related("claim__document", "claim__project")
 
     @extend_schema(responses={200: s.MyLabelSerializer(many=True)})
     def get(self, request, *args, **kwargs):

@@ -20,7 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 import pipeline
-from annotator.claims.records import claim_record, document_record
+from annotator.claims.records import claim_fields, claim_record, document_record
 from annotator.core import allowlists
 from annotator.core.dispatch import send_after_commit
 from annotator.core.errors import ApplicationError, ConfigurationError
@@ -179,10 +179,7 @@ def claims_find(project: Project, *, document_ids=None) -> int:
                 project=project,
                 document=by_external_id[claim.document_id],
                 external_id=claim.id,
-                type=claim.type,
-                value=claim.value,
-                context=claim.context,
-                extra=claim.extra,
+                **claim_fields(claim, project.kind),
             )
             for claim in checker.find_claims(records)
         ]
@@ -240,7 +237,9 @@ def claims_check(
             by_id = {str(p.pk): p for p in batch}
             documents = {str(p.document_id): document_record(p.document) for p in batch}
             checker = project_checker(project, documents)
-            report = checker.check([claim_record(p) for p in batch], scorer=scorer)
+            report = checker.check(
+                [claim_record(p, project.kind) for p in batch], scorer=scorer
+            )
             now = timezone.now()
             # Read after scoring (which takes seconds), so a threshold change
             # that a hand-out has already applied is not undone with a stale

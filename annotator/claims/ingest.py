@@ -35,6 +35,7 @@ from annotator.claims.checking import (
     claims_refind,
     claims_reset,
 )
+from annotator.claims.records import claim_fields
 from annotator.labeling.labels import LABEL_NOTE_MAX_CHARS
 from annotator.models import (
     Annotation,
@@ -57,6 +58,9 @@ logger = logging.getLogger(__name__)
 
 
 IMPORT_BATCH_SIZE = 500
+#: The longest type a claim record may have (an entity type is a short name;
+#: its column held 200 before claims kept their fields in ``data``).
+CLAIM_TYPE_MAX_CHARS = 200
 
 
 @dataclass
@@ -534,7 +538,7 @@ def _item_states(project: Project, ids) -> dict[str, tuple]:
         row[0]: row[1:]
         for row in Claim.objects.filter(
             project=project, external_id__in=ids
-        ).values_list("external_id", "document__external_id", "value", "extra")
+        ).values_list("external_id", "document__external_id", "data", "extra")
     }
     labels = dict(
         Annotation.objects.filter(
@@ -568,9 +572,9 @@ def claims_import(
     limits = _max_lengths(
         id=(Claim, "external_id"),
         document_id=(Document, "external_id"),
-        type=(Claim, "type"),
         model=(Claim, "model"),
     )
+    limits["type"] = CLAIM_TYPE_MAX_CHARS
     records = parsed_records(
         stream,
         source,
@@ -600,7 +604,7 @@ def claims_import(
     return report
 
 
-_CLAIM_FIELDS = ("document_id", "model", "type", "value", "context", "extra")
+_CLAIM_FIELDS = ("document_id", "model", "data", "extra")
 
 
 def claims_upsert(
@@ -638,14 +642,11 @@ def claims_upsert(
                     )
                 )
                 continue
-            fields: dict[str, Any] = dict(
-                document_id=document_pk,
-                model=p.model or "",
-                type=p.type,
-                value=p.value,
-                context=p.context,
-                extra=p.extra,
-            )
+            try:
+                fields = {"document_id": document_pk, **claim_fields(p, project.kind)}
+            except ValueError as e:
+                report.errors.append(LineError(number, str(e), source))
+                continue
             row = existing.get(external_id)
             if row is None:
                 row = Claim(

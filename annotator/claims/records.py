@@ -1,21 +1,23 @@
-"""One conversion from database rows to the pipeline's records.
+"""One conversion between database rows and the pipeline's records.
 
 The check and training name rows by database id (stable, never reused);
 exports and extraction by the ids users gave them (``external``), which is
-what the pipeline's JSONL carries.
+what the pipeline's JSONL carries. A claim's own fields (``data``) are its
+kind's: its checker's ``claim_data`` turns them into the record and back.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import replace
+from typing import Any
+
+from django.db.models import Expression, Q, Value
+from django.db.models.fields.json import KeyTextTransform
 
 from annotator.models import Claim, Document
+from pipeline.checkers import checker_class, kinds
 from pipeline.types import Claim as ClaimRecord
 from pipeline.types import Document as DocumentRecord
-
-if TYPE_CHECKING:
-    from pipeline.types import Claim as ClaimRecord
-    from pipeline.types import Document as DocumentRecord
 
 
 def document_record(document: Document, *, external: bool = False) -> DocumentRecord:
@@ -29,27 +31,56 @@ def document_record(document: Document, *, external: bool = False) -> DocumentRe
     )
 
 
-def claim_record(claim: Claim, *, external: bool = False) -> ClaimRecord:
-    """The claim as the pipeline reads it. With ``external`` ids its
-    document must be loaded (``select_related("document")``), and its extra
-    fields come along, as in an export."""
+def claim_record(claim: Claim, kind: str, *, external: bool = False) -> ClaimRecord:
+    """The claim of a ``kind`` project as the pipeline reads it. With
+    ``external`` ids its document must be loaded (``select_related
+    ("document")``), and its extra fields come along, as in an export."""
 
-    if not external:
-        return ClaimRecord(
-            id=str(claim.pk),
-            document_id=str(claim.document_id),
-            type=claim.type,
-            value=claim.value,
-            context=claim.context,
-            model=claim.model or None,
-            extra=claim.extra,
-        )
-    return ClaimRecord(
-        id=claim.external_id,
-        document_id=claim.document.external_id,
-        type=claim.type,
-        value=claim.value,
-        context=claim.context,
-        model=claim.model or None,
-        extra=claim.extra,
+    if external:
+        ids = (claim.external_id, claim.document.external_id)
+    else:
+        ids = (str(claim.pk), str(claim.document_id))
+    record = checker_class(kind).claim_data.claim(*ids, claim.data)
+    return replace(
+        record, model=claim.model or None, extra={**claim.extra, **record.extra}
     )
+
+
+def claim_fields(record: ClaimRecord, kind: str) -> dict[str, Any]:
+    """The row fields of a ``kind`` claim record: its kind's own fields as
+    ``data`` (checked: a :class:`ValueError` names what is wrong), its other
+    fields as ``extra``, its source model."""
+    spec = checker_class(kind).claim_data
+    data = spec.of(record)
+    if problem := spec.problem(data):
+        raise ValueError(f"claim {record.id!r}: {kind} claim data {problem}")
+    return {
+        "data": data,
+        "extra": {k: v for k, v in record.extra.items() if k not in data},
+        "model": record.model or "",
+    }
+
+
+def claim_group(kind: str, data: str = "data") -> Expression:
+    """A ``kind`` claim's group (its ``ClaimData.group`` field, as text), for
+    a query whose claim data is at ``data``; one group of all where the kind
+    has none."""
+    group = checker_class(kind).claim_data.group
+    return KeyTextTransform(group, data) if group else Value("")
+
+
+def record_group(record: ClaimRecord, kind: str) -> str:
+    """The group of a ``kind`` claim record, as :func:`claim_group` reads it
+    from its row."""
+    spec = checker_class(kind).claim_data
+    return str(spec.of(record)[spec.group]) if spec.group else ""
+
+
+def in_group(group: str) -> Q:
+    """Claims whose group is ``group``, of any kind that groups its claims."""
+    match = Q(pk__in=[])
+    for kind in kinds():
+        key = checker_class(kind).claim_data.group
+        if key:
+            match |= Q(project__kind=kind, **{f"data__{key}": group})
+    return match

@@ -11,7 +11,7 @@ from django.db.models import (
     QuerySet,
 )
 
-from annotator.claims.records import claim_record, document_record
+from annotator.claims.records import claim_record, document_record, in_group
 from annotator.models import (
     Annotation,
     Claim,
@@ -39,7 +39,7 @@ def claims_filter(
     project: int | None = None,
     document: str | None = None,
     verdict: str | None = None,
-    type: str | None = None,
+    group: str | None = None,
     model: str | None = None,
     min_score: float | None = None,
     max_score: float | None = None,
@@ -51,8 +51,8 @@ def claims_filter(
         queryset = queryset.filter(document__external_id=document)
     if verdict is not None:
         queryset = queryset.filter(verdict=VERDICT_FILTERS[verdict])
-    if type:
-        queryset = queryset.filter(type=type)
+    if group:
+        queryset = queryset.filter(in_group(group))
     if model:
         queryset = queryset.filter(model=model)
     if min_score is not None:
@@ -96,7 +96,7 @@ def export_rows(*, project: Project, kind: str) -> Iterator[dict[str, Any]]:
         )
         aligned = checker_class(project.kind).aligns
         for p in rows.iterator(chunk_size=2000):
-            claim = claim_record(p, external=True)
+            claim = claim_record(p, project.kind, external=True)
             if not p.verdict:
                 yield claim_to_json(claim)
                 continue

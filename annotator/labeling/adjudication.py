@@ -18,6 +18,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Exists, OuterRef, QuerySet
 
+from annotator.claims.records import claim_group
 from annotator.core.errors import ApplicationError
 from annotator.labeling.labels import LABEL_NOTE_MAX_CHARS
 from annotator.models import Adjudication, Annotation, Claim, Project, Role
@@ -54,7 +55,11 @@ def adjudication_items(
     time spent, guideline version) and its adjudication, if any; the open
     ones first, oldest claim first. With ``reviewer``, only those they
     may decide: none they labelled themselves."""
-    claims = disagreements(project).select_related("document", "adjudication")
+    claims = (
+        disagreements(project)
+        .select_related("document", "project", "adjudication")
+        .annotate(group=claim_group(project.kind))
+    )
     if open_only:
         claims = claims.filter(adjudication__isnull=True)
     if reviewer is not None:
@@ -151,7 +156,7 @@ def _kappa_and_alpha(units: list[list[str]]) -> dict[str, Any]:
 
 def agreement_breakdown(project: Project) -> dict[str, Any]:
     """Agreement on the items several experts labelled decisively: overall,
-    per type (the claim's) and per pair of experts, each with Cohen's
+    per type (the claim's group) and per pair of experts, each with Cohen's
     kappa over the pairs of labels and Krippendorff's alpha over the items
     (which, unlike pooled kappa, holds for more than two experts an item);
     and how many disagreements there are and are still open."""
@@ -164,7 +169,12 @@ def agreement_breakdown(project: Project) -> dict[str, Any]:
             label__in=Annotation.DECISIVE,
         )
         .order_by("claim_id", "annotator_id")
-        .values_list("claim_id", "claim__type", "annotator__username", "label")
+        .values_list(
+            "claim_id",
+            claim_group(project.kind, "claim__data"),
+            "annotator__username",
+            "label",
+        )
     ):
         labels[claim_id].append((expert, label))
         types[claim_id] = type_

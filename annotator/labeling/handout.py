@@ -36,6 +36,7 @@ from pipeline.checkers.extraction.hypothesis import (
     type_display_name,
 )
 from pipeline.errors import SchemaError
+from pipeline.types import Claim as ClaimRecord
 
 WINDOW_CHARS = 400
 #: How far a window's cut may move to land on a line or word boundary.
@@ -57,10 +58,8 @@ _ITEM_FIELDS = (
     "pk",
     "external_id",
     "model",
-    "type",
-    "value",
+    "data",
     "hypothesis",
-    "context",
     "premise",
     "evidence",
     "evidence_score",
@@ -261,7 +260,8 @@ def labeling_items(
         + WINDOW_SLACK
     )
     machine = _MACHINE_FIELDS if project.show_machine_scores else ()
-    reasons = checker_class(project.kind).reasons
+    checker = checker_class(project.kind)
+    reasons = checker.reasons
     rows = (
         Claim.objects.filter(project=project, pk__in=ids)
         .order_by()
@@ -304,13 +304,12 @@ def labeling_items(
         Claim.objects.filter(document_id__in=document_ids)
         .alias(anchor=_anchor("start"))
         .order_by("document_id", "anchor", "pk")
-        # The value only to render a hypothesis the check has not stored yet.
+        # The data only to render a hypothesis the check has not stored yet.
         .values(
             "pk",
             "document_id",
-            "type",
             "hypothesis",
-            unrendered_value=Case(When(hypothesis="", then="value")),
+            unrendered=Case(When(hypothesis="", then="data")),
         )
     ):
         siblings.setdefault(sibling["document_id"], []).append(sibling)
@@ -329,10 +328,19 @@ def labeling_items(
         )
     }
 
-    def hypothesis(p: dict[str, Any], value: Any) -> str:
-        return p["hypothesis"] or render_hypothesis(p["type"], value, schema=schema)
+    def record(data: dict[str, Any]) -> ClaimRecord:
+        """The claim as its kind reads its data (ids are not needed here)."""
+        return checker.claim_data.claim("", "", data)
 
-    hidden = checker_class(project.kind).score_fields
+    def hypothesis(stored: str, data: dict[str, Any] | None) -> str:
+        """The stored hypothesis, or one rendered from the data until the
+        check stores it."""
+        if stored or data is None:
+            return stored
+        claim = record(data)
+        return render_hypothesis(claim.type, claim.value, schema=schema)
+
+    hidden = checker.score_fields
 
     def label_of(claim_id: int) -> dict[str, Any] | None:
         a = my_labels.get(claim_id)
@@ -352,7 +360,8 @@ def labeling_items(
         p = by_id.get(pk)
         if p is None:
             continue
-        spec = schema.get(p["type"]) if schema else None
+        claim = record(p["data"])
+        spec = schema.get(claim.type) if schema else None
         table = pdfs.page_table({"pages": p["document_pages"]}, p["document_length"])
         paged = _page_window(p, table) if table else None
         if paged is not None:
@@ -373,20 +382,21 @@ def labeling_items(
         # False: the LLM's context matches no passage of the document, and
         # its aligned span means nothing; None: not checked yet.
         context_found = p["reason"] != Reason.NOT_IN_DOCUMENT if p["verdict"] else None
-        type_display = type_display_name(p["type"], schema)
+        type_display = type_display_name(claim.type, schema)
         item = {
             "id": pk,
             "external_id": p["external_id"],
             "model": p["model"],
-            "type": p["type"],
+            "data": p["data"],
+            "type": claim.type,
             "type_display": type_display,
-            "guideline_keys": guidelines.section_keys(p["type"], type_display),
-            "value": p["value"],
+            "guideline_keys": guidelines.section_keys(claim.type, type_display),
+            "value": claim.value,
             "value_display": render_value(
-                p["value"], render=spec.render if spec else None
+                claim.value, render=spec.render if spec else None
             ),
-            "hypothesis": hypothesis(p, p["value"]),
-            "context": p["context"],
+            "hypothesis": hypothesis(p["hypothesis"], p["data"]),
+            "context": claim.context,
             "premise": p["premise"],
             # Each span in the document with its page; none for a context not
             # found, whose aligned span is only the least bad match.
@@ -411,7 +421,7 @@ def labeling_items(
             "siblings": [
                 {
                     "id": s["pk"],
-                    "hypothesis": hypothesis(s, s["unrendered_value"]),
+                    "hypothesis": hypothesis(s["hypothesis"], s["unrendered"]),
                     "my_label": my_labels.get(s["pk"], {}).get("label"),
                 }
                 for s in siblings.get(p["document_id"], [])[:MAX_SIBLINGS]

@@ -23,6 +23,7 @@ from django.db.models import (
 )
 from django.db.models.expressions import RawSQL
 
+from annotator.claims.records import claim_group
 from annotator.labeling import gold as gold_set
 from annotator.models import (
     GRADER_SCORER_PREFIX,
@@ -147,19 +148,20 @@ def _order_disagreement(queryset, *, project, annotator):
 
 @queue_strategy("stratified")
 def _order_stratified(queryset, *, project, annotator):
-    # Equal allocation over (entity type, source LLM) strata, random within
-    # each: a claim's key is its random key times the size of its
-    # stratum, so the i-th of every stratum has a key near i and the strata
-    # interleave, whatever their sizes. Rare types and weaker LLMs get as
-    # many labels as the common ones.
+    # Equal allocation over (group, source LLM) strata (an extracted field's
+    # group is its entity type), random within each: a claim's key is its
+    # random key times the size of its stratum, so the i-th of every stratum
+    # has a key near i and the strata interleave, whatever their sizes. Rare
+    # types and weaker LLMs get as many labels as the common ones.
+    queryset = queryset.annotate(group=claim_group(project.kind))
     sizes = (
         queryset.order_by()
-        .values_list("type", "model")
+        .values_list("group", "model")
         .annotate(n=Count("pk"))
-        .values_list("type", "model", "n")
+        .values_list("group", "model", "n")
     )
     size = Case(
-        *[When(type=t, model=m, then=Value(float(n))) for t, m, n in sizes],
+        *[When(group=g, model=m, then=Value(float(n))) for g, m, n in sizes],
         default=Value(1.0),
         output_field=FloatField(),
     )

@@ -410,10 +410,17 @@ class Claim(models.Model):
     )
     external_id = models.CharField(max_length=255)
     model = models.CharField(max_length=200, blank=True, help_text="Source LLM.")
-    type = models.CharField(max_length=200)
-    value = models.JSONField(null=True, blank=True)
-    context = models.TextField(blank=True)
-    extra = models.JSONField(default=dict, blank=True)
+    data = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The claim's own fields, as its project's checker kind "
+        "defines and checks them (ClaimData): an extracted field's type, "
+        "value and context, a citation's text and place, a RAG answer and "
+        "its query.",
+    )
+    extra = models.JSONField(
+        default=dict, blank=True, help_text="Other fields of the imported record."
+    )
     # Filled by the check; cleared when the claim or its document changes.
     hypothesis = models.TextField(
         blank=True, help_text="The claim as the scorer and the expert read it."
@@ -500,7 +507,6 @@ class Claim(models.Model):
         ]
         indexes = [
             models.Index(fields=["project", "verdict"]),
-            models.Index(fields=["project", "type"]),
             models.Index(fields=["project", "model"]),
             models.Index(fields=["project", "score"]),
             # The queue strategies' orders over open claims (ASC sorts
@@ -526,6 +532,19 @@ class Claim(models.Model):
 
     def __str__(self) -> str:
         return self.external_id
+
+    def clean(self) -> None:
+        super().clean()
+        problem = checker_class(self.project.kind).claim_data.problem(self.data)
+        if problem:
+            raise ValidationError({"data": f"{self.project.kind} claim data {problem}"})
+
+    def statement(self) -> str:
+        """What the claim states, in its kind's words: the hypothesis once
+        checked, else as its data says it."""
+        if self.hypothesis:
+            return self.hypothesis
+        return checker_class(self.project.kind).claim_data.statement(self.data)
 
 
 #: ClaimScore.scorer of the LLM grader's verdicts: this plus the model name.

@@ -24,6 +24,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from annotator.claims.checking import scorer_threshold_set
+from annotator.claims.records import claim_group, record_group
 from annotator.core.errors import ApplicationError
 from annotator.dashboard.charts import Series, line_chart
 from annotator.labeling import gold
@@ -97,7 +98,12 @@ def gold_scores(scorer: ScorerModel) -> GoldScores:
         project,
         gold=True,
         document_field="claim__document_id",
-    ).values_list("claim_id", "score", "claim__type", "claim__document_id")
+    ).values_list(
+        "claim_id",
+        "score",
+        claim_group(project.kind, "claim__data"),
+        "claim__document_id",
+    )
     # A version scored under two names (a renamed folder) keeps one score per
     # claim: the last one read.
     latest: dict[int, tuple[float, str, int]] = {}
@@ -212,11 +218,11 @@ def scorer_calibrate(
     return scorer
 
 
-def calibration_from_findings(findings, data, *, log=None) -> dict[str, Any]:
+def calibration_from_findings(findings, data, *, kind: str, log=None) -> dict[str, Any]:
     """The calibration of a version being registered, from the findings of
     its gold evaluation (``training.gold_measure``) and the gold data's
     labels; ``{}`` (and a log line) when the gold set cannot support one."""
-    types = {str(p.id): p.type for p in data.claims}
+    types = {str(p.id): record_group(p, kind) for p in data.claims}
     documents = {str(p.id): int(p.document_id) for p in data.claims}
     rows = GoldScores([], [], [], [])
     for f in findings:

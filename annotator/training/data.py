@@ -96,14 +96,13 @@ def labelled_data(
     digest.update(json.dumps(project.entity_schema, sort_keys=True).encode())
     claims = []
     # Every field claim_record reads: a deferred one costs a query a row.
-    rows = claims_qs.only(
-        "pk", "document_id", "type", "value", "context", "model", "extra"
-    ).iterator(chunk_size=2000)
+    rows = claims_qs.only("pk", "document_id", "data", "model", "extra").iterator(
+        chunk_size=2000
+    )
     for row in rows:
-        p = claim_record(row)
-        claims.append(p)
+        claims.append(claim_record(row, project.kind))
         digest.update(
-            json.dumps([row.pk, row.document_id, p.type, p.value, p.context]).encode()
+            json.dumps([row.pk, row.document_id, row.data], sort_keys=True).encode()
         )
     document_ids = {int(p.document_id) for p in claims}
     documents = {}

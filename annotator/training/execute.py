@@ -258,7 +258,9 @@ def _execute(run_id: int, on_progress) -> None:
         log(mine + theirs)
     fitted = {}
     if measured is not None:
-        fitted = calibration_from_findings(measured[1], gold_data, log=log)
+        fitted = calibration_from_findings(
+            measured[1], gold_data, kind=project.kind, log=log
+        )
     _check_still_wanted(run_id)
     final = scorers_dir(project) / f"run-{run_id}"
     shutil.rmtree(final, ignore_errors=True)

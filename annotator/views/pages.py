@@ -52,7 +52,7 @@ def claims_page(request, pk: int):
     if verdict not in selectors.VERDICT_FILTERS:
         verdict = None
     claims = selectors.claims_filter(
-        project.claims.select_related("document"), verdict=verdict
+        project.claims.select_related("document", "project"), verdict=verdict
     ).order_by("document__external_id", "pk")
     page = Paginator(claims, 100).get_page(request.GET.get("page"))
     counts = project.claims.aggregate(

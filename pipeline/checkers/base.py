@@ -70,6 +70,58 @@ def evidence_problem(value: Any) -> str | None:
 
 
 @dataclass(frozen=True)
+class ClaimData:
+    """A kind's own fields of a claim: what the web app stores as the claim's
+    ``data``, beside the fields every kind shares (document, source model,
+    hypothesis, evidence, verdict...).
+
+    ``fields`` maps each key to the JSON types its value may have: every key
+    is required and no other is allowed. ``of`` takes them from a claim,
+    ``claim`` makes the claim back from its id, document id and them (the
+    caller adds its model and other fields). ``statement`` says what the claim
+    states, shown until its check writes the hypothesis. ``group``, if any,
+    names the key whose value sorts claims into groups (an entity type): the
+    stratified queue draws from every group alike.
+    """
+
+    fields: Mapping[str, tuple[type, ...]]
+    of: Callable[[Claim], dict[str, Any]]
+    claim: Callable[[str, str, Mapping[str, Any]], Claim]
+    statement: Callable[[Mapping[str, Any]], str]
+    group: str | None = None
+
+    def problem(self, data: Any) -> str | None:
+        """What is wrong with ``data`` as this kind's fields, or None."""
+        if not isinstance(data, dict):
+            return "must be an object"
+        if missing := [k for k in self.fields if k not in data]:
+            return f"lacks {', '.join(missing)}"
+        if unknown := sorted(set(data) - set(self.fields)):
+            return f"has unknown fields {', '.join(unknown)}"
+        for name, types in self.fields.items():
+            value = data[name]
+            if not isinstance(value, types) or (
+                isinstance(value, bool) and bool not in types
+            ):
+                wanted = " or ".join(_JSON_TYPE_NAMES[t] for t in types)
+                return f"field {name!r} must be {wanted}"
+        return None
+
+
+#: A JSON value of any type, for :attr:`ClaimData.fields`.
+ANY_JSON: tuple[type, ...] = (str, int, float, bool, list, dict, type(None))
+_JSON_TYPE_NAMES = {
+    str: "a string",
+    int: "an integer",
+    float: "a number",
+    bool: "true or false",
+    list: "a list",
+    dict: "an object",
+    type(None): "null",
+}
+
+
+@dataclass(frozen=True)
 class Finding:
     """A checker's answer about one claim.
 
@@ -145,16 +197,17 @@ class Checker(Protocol, Generic[C]):
     """What the rest of the system knows of a checker.
 
     ``kind`` names it (``Project.kind`` in the web app), ``title`` says what
-    it checks, ``evidence_score_name`` what its evidence scores measure,
-    ``aligns`` whether they are alignments kept at the ``align_threshold``
-    option (so the app may show that threshold and rank claims near it),
-    ``grader_prompt`` what an LLM grader is asked of its (premise, claim)
-    pairs (None: its claims are not graded by an LLM), ``scorer_card`` what
-    its scorer reads, for the model card of a downloaded scorer,
-    ``reasons`` what each reason for an unsafe verdict means, for people, and
-    ``score_fields`` which keys of a finding's ``extra`` (at any depth) hold
-    a scorer's judgement, hidden from experts where a project hides machine
-    scores. A
+    it checks, ``claim_data`` which fields of its claims are its own (the web
+    app stores and validates them by it), ``evidence_score_name`` what its
+    evidence scores measure, ``aligns`` whether they are alignments kept at
+    the ``align_threshold`` option (so the app may show that threshold and
+    rank claims near it), ``grader_prompt`` what an LLM grader is asked of
+    its (premise, claim) pairs (None: its claims are not graded by an LLM),
+    ``scorer_card`` what its scorer reads, for the model card of a downloaded
+    scorer, ``reasons`` what each reason for an unsafe verdict means, for
+    people, and ``score_fields`` which keys of a finding's ``extra`` (at any
+    depth) hold a scorer's judgement, hidden from experts where a project
+    hides machine scores. A
     checker is built with the documents its claims came from (by id) and
     keyword options (the web app passes those its constructor names among
     the project's ``schema`` and ``align_threshold`` and the deployment's
@@ -172,6 +225,7 @@ class Checker(Protocol, Generic[C]):
 
     kind: ClassVar[str]
     title: ClassVar[str]
+    claim_data: ClassVar[ClaimData]
     evidence_score_name: ClassVar[str]
     aligns: ClassVar[bool]
     grader_prompt: ClassVar[GraderPrompt | None]

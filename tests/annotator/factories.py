@@ -47,14 +47,23 @@ def make_document(project, *, external_id=None, text=DOC_TEXT, **fields) -> Docu
     )
 
 
-def make_claim(document, *, external_id=None, **fields) -> Claim:
-    values = dict(type="GPE", value="Toronto", context="took place in Toronto")
-    values.update(fields)
+def make_claim(
+    document,
+    *,
+    external_id=None,
+    type="GPE",
+    value="Toronto",
+    context="took place in Toronto",
+    **fields,
+) -> Claim:
+    """An extracted field's claim (``type``, ``value`` and ``context`` its
+    data), or another kind's where ``data`` is given."""
+    fields.setdefault("data", {"type": type, "value": value, "context": context})
     return Claim.objects.create(
         project=document.project,
         document=document,
         external_id=external_id or f"pred-{next(_n)}",
-        **values,
+        **fields,
     )
 
 

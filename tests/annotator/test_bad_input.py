@@ -387,8 +387,8 @@ def test_document_metadata_the_database_refuses_is_a_line_error(personas, api, b
 @pytest.mark.parametrize(
     "bad, refusal",
     [
-        (_claim(id="bad", context="took\u0000place"), "NUL"),
-        (_claim(id="bad", context="half a pair \ud83d"), "not valid Unicode"),
+        (_claim(id="bad", model="gpt\u0000"), "NUL"),
+        (_claim(id="bad", model="half a pair \ud83d"), "not valid Unicode"),
         (_claim(id="bad", value={"k": "\u0000"}), "\\u0000"),
     ],
     ids=["NUL in text", "lone surrogate in text", "NUL in JSON"],

@@ -62,9 +62,7 @@ def scored_project(personas, *, n=240, docs=24, gold_share=1.0, seed=1, path="/x
             project=project,
             document=documents[i % docs],
             external_id=f"p{i}",
-            type="GPE",
-            value=VALUES[i % len(VALUES)],
-            context=CONTEXT,
+            data={"type": "GPE", "value": VALUES[i % len(VALUES)], "context": CONTEXT},
             score=score,
             verdict="safe" if score >= 0.5 else "unsafe",
             checked_at="2026-01-01T00:00:00Z",
@@ -120,7 +118,9 @@ def test_calibration_counts_gold_documents_only_by_the_majority_rule(personas):
 def test_per_type_calibrators_only_where_the_gold_set_is_large_enough(personas):
     project, scorer, rows, _, _ = scored_project(personas, n=300)
     # 30 of the claims become dates: too few for a calibrator of their own.
-    Claim.objects.filter(pk__in=[p.pk for p in rows[:30]]).update(type="HearingDate")
+    for claim in Claim.objects.filter(pk__in=[p.pk for p in rows[:30]]):
+        claim.data["type"] = "HearingDate"
+        claim.save(update_fields=["data"])
     calibration.scorer_calibrate(project=project, scorer=scorer)
     scorer.refresh_from_db()
     assert sorted(scorer.calibration["by_type"]) == ["GPE"]
@@ -134,8 +134,7 @@ def test_preview_reports_the_operating_point_and_changes_nothing(personas, api):
         project=project,
         document=extra,
         external_id="away",
-        type="GPE",
-        value="Lima",
+        data={"type": "GPE", "value": "Lima", "context": ""},
         verdict="unsafe",
         checked_at="2026-01-01T00:00:00Z",
     )
@@ -345,9 +344,7 @@ def test_a_trained_version_is_registered_with_its_gold_calibration(personas):
                 project=project,
                 document=document,
                 external_id=f"t{i}-{j}",
-                type="GPE",
-                value=value,
-                context=CONTEXT,
+                data={"type": "GPE", "value": value, "context": CONTEXT},
             )
             Annotation.objects.create(
                 claim=p,

@@ -85,7 +85,10 @@ def test_an_uploaded_brief_has_its_citations_found_and_checked(caselaw, unread_b
     # the opinion passage its quotation was found in.
     assert first.evidence[0]["source"] == "brief"
     assert first.evidence[0]["role"] == "citation"
-    assert BRIEF[first.evidence[0]["start"] : first.evidence[0]["end"]] == first.value
+    assert (
+        BRIEF[first.evidence[0]["start"] : first.evidence[0]["end"]]
+        == first.data["citation"]
+    )
     assert first.evidence[1]["source"] == "doe"
     assert first.evidence[1]["text"].startswith("We hold that the statute")
     assert first.evidence[2]["role"] == "case"
@@ -152,7 +155,9 @@ def test_a_changed_brief_has_its_citations_found_again_and_keeps_its_labels(
     )
     claims_check(project_id=project.pk)
     [labelled] = [
-        p for p in Claim.objects.filter(project=project) if p.value.startswith("Smith")
+        p
+        for p in Claim.objects.filter(project=project)
+        if p.data["citation"].startswith("Smith")
     ]
     expert = django_user_model.objects.create_user("expert")
     Annotation.objects.create(claim=labelled, annotator=expert, label="unsafe")

@@ -147,7 +147,7 @@ def test_an_answer_sent_again_updates_in_place_and_is_checked_again(
     # Every sentence of a changed answer is checked again: the labelled one
     # keeps its label, the others are found anew in the new text.
     assert all(p.checked_at is None and p.details == {} for p in blocks.values())
-    assert blocks["lamport#b1"].value == BRANDEIS
+    assert blocks["lamport#b1"].data["sentence"] == BRANDEIS
     assert blocks["lamport#b0"].annotations.count() == 1
 
     claims_check(project_id=project.pk)
@@ -176,15 +176,12 @@ def test_the_check_run_stores_one_claim_per_block_with_evidence(
     blocks = _blocks(project)
     assert sorted(blocks) == ["lamport#b0", "lamport#b1", "lamport#b2"]
     phd = blocks["lamport#b1"]
-    assert (phd.type, phd.value, phd.hypothesis) == (
-        "response_block",
-        "Lamport received his PhD from Berkeley in 1972.",
-        "Lamport received his PhD from Berkeley in 1972.",
-    )
+    sentence = "Lamport received his PhD from Berkeley in 1972."
+    assert phd.data == {"sentence": sentence, "block": 1, "start": 40, "end": 87}
+    assert (phd.hypothesis, phd.extra) == (sentence, {})
     assert (phd.verdict, phd.reason) == ("unsafe", "contradicted")
     assert phd.scored_by == "overlap"
     assert phd.score == pytest.approx(0.1)
-    assert phd.extra == {"block": 1, "start": 40, "end": 87}
     first = phd.evidence[0]
     assert (first["source"], first["role"], first["text"], first["score"]) == (
         "sample 1 (model-a)",
@@ -197,7 +194,7 @@ def test_the_check_run_stores_one_claim_per_block_with_evidence(
     assert phd.premise == BRANDEIS
     details = phd.details
     assert details["prompt"] == LAMPORT["prompt"]
-    assert details["before"] + phd.value + details["after"] == LAMPORT["response"]
+    assert details["before"] + sentence + details["after"] == LAMPORT["response"]
     assert [j["label"] for j in details["judgements"]] == ["CONTRADICTION", "NEUTRAL"]
     assert details["judgements"][0]["p"] == pytest.approx(7 / 8)
     assert blocks["lamport#b0"].verdict == "safe"
@@ -283,7 +280,7 @@ def _team(i: int) -> dict:
 
 def _label_blocks(project, annotator):
     for p in Claim.objects.filter(project=project):
-        wrong = "Oslo" in p.value
+        wrong = "Oslo" in p.data["sentence"]
         Annotation.objects.create(
             claim=p, annotator=annotator, label="unsafe" if wrong else "safe"
         )

@@ -132,8 +132,7 @@ def bulk_labels(project, user, seconds: list[float | None]) -> None:
             project=project,
             document=document,
             external_id=f"bulk-{document.pk}-{i}",
-            type="GPE",
-            value="Toronto",
+            data={"type": "GPE", "value": "Toronto", "context": ""},
         )
         for i in range(len(seconds))
     )
@@ -482,8 +481,7 @@ def test_the_alignment_histogram_shows_a_small_bin_beside_a_huge_one(personas):
             project=project,
             document=document,
             external_id=f"h-{i}",
-            type="GPE",
-            value="Toronto",
+            data={"type": "GPE", "value": "Toronto", "context": ""},
             evidence_score=1.0 if i < 1000 else 0.7,
         )
         for i in range(1005)

@@ -140,9 +140,11 @@ def _many_claims(project, n: int) -> None:
             project=project,
             document=document,
             external_id=f"p{i}",
-            type="GPE",
-            value="Toronto",
-            context="took place in Toronto",
+            data={
+                "type": "GPE",
+                "value": "Toronto",
+                "context": "took place in Toronto",
+            },
         )
         for i in range(n)
     )

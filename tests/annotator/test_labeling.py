@@ -1,6 +1,7 @@
 import threading
 import uuid
 from datetime import timedelta
+from functools import partial
 
 import pytest
 from django.core.exceptions import ValidationError
@@ -504,10 +505,12 @@ def test_disagreement_strategy_hands_out_judges_in_conflict_first(
     project.full_clean()
     project.save()
     document = make_document(project)
-    agreed = make_claim(document, score=0.95, evidence_score=0.95)
-    uncertain = make_claim(document, score=0.55, evidence_score=0.95)
-    borderline = make_claim(document, score=0.9, evidence_score=0.62)
-    conflict = make_claim(document, score=0.9, evidence_score=0.95)
+    data = {"answer": "In Toronto.", "query": "Where?"} if kind == "provenance" else {}
+    claim = partial(make_claim, document, **({"data": data} if data else {}))
+    agreed = claim(score=0.95, evidence_score=0.95)
+    uncertain = claim(score=0.55, evidence_score=0.95)
+    borderline = claim(score=0.9, evidence_score=0.62)
+    conflict = claim(score=0.9, evidence_score=0.95)
     ClaimScore.objects.create(claim=conflict, scorer="llm-grader:judge", score=0.0)
     ClaimScore.objects.create(claim=agreed, scorer="llm-grader:judge", score=1.0)
     ids = _next(api(personas.annotator), project, count=4)
@@ -530,7 +533,8 @@ def test_stratified_strategy_interleaves_types_and_models(personas, api):
             Claim.objects.filter(pk=claim.pk).update(random_key=(i + 0.5) / n)
     ids = _next(api(personas.annotator), project, count=9)
     rows = dict(
-        (pk, (t, m)) for pk, t, m in Claim.objects.values_list("pk", "type", "model")
+        (pk, (t, m))
+        for pk, t, m in Claim.objects.values_list("pk", "data__type", "model")
     )
     # Three rounds of one from each stratum: the two small strata are used
     # up as fast as the big one, not at a quarter of its pace.

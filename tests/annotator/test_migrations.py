@@ -1,7 +1,7 @@
 """The migrations: one squashed initial migration (issue 29), which a
 database migrated before the squash (0001 to 0021 applied) takes as applied,
-with nothing of it left to run; then the rename of Prediction to Claim, which
-keeps every row."""
+with nothing of it left to run; then the rename of Prediction to Claim and
+the move of a claim's own fields into its data, which keep every row."""
 
 import pytest
 from django.contrib.contenttypes.models import ContentType
@@ -101,7 +101,8 @@ def test_renaming_prediction_to_claim_keeps_every_row_label_and_score():
         new = _migrate(leaf[0])
 
     claim = new.get_model("annotator", "Claim").objects.get(external_id="p1")
-    assert claim.pk == prediction.pk and claim.value == "Jamaica"
+    assert claim.pk == prediction.pk
+    assert claim.data == {"type": "location", "value": "Jamaica", "context": "Jamaica"}
     assert claim.project.claims.get() == claim and claim.document.claims.get() == claim
     assert [(s.scorer, s.score) for s in claim.scores.all()] == [("nli", 0.93)]
     assert [(a.label, a.note) for a in claim.annotations.all()] == [("unsafe", "kept")]
@@ -109,3 +110,84 @@ def test_renaming_prediction_to_claim_keeps_every_row_label_and_score():
     types = ContentType.objects
     assert types.filter(app_label="annotator", model="claim").exists()
     assert not types.filter(app_label="annotator", model="prediction").exists()
+
+
+DATA = ("annotator", "0003_claim_data")
+
+#: A claim of each kind as the columns held it (type, value, context, extra),
+#: and its data and extra after the move.
+BY_KIND = {
+    "extraction": (
+        ("location", {"city": "Kingston"}, "in Kingston", {"page": 2}),
+        {"type": "location", "value": {"city": "Kingston"}, "context": "in Kingston"},
+        {"page": 2},
+    ),
+    "citations": (
+        (
+            "case_citation",
+            "Roe v. Doe, 5 U.S. 15",
+            "Roe v. Doe, 5 U.S. 15",
+            {"start": 4, "end": 25, "form": "full"},
+        ),
+        {"citation": "Roe v. Doe, 5 U.S. 15", "start": 4, "end": 25, "form": "full"},
+        {},
+    ),
+    "provenance": (
+        ("rag_answer", "In Oslo.", "", {}),
+        {"answer": "In Oslo.", "query": "Where is its head office?"},
+        {},
+    ),
+    "consistency": (
+        ("response_block", "It rains.", "", {"block": 1, "start": 9, "end": 18}),
+        {"sentence": "It rains.", "block": 1, "start": 9, "end": 18},
+        {},
+    ),
+}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_moving_claims_fields_into_data_keeps_each_kinds_fields_both_ways():
+    """Each kind's claim comes out of the old columns into the data its
+    checker reads (a RAG answer's query from its item's document), keeps its
+    label, and goes back to the same columns when migrated back."""
+    old = _migrate(CLAIM)
+    leaf = MigrationExecutor(connection).loader.graph.leaf_nodes("annotator")[0]
+    try:
+        expert = old.get_model("auth", "User").objects.create(username="moved")
+        ids = {}
+        for kind, ((type_, value, context, extra), _, _) in BY_KIND.items():
+            project = old.get_model("annotator", "Project").objects.create(
+                name=f"moved-{kind}", kind=kind
+            )
+            document = old.get_model("annotator", "Document").objects.create(
+                project=project,
+                external_id="d1",
+                text="Roe v. Doe, 5 U.S. 15. It rains.",
+                metadata={"query": "Where is its head office?"},
+            )
+            claim = old.get_model("annotator", "Claim").objects.create(
+                project=project,
+                document=document,
+                external_id="c1",
+                type=type_,
+                value=value,
+                context=context,
+                extra=extra,
+            )
+            old.get_model("annotator", "Annotation").objects.create(
+                claim=claim, annotator=expert, label="safe"
+            )
+            ids[kind] = claim.pk
+        new = _migrate(leaf)
+        Claim = new.get_model("annotator", "Claim")
+        for kind, (_, data, extra) in BY_KIND.items():
+            claim = Claim.objects.get(pk=ids[kind])
+            assert (claim.data, claim.extra) == (data, extra), kind
+            assert [a.label for a in claim.annotations.all()] == ["safe"]
+
+        back = _migrate(CLAIM).get_model("annotator", "Claim")
+        for kind, (columns, _, _) in BY_KIND.items():
+            claim = back.objects.get(pk=ids[kind])
+            assert (claim.type, claim.value, claim.context, claim.extra) == columns
+    finally:
+        _migrate(leaf)

@@ -59,19 +59,18 @@ def test_a_project_of_the_test_kind_is_checked_by_its_checker():
         external_id="memo",
         text="The board met in March. The budget was approved by the board.",
     )
-    approved = make_claim(
-        document, type="statement", value="the board approved the budget"
-    )
-    rejected = make_claim(
-        document, type="statement", value="the board rejected the budget"
-    )
+    approved = make_claim(document, data={"statement": "the board approved the budget"})
+    rejected = make_claim(document, data={"statement": "the board rejected the budget"})
 
     summary = claims_check(project_id=project.pk)
 
     # No scorer yet: what the checker passes is unscored, never safe.
     assert (summary.checked, summary.unscored, summary.unsafe) == (2, 1, 1)
     approved, rejected = Claim.objects.filter(pk__in=[approved.pk, rejected.pk])
-    assert approved.verdict == "unscored" and approved.hypothesis == approved.value
+    assert (
+        approved.verdict == "unscored"
+        and approved.hypothesis == approved.data["statement"]
+    )
     assert approved.premise == "The budget was approved by the board."
     assert approved.evidence[0] == dict(
         source="memo",  # the document's external id, not its database id
@@ -106,7 +105,7 @@ def test_a_project_of_the_test_kind_retrains_its_own_scorer(settings, tmp_path):
             text="The board approved the budget. The meeting was held in March.",
         )
         for statement, label in statements:
-            claim = make_claim(document, type="statement", value=statement)
+            claim = make_claim(document, data={"statement": statement})
             Annotation.objects.create(claim=claim, label=label)
     claims_check(project_id=project.pk)
 

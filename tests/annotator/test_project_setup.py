@@ -225,7 +225,7 @@ def test_claims_csv_with_a_bad_row(personas, admin_client):
     assert (source, line) == ("preds.csv", "4")
     assert "3 cells, the header 6" in problem
     p2 = Claim.objects.get(project=project, external_id="p2")
-    assert p2.value == {"yyyy": "2012", "mm": "01", "dd": "17"}
+    assert p2.data["value"] == {"yyyy": "2012", "mm": "01", "dd": "17"}
 
 
 def test_an_upload_that_imports_nothing_answers_400(personas, admin_client):

@@ -96,10 +96,9 @@ def test_items_come_in_over_the_api_with_bad_lines_named(personas, api, unread_b
         ],
     }
     claim = Claim.objects.get(project=project, external_id="q1")
-    assert (claim.document_id, claim.type, claim.value, claim.verdict) == (
+    assert (claim.document_id, claim.data, claim.verdict) == (
         document.pk,
-        "rag_answer",
-        "The Eiffel Tower is in Paris.",
+        {"answer": TOWER["answer"], "query": TOWER["query"]},
         "",
     )
     # A benchmark's label is kept as an imported label (no annotator), as a
@@ -151,7 +150,7 @@ def test_an_item_sent_again_updates_its_rows_and_resets_its_check(
     assert Document.objects.filter(project=project).count() == 2
     assert Claim.objects.filter(project=project).count() == 2
     tower = Claim.objects.get(project=project, external_id="q1")
-    assert (tower.value, tower.checked_at, tower.details) == (
+    assert (tower.data["answer"], tower.checked_at, tower.details) == (
         "The Eiffel Tower is in Berlin.",
         None,
         {},
@@ -378,7 +377,7 @@ def test_expert_labels_retrain_the_provenance_scorer(
         Annotation.objects.create(
             claim=p,
             annotator=personas.annotator,
-            label="safe" if "Lyon" in p.value else "unsafe",
+            label="safe" if "Lyon" in p.data["answer"] else "unsafe",
         )
 
     scorer, metadata = train_on_labels(project)

@@ -102,7 +102,8 @@ def test_documents_and_claims_import_from_csv(personas, settings):
     [error] = report.errors
     assert error.line == 3 and "unknown document_id 'nowhere'" in error.message
     p1 = Claim.objects.get(project=project, external_id="p1")
-    assert (p1.value, p1.model, p1.document.external_id) == ("Toronto", "", "d1")
+    assert (p1.data["value"], p1.model) == ("Toronto", "")
+    assert p1.document.external_id == "d1"
 
 
 @pytest.mark.django_db

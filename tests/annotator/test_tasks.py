@@ -207,7 +207,7 @@ def test_extraction_started_over_api_is_run_and_checked_by_the_worker(
     def verdicts():
         rows = admin.get(f"/api/claims/?project={project.pk}").json()["results"]
         return (
-            {r["value"]: r["verdict"] for r in rows}
+            {r["data"]["value"]: r["verdict"] for r in rows}
             if all(r["verdict"] for r in rows) and rows
             else None
         )

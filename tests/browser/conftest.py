@@ -132,10 +132,14 @@ def wait_all_sent(page):
 
 
 def stored_labels(expert) -> dict:
-    """The labels ``expert`` stored, by the labelled claim's value."""
+    """The labels ``expert`` stored, by the labelled claim's value (as its
+    kind's record has it)."""
+    from annotator.claims.records import claim_record
     from annotator.models import Annotation
 
     return {
-        a.claim.value: a.label
-        for a in Annotation.objects.filter(annotator=expert).select_related("claim")
+        claim_record(a.claim, a.claim.project.kind).value: a.label
+        for a in Annotation.objects.filter(annotator=expert).select_related(
+            "claim__project"
+        )
     }

@@ -123,7 +123,7 @@ def test_a_correction_run_is_started_and_its_corrections_accepted_or_rejected(
     assert sorted(decisions.values()) == ["accepted", "rejected"]
     for document, decision in decisions.items():
         phd = Claim.objects.get(
-            project=project, document__external_id=document, value=PHD
+            project=project, document__external_id=document, data__sentence=PHD
         )
         label = Annotation.objects.get(claim=phd, annotator=personas.annotator)
         assert (label.label, label.suggestion) == ("unsafe", decision)

@@ -36,7 +36,7 @@ def test_answer_sentences_are_labelled_against_the_samples(
     )
     assert response.status_code == 200, response.content
     assert claims_check(project_id=project.pk).checked == 3
-    checked = {p.value: p for p in Claim.objects.filter(project=project)}
+    checked = {p.data["sentence"]: p for p in Claim.objects.filter(project=project)}
 
     page = new_page()
     log_in(page, expert.username, "ann1-pass")

@@ -64,7 +64,7 @@ def test_rag_answers_are_labelled_with_their_sources(
     )
     assert response.status_code == 200, response.content
     assert claims_check(project_id=project.pk).checked == 2
-    checked = {p.value: p for p in Claim.objects.filter(project=project)}
+    checked = {p.data["answer"]: p for p in Claim.objects.filter(project=project)}
 
     page = new_page()
     log_in(page, expert.username, "ann1-pass")

@@ -20,7 +20,7 @@ from annotator.claims.records import document_record
 from annotator.core.errors import ApplicationError
 from annotator.kinds.consistency.jobs import Calls, model_param, tokens
 from annotator.models import Claim, Document, Project, Verdict
-from pipeline.checkers.consistency.checker import CLAIM_TYPE, finding_block
+from pipeline.checkers.consistency.checker import finding_block
 from pipeline.checkers.consistency.items import correction_to_json, item_from_document
 from pipeline.checkers.consistency.mitigate import (
     block_corrections,
@@ -81,15 +81,15 @@ class CorrectionsJob:
         blocks (the library's, judgements included, from the check's
         findings)."""
 
-        flagged = Claim.objects.filter(
-            project=project, type=CLAIM_TYPE, verdict=Verdict.UNSAFE
-        ).exclude(checked_at=None)
+        flagged = Claim.objects.filter(project=project, verdict=Verdict.UNSAFE).exclude(
+            checked_at=None
+        )
         if ids is not None:
             flagged = flagged.filter(document_id__in=ids)
         blocks: dict[int, list] = {}
-        for p in flagged.only("document_id", "value", "details").order_by("id"):
+        for p in flagged.only("document_id", "data", "details").order_by("id"):
             try:
-                block = finding_block(p.value, p.details)
+                block = finding_block(p.data["sentence"], p.details)
             except ValueError:
                 continue  # no offsets: not a finding of the check
             blocks.setdefault(p.document_id, []).append(block)

@@ -19,7 +19,15 @@ from ...jsonl import claim_from_json
 from ...score import Scorer
 from ...types import Claim, Document, VerdictValue
 from .. import register
-from ..base import CheckResult, Evidence, Example, Finding, Pair, ScorerCard
+from ..base import (
+    CheckResult,
+    ClaimData,
+    Evidence,
+    Example,
+    Finding,
+    Pair,
+    ScorerCard,
+)
 from .checks import CaseLaw, CitationResult, Span, check_citations
 from .parse import Citation, find_citations
 from .silver import proposition_examples
@@ -31,6 +39,10 @@ _VERDICT: dict[str, VerdictValue] = {
     "hallucinated": "unsafe",
     "unverifiable": "unscored",
 }
+
+
+#: The found citation's place and form, kept in a claim's ``extra``.
+_PLACE = ("start", "end", "form")
 
 
 def citation_claims(documents: Mapping[str, Document]) -> list[Claim]:
@@ -49,6 +61,23 @@ def citation_claims(documents: Mapping[str, Document]) -> list[Claim]:
     ]
 
 
+#: A citation: its text, where it lies in the brief and its form (full,
+#: short, id, supra); its other parts are parsed again from the brief.
+CLAIM_DATA = ClaimData(
+    fields={"citation": (str,), "start": (int,), "end": (int,), "form": (str,)},
+    of=lambda c: {"citation": c.value, **{k: c.extra.get(k) for k in _PLACE}},
+    claim=lambda id, document_id, d: Claim(
+        id,
+        document_id,
+        type=CLAIM_TYPE,
+        value=d["citation"],
+        context=d["citation"],
+        extra={k: d[k] for k in _PLACE},
+    ),
+    statement=lambda d: d["citation"],
+)
+
+
 @register
 class CitationChecker:
     """Checks citations in briefs (``documents``, by id) against case law.
@@ -61,6 +90,7 @@ class CitationChecker:
 
     kind: ClassVar[str] = "citations"
     title: ClassVar[str] = "Legal citations in briefs against case law"
+    claim_data: ClassVar[ClaimData] = CLAIM_DATA
     evidence_score_name: ClassVar[str] = "Score of the deciding check"
     aligns: ClassVar[bool] = False
     grader_prompt: ClassVar[GraderPrompt | None] = SUPPORT_PROMPT

@@ -30,6 +30,7 @@ from ...types import Claim, Document, VerdictValue
 from .. import register
 from ..base import (
     CheckResult,
+    ClaimData,
     Evidence,
     Example,
     Finding,
@@ -90,6 +91,24 @@ def block_claims(documents: Mapping[str, Document]) -> list[Claim]:
     ]
 
 
+_PLACE = ("block", "start", "end")
+#: A sentence of a response: its text, its index among the response's
+#: blocks and where it lies in the response.
+CLAIM_DATA = ClaimData(
+    fields={"sentence": (str,), "block": (int,), "start": (int,), "end": (int,)},
+    of=lambda c: {"sentence": c.value, **{k: c.extra.get(k) for k in _PLACE}},
+    claim=lambda id, document_id, d: Claim(
+        id,
+        document_id,
+        type=CLAIM_TYPE,
+        value=d["sentence"],
+        context="",
+        extra={k: d[k] for k in _PLACE},
+    ),
+    statement=lambda d: d["sentence"],
+)
+
+
 def sample_source(index: int, sample: Sample) -> str:
     """How evidence names the sample it was found in: "sample 2 (model)",
     counted from 1."""
@@ -122,6 +141,7 @@ class ConsistencyChecker:
 
     kind: ClassVar[str] = "consistency"
     title: ClassVar[str] = "Free-form answers against other models' samples"
+    claim_data: ClassVar[ClaimData] = CLAIM_DATA
     # The sample sentences' NLI scores are machine judgements: they stay in
     # the judgements of ``extra``, which projects hiding scores hide, and no
     # evidence carries one.

@@ -12,13 +12,34 @@ from ...jsonl import claim_from_json
 from ...score import Scorer
 from ...types import CheckedClaim, Claim, Document
 from .. import register
-from ..base import CheckResult, Evidence, Example, Finding, Pair, ScorerCard
+from ..base import (
+    ANY_JSON,
+    CheckResult,
+    ClaimData,
+    Evidence,
+    Example,
+    Finding,
+    Pair,
+    ScorerCard,
+)
 from .check import align_claims, check_claims
 from .grading import GRADER_PROMPT
 from .hypothesis import render_hypothesis
 from .patterns import pattern_fields
 from .schema import Schema
 from .silver import HARD_SHARE, silver_examples
+
+#: An extracted field: its entity type, its value and the context the LLM
+#: copied from the document.
+CLAIM_DATA = ClaimData(
+    fields={"type": (str,), "value": ANY_JSON, "context": (str,)},
+    of=lambda c: {"type": c.type, "value": c.value, "context": c.context},
+    claim=lambda id, document_id, d: Claim(
+        id, document_id, type=d["type"], value=d["value"], context=d["context"]
+    ),
+    statement=lambda d: render_hypothesis(d["type"], d["value"]),
+    group="type",
+)
 
 
 @register
@@ -34,6 +55,7 @@ class ExtractionChecker:
 
     kind: ClassVar[str] = "extraction"
     title: ClassVar[str] = "Extracted fields against their document"
+    claim_data: ClassVar[ClaimData] = CLAIM_DATA
     evidence_score_name: ClassVar[str] = "Alignment score (matches / alignment length)"
     aligns: ClassVar[bool] = True
     grader_prompt: ClassVar[GraderPrompt | None] = GRADER_PROMPT

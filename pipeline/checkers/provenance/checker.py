@@ -23,6 +23,7 @@ from ...types import Claim, Document, Label, LabelValue, VerdictValue
 from .. import register
 from ..base import (
     CheckResult,
+    ClaimData,
     Evidence,
     Example,
     Finding,
@@ -62,10 +63,32 @@ def named_relevance(name: str, *, quantize: bool = False) -> Relevance:
 
 
 def item_claim(item: RagItem) -> Claim:
-    """The answer of ``item`` as the claim of its document."""
+    """The answer of ``item`` as the claim of its document, with the query it
+    answers and the item's other fields."""
     return Claim(
-        id=item.id, document_id=item.id, type=CLAIM_TYPE, value=item.answer, context=""
+        id=item.id,
+        document_id=item.id,
+        type=CLAIM_TYPE,
+        value=item.answer,
+        context="",
+        extra={**item.extra, "query": item.query},
     )
+
+
+#: A RAG answer and the query it answers.
+CLAIM_DATA = ClaimData(
+    fields={"answer": (str,), "query": (str,)},
+    of=lambda c: {"answer": c.value, "query": c.extra.get("query")},
+    claim=lambda id, document_id, d: Claim(
+        id,
+        document_id,
+        type=CLAIM_TYPE,
+        value=d["answer"],
+        context="",
+        extra={"query": d["query"]},
+    ),
+    statement=lambda d: d["answer"],
+)
 
 
 #: A benchmark's label of the answer, as an expert's label.
@@ -91,6 +114,7 @@ class ProvenanceChecker:
 
     kind: ClassVar[str] = "provenance"
     title: ClassVar[str] = "RAG answers against their retrieved context"
+    claim_data: ClassVar[ClaimData] = CLAIM_DATA
     evidence_score_name: ClassVar[str] = "Weight among the selected sources"
     aligns: ClassVar[bool] = False
     grader_prompt: ClassVar[GraderPrompt | None] = SUPPORT_PROMPT
@@ -111,7 +135,7 @@ class ProvenanceChecker:
     item_format: ClassVar[ItemFormat] = ItemFormat(
         read=item_from_json,
         document=item_document,
-        claims=lambda item: [replace(item_claim(item), extra=item.extra)],
+        claims=lambda item: [item_claim(item)],
         labels=_item_labels,
     )
 

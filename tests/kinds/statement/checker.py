@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 from pipeline.checkers import register
 from pipeline.checkers.base import (
     CheckResult,
+    ClaimData,
     Evidence,
     Example,
     Finding,
@@ -33,10 +34,22 @@ def _words(text: str) -> set[str]:
     return set(re.findall(r"\w+", text.lower()))
 
 
+#: A statement; its claims keep no other field of their own.
+CLAIM_DATA = ClaimData(
+    fields={"statement": (str,)},
+    of=lambda c: {"statement": c.value},
+    claim=lambda id, document_id, d: Claim(
+        id, document_id, type="statement", value=d["statement"], context=""
+    ),
+    statement=lambda d: d["statement"],
+)
+
+
 @register
 class StatementChecker:
     kind: ClassVar[str] = KIND
     title: ClassVar[str] = "Statements against their document, word for word"
+    claim_data: ClassVar[ClaimData] = CLAIM_DATA
     evidence_score_name: ClassVar[str] = "Share of the statement's words"
     aligns: ClassVar[bool] = False
     grader_prompt: ClassVar[GraderPrompt | None] = SUPPORT_PROMPT
