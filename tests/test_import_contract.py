@@ -174,16 +174,6 @@ def _kind_names(path: Path) -> int:
     return found
 
 
-#: Core modules that still name a kind, and how often (extraction's schema,
-#: prompt and hypothesis, which issue 29's Claim moves into the kind): the
-#: count may fall, never rise, and no other core module may name one.
-STILL_NAMING_KINDS = {
-    "annotator/api/serializers.py": 1,
-    "annotator/labeling/handout.py": 1,
-    "annotator/models/__init__.py": 3,
-}
-
-
 def test_core_code_names_no_checker_kind():
     """Core is the app outside ``annotator/kinds/``: a kind reaches it through
     its hook (``annotator.kinds``), so adding a kind touches no core module."""
@@ -192,11 +182,4 @@ def test_core_code_names_no_checker_kind():
         for path, _ in _modules("annotator")
         if "kinds" not in path.relative_to(ROOT).parts
     }
-    over = {
-        name: count
-        for name, count in naming.items()
-        if count > STILL_NAMING_KINDS.get(name, 0)
-    }
-    assert over == {}
-    # A count that fell is lowered here, so that it cannot rise again.
-    assert {n: naming.get(n, 0) for n in STILL_NAMING_KINDS} == STILL_NAMING_KINDS
+    assert {name: count for name, count in naming.items() if count} == {}

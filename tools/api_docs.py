@@ -33,7 +33,10 @@ labels line's `prediction_id` (now `claim_id`), and the claims' filter `type`
 `data`, as its kind defines them: an extracted field's `type`, `value` and
 `context` (top-level fields before this release), a citation's `citation`,
 `start`, `end` and `form`, a RAG answer's `answer` and `query`, an answer
-sentence's `sentence`, `block`, `start` and `end`.
+sentence's `sentence`, `block`, `start` and `end`. A project's kind brings
+its own settings in its `options` (an extraction project's `entity_schema`,
+`extraction_prompt` and `align_threshold`, top-level fields before this
+release, still read there); those sent are merged into those stored.
 """
 
 

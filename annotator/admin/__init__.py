@@ -66,7 +66,6 @@ class ProjectAdmin(admin.ModelAdmin):
         "name",
         "kind",
         "llm_base_url",
-        "align_threshold",
         "nli_threshold",
         "created_at",
     ]

@@ -9,6 +9,7 @@ from rest_framework import serializers
 
 from annotator.claims import pdfs
 from annotator.core import allowlists
+from annotator.kinds import default_kind, kind_hook
 from annotator.labeling import labels
 from annotator.models import (
     Annotation,
@@ -22,8 +23,6 @@ from annotator.models import (
 )
 from annotator.projects import access, services
 from annotator.training.calibration import calibration_summary
-from pipeline.checkers.extraction.schema import schema_from_dict
-from pipeline.errors import SchemaError
 from pipeline.jsonl import text_problem, value_problem
 
 
@@ -84,12 +83,10 @@ class ProjectSerializer(serializers.ModelSerializer):
             "name",
             "kind",
             "description",
-            "entity_schema",
-            "extraction_prompt",
+            "options",
             "llm_base_url",
             "llm_models",
             "llm_api_key_env",
-            "align_threshold",
             "nli_threshold",
             "queue_strategy",
             "overlap_share",
@@ -104,13 +101,14 @@ class ProjectSerializer(serializers.ModelSerializer):
             "id": {"help_text": "Project id."},
             "name": {"help_text": "Unique project name."},
             "description": {"help_text": "Free text for the team."},
-            "extraction_prompt": {"help_text": "Extra instructions sent to the LLM."},
-            "entity_schema": {"validators": [storable_json]},
-            "llm_models": {"validators": [storable_json]},
-            "align_threshold": {
-                "help_text": "Minimum alignment score (matches / alignment length) "
-                "for a context to count as found in the document."
+            "options": {
+                "validators": [storable_json],
+                "help_text": "The settings the project's kind adds (an extraction "
+                "project's entity_schema, extraction_prompt and align_threshold): "
+                "those sent are checked and put in the stored ones; every one "
+                "has a default.",
             },
+            "llm_models": {"validators": [storable_json]},
             "nli_threshold": {
                 "help_text": "Score below which an aligned claim is unsafe "
                 "when the project has no active scorer of its own."
@@ -128,6 +126,19 @@ class ProjectSerializer(serializers.ModelSerializer):
             "updated_at": {"help_text": "Last change."},
         }
 
+    def to_internal_value(self, data):
+        # A kind's options were fields of every project before this release:
+        # one sent at the top level is still read, for one release.
+        if isinstance(data, Mapping):
+            kind = data.get("kind") or getattr(self.instance, "kind", None)
+            hook = kind_hook(kind if isinstance(kind, str) else default_kind())
+            old = {k: data[k] for k in hook.project_options if k in data}
+            if old:
+                sent = data.get("options")
+                data = {k: v for k, v in data.items() if k not in old}
+                data["options"] = {**old, **(sent if isinstance(sent, dict) else {})}
+        return super().to_internal_value(data)
+
     def validate(self, attrs):
         # The key and the endpoint it would be sent to, as they will be stored.
         url, name = (
@@ -137,6 +148,13 @@ class ProjectSerializer(serializers.ModelSerializer):
         problem = allowlists.llm_key_binding_problem(name, url)
         if problem:
             raise serializers.ValidationError({"llm_api_key_env": problem})
+        if "options" in attrs:
+            kind = attrs.get("kind") or getattr(self.instance, "kind", default_kind())
+            stored = self.instance.options if self.instance else {}
+            try:
+                kind_hook(kind).options_cleaned(attrs["options"], stored)
+            except ValueError as e:
+                raise serializers.ValidationError({"options": str(e)}) from e
         return attrs
 
     def validate_name(self, value):
@@ -148,16 +166,6 @@ class ProjectSerializer(serializers.ModelSerializer):
                 "a project's kind is chosen when it is created: its claims were "
                 "made for that checker"
             )
-        return value
-
-    def validate_entity_schema(self, value):
-        if not value:
-            return value
-
-        try:
-            schema_from_dict(value)
-        except SchemaError as e:
-            raise serializers.ValidationError(str(e)) from e
         return value
 
 

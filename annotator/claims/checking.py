@@ -37,7 +37,6 @@ from annotator.models import (
     Verdict,
 )
 from pipeline.checkers import checker_class
-from pipeline.errors import SchemaError
 from pipeline.score import NLIScorer, model_folder_problem, resolve_model
 
 logger = logging.getLogger(__name__)
@@ -112,39 +111,27 @@ def project_scorer(project: Project) -> tuple[Any, str]:
     return None, ""
 
 
-def project_schema(project: Project):
-    """The project's entity schema, None when it has none.
-
-    Raises:
-        ConfigurationError: the stored schema does not parse.
-    """
-    try:
-        return project.schema()
-    except SchemaError as e:
-        raise ConfigurationError(f"project {project.name!r}: {e}") from e
-
-
 def project_checker(project: Project, documents: dict[str, Any]):
     """The checker of the project's kind over ``documents`` (pipeline
     records by id), built with the options its constructor names among those
-    the app offers (the project's schema and alignment threshold, int8, and
-    what its kind's hook offers from the deployment): an option is made only
-    for a checker that takes it, so a check builds no case law it ignores.
+    the app offers (int8, and what its kind's hook makes of the project and
+    the deployment: an extraction project's schema, a case-law store): an
+    option is made only for a checker that takes it, so a check builds no
+    case law it ignores.
 
     Raises:
-        ConfigurationError: the stored schema or the case-law settings do
-            not parse.
+        ConfigurationError: a stored option or the case-law settings do not
+            parse.
     """
-    offered: dict[str, Callable[[], Any]] = {
-        "schema": lambda: project_schema(project),
-        "align_threshold": lambda: project.align_threshold,
-        "int8": lambda: settings.SCORER_INT8,
+    offered: dict[str, Callable[[Project], Any]] = {
+        "int8": lambda _project: settings.SCORER_INT8,
         **kind_hook(project.kind).checker_options,
     }
     checker = checker_class(project.kind)
     taken = inspect.signature(checker).parameters
     return checker(
-        documents, **{name: make() for name, make in offered.items() if name in taken}
+        documents,
+        **{name: make(project) for name, make in offered.items() if name in taken},
     )
 
 
@@ -216,7 +203,10 @@ def claims_check(
     """
 
     project = Project.objects.get(pk=project_id)
-    project_schema(project)  # a broken schema stops the run before any work
+    try:  # a broken option stops the run before any work
+        kind_hook(project.kind).options_cleaned(project.options, {})
+    except ValueError as e:
+        raise ConfigurationError(f"project {project.name!r}: {e}") from e
     claims_find(project)
     scorer, scorer_version = project_scorer(project)
     summary = CheckSummary(scorer=getattr(scorer, "name", "") if scorer else "")

@@ -288,7 +288,6 @@ PDF_MAX_PAGES = env_int("PDF_MAX_PAGES", 500)
 PDF_MAX_TEXT_CHARS = env_int("PDF_MAX_TEXT_CHARS", MAX_DOCUMENT_BYTES)
 PDF_READ_SECONDS = env_float("PDF_READ_SECONDS", 10.0)
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 10_000_000)
-DEFAULT_ALIGN_THRESHOLD = env_float("DEFAULT_ALIGN_THRESHOLD", 0.6)
 DEFAULT_NLI_THRESHOLD = env_float("DEFAULT_NLI_THRESHOLD", 0.5)
 # Scorer used when a project has no active ScorerModel: a local path or a hub
 # name. Empty means alignment only: what aligns is "unscored", never safe.

@@ -468,6 +468,7 @@ def dashboard(project: Project) -> dict[str, Any]:
 
 def charts(project: Project, stats: dict[str, Any]) -> dict[str, str]:
     checker = checker_class(project.kind)
+    kept_at = project.evidence_threshold()
     curve = stats["curve"]["points"]
     learning = [
         Series(
@@ -593,12 +594,8 @@ def charts(project: Project, stats: dict[str, Any]) -> dict[str, str]:
             x_label=checker.evidence_score_name,
             y_label="Claims",
             log_scale=True,
-            markers=[
-                Reference(
-                    project.align_threshold, f"keep >= {project.align_threshold:g}"
-                )
-            ]
-            if checker.aligns
+            markers=[Reference(kept_at, f"keep >= {kept_at:g}")]
+            if kept_at is not None
             else [],
             empty_message="No evidence scored yet",
         ),

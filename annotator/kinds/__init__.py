@@ -38,19 +38,76 @@ class DashboardPanels:
 
 
 @dataclass(frozen=True)
+class ProjectOption:
+    """A setting a kind adds to its projects, kept in ``Project.options``.
+
+    ``default`` makes its value for a project that has none; ``clean`` takes
+    a value sent and returns it as stored, or raises :class:`ValueError`
+    naming the problem; ``help`` says what it is; ``rechecks``: a change can
+    turn a verdict already given, so every claim is checked again.
+    """
+
+    default: Callable[[], Any]
+    clean: Callable[[Any], Any]
+    help: str
+    rechecks: bool = False
+
+
+@dataclass(frozen=True)
 class KindHook:
     """What a checker kind brings to the app.
 
-    ``checker_options``: the deployment's options its checker is built with,
-    each made only when a check needs it (a case-law store, say).
+    ``checker_options``: the options its checker is built with, each made
+    from the project only when a check needs it (a case-law store, say).
+    ``project_options``: the settings it adds to its projects.
+    ``evidence_threshold``: the project option its evidence scores are kept
+    at (an alignment threshold), which the dashboard marks and the
+    disagreement queue ranks claims near; None where there is none.
+    ``claim_display``: for a project, how the labeling page names one of
+    its claims (a claim record): ``type_display``, ``value_display`` and the
+    ``hypothesis`` shown until the check stores one; by default its type, its
+    value as text and the statement its claim data makes.
+    ``labeling_page``: what the labeling page's script gets of a project
+    beside the shared fields (an extraction project's entity types, offered
+    as corrections).
     ``api_urls``: the module of its endpoints, under ``/api/``.
     ``dashboard``: its panels on the project dashboard.
     """
 
     kind: str
-    checker_options: Mapping[str, Callable[[], Any]] = field(default_factory=dict)
+    checker_options: Mapping[str, Callable[[Any], Any]] = field(default_factory=dict)
+    project_options: Mapping[str, ProjectOption] = field(default_factory=dict)
+    evidence_threshold: str | None = None
+    claim_display: Callable[[Any], Callable[[Any], dict[str, str]]] | None = None
+    labeling_page: Callable[[Any], dict[str, Any]] | None = None
     api_urls: str | None = None
     dashboard: DashboardPanels | None = None
+
+    def options_cleaned(self, sent: Any, stored: Mapping[str, Any]) -> dict[str, Any]:
+        """``stored`` options with those ``sent`` checked and put in, every
+        option this kind has filled in (its default where none is stored).
+
+        Raises:
+            ValueError: naming the option and its problem.
+        """
+        if not isinstance(sent, dict):
+            raise ValueError("options must be an object")
+        if unknown := sorted(set(sent) - set(self.project_options)):
+            known = ", ".join(sorted(self.project_options)) or "none"
+            raise ValueError(
+                f"{self.kind} projects have no option {', '.join(unknown)} "
+                f"(theirs: {known})"
+            )
+        options = {k: v for k, v in stored.items() if k in self.project_options}
+        for name, option in self.project_options.items():
+            if name in sent:
+                try:
+                    options[name] = option.clean(sent[name])
+                except ValueError as e:
+                    raise ValueError(f"option {name}: {e}") from e
+            elif name not in options:
+                options[name] = option.default()
+        return options
 
 
 class KindConfig(AppConfig):
@@ -60,6 +117,9 @@ class KindConfig(AppConfig):
     second config for Django to choose from."""
 
     kind: str
+    #: The kind of a project made without one (one kind says so; not
+    #: ``default``, which tells Django which config of a module to use).
+    default_kind: bool = False
     default_auto_field = "django.db.models.BigAutoField"
 
     def hook(self) -> KindHook:
@@ -99,6 +159,13 @@ def kind_hooks() -> dict[str, KindHook]:
         for config in apps.get_app_configs()
         if isinstance(config, KindConfig)
     }
+
+
+def default_kind() -> str:
+    """The kind of a project made without one: the installed kind whose app
+    says it is the default, else the first installed."""
+    configs = [c for c in apps.get_app_configs() if isinstance(c, KindConfig)]
+    return next((c.kind for c in configs if c.default_kind), configs[0].kind)
 
 
 def kind_hook(kind: str) -> KindHook:

@@ -3,7 +3,9 @@ excerpt of the document, the why, and the scores the expert may see."""
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from django.db.models import (
@@ -18,6 +20,7 @@ from django.db.models.functions import Cast, Coalesce, Greatest, Length, Substr
 from django.db.models.lookups import Exact
 
 from annotator.claims import pdfs
+from annotator.kinds import kind_hook
 from annotator.labeling import gold as gold_set
 from annotator.labeling import guidelines
 from annotator.labeling.queue import is_overlap
@@ -30,28 +33,12 @@ from annotator.models import (
     Verdict,
 )
 from pipeline.checkers import checker_class
-from pipeline.checkers.extraction.hypothesis import (
-    render_hypothesis,
-    render_value,
-    type_display_name,
-)
-from pipeline.errors import SchemaError
 from pipeline.types import Claim as ClaimRecord
 
 WINDOW_CHARS = 400
 #: How far a window's cut may move to land on a line or word boundary.
 WINDOW_SLACK = 80
 MAX_SIBLINGS = 50
-
-
-def project_schema_or_none(project: Project):
-    """The project's parsed entity schema; None when it has none or it does
-    not parse (pages then show default names; the check reports it)."""
-
-    try:
-        return project.schema()
-    except SchemaError:
-        return None
 
 
 _ITEM_FIELDS = (
@@ -66,6 +53,26 @@ _ITEM_FIELDS = (
     "details",
     "document_id",
 )
+
+
+def claim_display(project: Project) -> Callable[[ClaimRecord], dict[str, str]]:
+    """How the project's kind names a claim on the labeling page (its hook's
+    ``claim_display``): by default its type, its value as text, and the
+    statement of its claim data as the hypothesis."""
+    hook = kind_hook(project.kind)
+    if hook.claim_display is not None:
+        return hook.claim_display(project)
+    spec = checker_class(project.kind).claim_data
+
+    def display(claim: ClaimRecord) -> dict[str, str]:
+        value = claim.value
+        return {
+            "type_display": claim.type,
+            "value_display": value if isinstance(value, str) else json.dumps(value),
+            "hypothesis": spec.statement(spec.of(claim)),
+        }
+
+    return display
 
 
 def _anchor(end: str) -> Case:
@@ -248,7 +255,6 @@ def labeling_items(
 
     if not ids:
         return []
-    schema = project_schema_or_none(project)
     # The window WINDOW_SLACK characters wider on each side, for _excerpt to
     # cut at a line or word boundary.
     anchor_start, anchor_end = _anchor("start"), _anchor("end")
@@ -262,6 +268,7 @@ def labeling_items(
     machine = _MACHINE_FIELDS if project.show_machine_scores else ()
     checker = checker_class(project.kind)
     reasons = checker.reasons
+    display = claim_display(project)
     rows = (
         Claim.objects.filter(project=project, pk__in=ids)
         .order_by()
@@ -328,17 +335,11 @@ def labeling_items(
         )
     }
 
-    def record(data: dict[str, Any]) -> ClaimRecord:
-        """The claim as its kind reads its data (ids are not needed here)."""
-        return checker.claim_data.claim("", "", data)
-
     def hypothesis(stored: str, data: dict[str, Any] | None) -> str:
-        """The stored hypothesis, or one rendered from the data until the
-        check stores it."""
+        """The stored hypothesis, or the kind's until the check stores it."""
         if stored or data is None:
             return stored
-        claim = record(data)
-        return render_hypothesis(claim.type, claim.value, schema=schema)
+        return display(checker.claim_data.claim("", "", data))["hypothesis"]
 
     hidden = checker.score_fields
 
@@ -360,8 +361,8 @@ def labeling_items(
         p = by_id.get(pk)
         if p is None:
             continue
-        claim = record(p["data"])
-        spec = schema.get(claim.type) if schema else None
+        claim = checker.claim_data.claim("", "", p["data"])
+        shown = display(claim)
         table = pdfs.page_table({"pages": p["document_pages"]}, p["document_length"])
         paged = _page_window(p, table) if table else None
         if paged is not None:
@@ -382,20 +383,19 @@ def labeling_items(
         # False: the LLM's context matches no passage of the document, and
         # its aligned span means nothing; None: not checked yet.
         context_found = p["reason"] != Reason.NOT_IN_DOCUMENT if p["verdict"] else None
-        type_display = type_display_name(claim.type, schema)
         item = {
             "id": pk,
             "external_id": p["external_id"],
             "model": p["model"],
             "data": p["data"],
             "type": claim.type,
-            "type_display": type_display,
-            "guideline_keys": guidelines.section_keys(claim.type, type_display),
-            "value": claim.value,
-            "value_display": render_value(
-                claim.value, render=spec.render if spec else None
+            "type_display": shown["type_display"],
+            "guideline_keys": guidelines.section_keys(
+                claim.type, shown["type_display"]
             ),
-            "hypothesis": hypothesis(p["hypothesis"], p["data"]),
+            "value": claim.value,
+            "value_display": shown["value_display"],
+            "hypothesis": p["hypothesis"] or shown["hypothesis"],
             "context": claim.context,
             "premise": p["premise"],
             # Each span in the document with its page; none for a context not

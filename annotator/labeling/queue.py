@@ -35,7 +35,6 @@ from annotator.models import (
     QueueStrategy,
     ScorerModel,
 )
-from pipeline.checkers import checker_class
 from pipeline.grader import THRESHOLD as GRADER_THRESHOLD
 
 # --- labeling queue ----------------------------------------------------------
@@ -115,6 +114,7 @@ def _order_disagreement(queryset, *, project, annotator):
     # Unlike the other orders this one sorts the available rows (no index
     # serves it).
     threshold = active_threshold(project)
+    kept_at = project.evidence_threshold()
     grader = (
         ClaimScore.objects.filter(
             claim=OuterRef("pk"), scorer__startswith=GRADER_SCORER_PREFIX
@@ -130,10 +130,10 @@ def _order_disagreement(queryset, *, project, annotator):
         ),
         When(
             Q(
-                evidence_score__gte=project.align_threshold - BORDERLINE_ALIGN,
-                evidence_score__lte=project.align_threshold + BORDERLINE_ALIGN,
+                evidence_score__gte=kept_at - BORDERLINE_ALIGN,
+                evidence_score__lte=kept_at + BORDERLINE_ALIGN,
             )
-            if checker_class(project.kind).aligns
+            if kept_at is not None
             else Q(pk__in=[]),
             then=Value(1),
         ),

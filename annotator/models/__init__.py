@@ -28,9 +28,9 @@ from annotator.core.allowlists import (
     validate_llm_base_url,
     validate_scorer_source,
 )
+from annotator.kinds import default_kind, kind_hook
 from pipeline.checkers import checker_class, kinds
 from pipeline.checkers.base import evidence_problem
-from pipeline.checkers.extraction.schema import schema_from_dict
 
 if TYPE_CHECKING:
     # Django ships no type information, so to mypy ``models.TextChoices`` is
@@ -59,6 +59,8 @@ else:
 
 
 def _default_align_threshold() -> float:
+    """The default of the project column the initial migration makes (now an
+    extraction project's option): its migrations still call it."""
     return settings.DEFAULT_ALIGN_THRESHOLD
 
 
@@ -151,25 +153,21 @@ class Reason(TextChoices):
 
 
 class Project(models.Model):
-    #: The kind of a project made without one.
-    DEFAULT_KIND = "extraction"
-
     name = models.CharField(max_length=200, unique=True)
     description = models.TextField(blank=True)
     kind = models.CharField(
         max_length=32,
         choices=checker_kinds,
-        default=DEFAULT_KIND,
+        default=default_kind,
         help_text="What the project checks (a checker of pipeline.checkers, "
         "and the claim partial of the labeling page); chosen when it is created.",
     )
-    entity_schema = models.JSONField(
+    options = models.JSONField(
         default=dict,
         blank=True,
-        help_text="Entity types, display names and payload fields "
-        "(the pipeline's schema JSON).",
+        help_text="The settings its kind adds (KindHook.project_options): an "
+        "extraction project's entity schema, prompt and alignment threshold.",
     )
-    extraction_prompt = models.TextField(blank=True)
     llm_base_url = models.URLField(
         blank=True,
         validators=[validate_llm_base_url],
@@ -185,9 +183,6 @@ class Project(models.Model):
         help_text="NAME of the environment variable holding the API key on the "
         "workers, one of the deployment's LLM_API_KEY_ENVS; the key itself is "
         "never stored.",
-    )
-    align_threshold = models.FloatField(
-        default=_default_align_threshold, validators=_unit_interval
     )
     nli_threshold = models.FloatField(
         default=_default_nli_threshold, validators=_unit_interval
@@ -255,15 +250,24 @@ class Project(models.Model):
         problem = llm_key_binding_problem(self.llm_api_key_env, self.llm_base_url)
         if problem:
             raise ValidationError({"llm_api_key_env": problem})
+        try:
+            self.options = kind_hook(self.kind).options_cleaned(self.options, {})
+        except ValueError as e:
+            raise ValidationError({"options": str(e)}) from e
 
-    def schema(self):
-        """The entity schema as the pipeline reads it, None when there is none.
+    def option(self, name: str) -> Any:
+        """The value of option ``name`` of the project's kind: the stored one,
+        else its default."""
+        stored = self.options.get(name)
+        if stored is not None:
+            return stored
+        return kind_hook(self.kind).project_options[name].default()
 
-        Raises:
-            pipeline.errors.SchemaError: the stored schema does not parse.
-        """
-
-        return schema_from_dict(self.entity_schema) if self.entity_schema else None
+    def evidence_threshold(self) -> float | None:
+        """The threshold the kind keeps evidence scores at (an alignment
+        threshold), None where its kind has none."""
+        name = kind_hook(self.kind).evidence_threshold
+        return self.option(name) if name else None
 
 
 class Role(TextChoices):

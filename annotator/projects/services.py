@@ -13,6 +13,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from annotator.claims import checking
+from annotator.kinds import kind_hook
 from annotator.models import Membership, Project, Role
 
 # 16 URL-safe characters (96 bits): read out or pasted once, then changed.
@@ -46,31 +47,63 @@ def project_name_validate(name: str) -> str:
     return name
 
 
-#: Settings whose change can turn a verdict already given: changing one has
-#: every claim of the project checked again (verdicts stay until replaced).
-RECHECK_FIELDS = frozenset({"align_threshold", "nli_threshold", "entity_schema"})
+#: Settings whose change can turn a verdict already given: changing one (or
+#: an option its kind says so of) has every claim of the project checked
+#: again (verdicts stay until replaced).
+RECHECK_FIELDS = frozenset({"nli_threshold"})
 
 
 def project_create(*, creator, **fields) -> Project:
     """A new project with ``creator`` as its admin (``fields``: its name,
-    description, kind and settings)."""
+    description, kind and settings; ``options``, its kind's, are checked and
+    the others filled with their defaults).
+
+    Raises:
+        ValidationError: an option its kind does not have or refuses.
+    """
+    project = Project(**fields)
+    project.options = _options_cleaned(project, project.options, {})
     with transaction.atomic():
-        project = Project.objects.create(**fields)
+        project.save()
         Membership.objects.create(project=project, user=creator, role=Role.ADMIN)
     return project
 
 
 def project_update(project: Project, **changes) -> Project:
-    """Save ``changes`` to ``project``; when one of them can turn a verdict
-    (:data:`RECHECK_FIELDS`), the workers check every claim again."""
+    """Save ``changes`` to ``project`` (``options``: the options sent, put in
+    the stored ones); when one of them can turn a verdict (:data:`RECHECK_FIELDS`,
+    an option its kind marks ``rechecks``), the workers check every claim
+    again.
+
+    Raises:
+        ValidationError: an option its kind does not have or refuses.
+    """
+    if "options" in changes:
+        changes["options"] = _options_cleaned(
+            project, changes["options"], project.options
+        )
     changed = {k for k, v in changes.items() if getattr(project, k) != v}
+    rechecks = bool(changed & RECHECK_FIELDS)
+    if "options" in changed:
+        options = kind_hook(project.kind).project_options
+        rechecks |= any(
+            options[name].rechecks and project.option(name) != value
+            for name, value in changes["options"].items()
+        )
     for name in changed:
         setattr(project, name, changes[name])
     with transaction.atomic():
         project.save()
-        if changed & RECHECK_FIELDS:
+        if rechecks:
             checking.claims_check_queue(project=project, force=True)
     return project
+
+
+def _options_cleaned(project: Project, sent, stored) -> dict:
+    try:
+        return kind_hook(project.kind).options_cleaned(sent, stored)
+    except ValueError as e:
+        raise ValidationError({"options": str(e)}) from e
 
 
 def membership_set(*, project: Project, user, role: str) -> Membership:

@@ -93,7 +93,7 @@ def labelled_data(
     if labelled_only:
         claims_qs = claims_qs.filter(pk__in=list(labels))
     digest = hashlib.sha256()
-    digest.update(json.dumps(project.entity_schema, sort_keys=True).encode())
+    digest.update(json.dumps(project.options, sort_keys=True).encode())
     claims = []
     # Every field claim_record reads: a deferred one costs a query a row.
     rows = claims_qs.only("pk", "document_id", "data", "model", "extra").iterator(
@@ -132,9 +132,10 @@ def labelled_data(
 def silver_cached(project: Project, data: LabelledData, config, checker, log):
     """The silver pairs the project's checker makes of the training-side pool,
     from VAR_DIR/silver when the pool (and what shapes the pairs: the seed,
-    the kind and its alignment threshold) has not changed."""
+    the kind and its evidence threshold) has not changed."""
 
-    shape = f"{config.seed}:{project.kind}:{project.align_threshold}:{__version__}"
+    threshold = project.evidence_threshold()
+    shape = f"{config.seed}:{project.kind}:{threshold}:{__version__}"
     key = hashlib.sha256(f"{data.pool_key}:{shape}".encode()).hexdigest()[:24]
     folder = settings.VAR_DIR / "silver" / f"project-{project.pk}"
     path = folder / f"{key}.json"

@@ -83,7 +83,7 @@ def label_page(request, pk: int):
     ids = labels.labeling_next(
         project=project, annotator=request.user, count=settings.LABEL_BATCH_SIZE
     )
-    schema = handout.project_schema_or_none(project)
+    page = kind_hook(project.kind).labeling_page
     prefix = f"/api/projects/{project.pk}/"
     data = {
         "project": {
@@ -91,7 +91,7 @@ def label_page(request, pk: int):
             "name": project.name,
             "kind": project.kind,
             "show_machine_scores": project.show_machine_scores,
-            "entity_types": sorted(schema.entity_types) if schema else [],
+            **(page(project) if page else {}),
         },
         "user": {"id": request.user.pk, "name": request.user.get_username()},
         "items": handout.labeling_items(

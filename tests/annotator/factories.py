@@ -31,9 +31,9 @@ DOC_TEXT = (
 
 
 def make_project(*, name=None, members=(), **fields) -> Project:
-    project = Project.objects.create(
-        name=name or f"project-{next(_n)}", **{"entity_schema": SCHEMA, **fields}
-    )
+    if fields.get("kind", "extraction") == "extraction":
+        fields.setdefault("options", {"entity_schema": SCHEMA})
+    project = Project.objects.create(name=name or f"project-{next(_n)}", **fields)
     project.members.set(members)
     return project
 

@@ -150,7 +150,7 @@ def test_a_threshold_changed_through_the_api_has_every_claim_checked_again(
     assert client.patch(url, {"description": "d"}, format="json").status_code == 200
     claim.refresh_from_db()
     assert claim.checked_at is not None
-    reply = client.patch(url, {"align_threshold": 0.7}, format="json")
-    assert (reply.status_code, reply.json()["align_threshold"]) == (200, 0.7)
+    reply = client.patch(url, {"options": {"align_threshold": 0.7}}, format="json")
+    assert (reply.status_code, reply.json()["options"]["align_threshold"]) == (200, 0.7)
     claim.refresh_from_db()
     assert (claim.checked_at, claim.verdict) == (None, "unsafe")

@@ -434,8 +434,8 @@ BAD_JSON_FIELDS = {
     "lone surrogate in a schema key": (
         "patch",
         "/api/projects/{pk}/",
-        {"entity_schema": {"entity_types": {"GPE\udc00": {}}}},
-        "entity_schema",
+        {"options": {"entity_schema": {"entity_types": {"GPE\udc00": {}}}}},
+        "options",
         "lone surrogate",
     ),
     "NUL in extraction params": (
@@ -512,7 +512,7 @@ def test_a_value_the_database_refuses_is_a_400_not_a_500(personas, api):
 @pytest.mark.parametrize(
     "url, key",
     [
-        ("/api/projects/", "entity_schema"),
+        ("/api/projects/", "options"),
         ("/api/training-runs/", "params"),
         ("/api/grading-runs/", "params"),
     ],

@@ -131,7 +131,7 @@ def provenance(personas, settings):
     # so nothing loads.
     settings.PROVENANCE_RELEVANCE = "lexical"
     settings.DEFAULT_SCORER = ""
-    return make_project(kind="provenance", entity_schema={})
+    return make_project(kind="provenance")
 
 
 @pytest.mark.parametrize("case", CASES)

@@ -35,7 +35,6 @@ def projects(personas, fake_openai):
     make_document(project)
     consistency = make_project(
         kind="consistency",
-        entity_schema={},
         llm_base_url=fake_openai.base_url,
         llm_models=[*SAMPLERS, "improver"],
     )

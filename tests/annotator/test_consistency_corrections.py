@@ -54,7 +54,6 @@ def checked(personas, fake_openai, monkeypatch):
     score_by_word_overlap(monkeypatch)
     project = make_project(
         kind="consistency",
-        entity_schema={},
         llm_base_url=fake_openai.base_url,
         llm_models=["improver", "other"],
         members=[personas.annotator],

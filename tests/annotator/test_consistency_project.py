@@ -34,9 +34,7 @@ BRANDEIS = "Lamport received his PhD from Brandeis in 1972."
 
 
 def _consistency(personas, **fields):
-    return make_project(
-        kind="consistency", entity_schema={}, members=[personas.annotator], **fields
-    )
+    return make_project(kind="consistency", members=[personas.annotator], **fields)
 
 
 def _import(project, *lines, name="answers.jsonl"):

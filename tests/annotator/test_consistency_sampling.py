@@ -33,7 +33,6 @@ BRANDEIS, PAXOS = (s["text"] for s in LAMPORT["samples"])
 def _consistency(fake_openai, personas, **fields):
     return make_project(
         kind="consistency",
-        entity_schema={},
         llm_base_url=fake_openai.base_url,
         llm_models=[*MODELS, "sampler-c"],
         members=[personas.annotator],

@@ -217,8 +217,8 @@ def test_run_pipeline_exits_1_when_some_claims_were_not_checked(
 def test_run_pipeline_on_a_broken_schema_exits_2(personas, capsys):
     project = personas.project
     make_claim(make_document(project, external_id="d1"))
-    project.entity_schema = {"entity_types": 5}
-    project.save(update_fields=["entity_schema"])
+    project.options["entity_schema"] = {"entity_types": 5}
+    project.save(update_fields=["options"])
     assert manage("run_pipeline", project.name) == 2
     assert "asylum" in capsys.readouterr().err
     assert Claim.objects.get().checked_at is None

@@ -373,12 +373,12 @@ def test_label_page_offers_the_schema_types_and_none_from_a_broken_schema(
         raw = re.search(r'id="label-data"[^>]*>(.*?)</script>', html, re.S)
         return json.loads(raw.group(1))["project"]["entity_types"]
 
-    project.entity_schema = {
+    project.options["entity_schema"] = {
         "entity_types": {"Judge": {"description": "who decides"}, "City": {}}
     }
     project.save()
     assert types() == ["City", "Judge"]
-    project.entity_schema = {"entity_types": "not a mapping"}
+    project.options["entity_schema"] = {"entity_types": "not a mapping"}
     project.save()
     assert types() == []
 
@@ -501,7 +501,7 @@ def test_disagreement_strategy_hands_out_judges_in_conflict_first(
     project.kind = kind
     project.queue_strategy = "disagreement"
     project.nli_threshold = 0.5
-    project.align_threshold = 0.6
+    project.options = {"align_threshold": 0.6} if kind == "extraction" else {}
     project.full_clean()
     project.save()
     document = make_document(project)

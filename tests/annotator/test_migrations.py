@@ -1,7 +1,8 @@
 """The migrations: one squashed initial migration (issue 29), which a
 database migrated before the squash (0001 to 0021 applied) takes as applied,
 with nothing of it left to run; then the rename of Prediction to Claim and
-the move of a claim's own fields into its data, which keep every row."""
+the move of a claim's own fields into its data and of an extraction
+project's settings into its options, which keep every row."""
 
 import pytest
 from django.contrib.contenttypes.models import ContentType
@@ -189,5 +190,47 @@ def test_moving_claims_fields_into_data_keeps_each_kinds_fields_both_ways():
         for kind, (columns, _, _) in BY_KIND.items():
             claim = back.objects.get(pk=ids[kind])
             assert (claim.type, claim.value, claim.context, claim.extra) == columns
+    finally:
+        _migrate(leaf)
+
+
+CLAIM_DATA_ONLY = ("annotator", "0004_claim_data_only")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_extraction_projects_settings_move_into_its_options_and_back():
+    """An extraction project's schema, prompt and alignment threshold come out
+    of their columns into its options; another kind's project keeps none; going
+    back puts them in the columns again."""
+    old = _migrate(CLAIM_DATA_ONLY)
+    leaf = MigrationExecutor(connection).loader.graph.leaf_nodes("annotator")[0]
+    schema = {"entity_types": {"GPE": {"description": "a place"}}}
+    try:
+        Project = old.get_model("annotator", "Project")
+        extraction = Project.objects.create(
+            name="options-extraction",
+            kind="extraction",
+            entity_schema=schema,
+            extraction_prompt="Places only.",
+            align_threshold=0.7,
+        )
+        rag = Project.objects.create(
+            name="options-rag", kind="provenance", align_threshold=0.6
+        )
+        new = _migrate(leaf).get_model("annotator", "Project")
+        assert new.objects.get(pk=extraction.pk).options == {
+            "entity_schema": schema,
+            "extraction_prompt": "Places only.",
+            "align_threshold": 0.7,
+        }
+        assert new.objects.get(pk=rag.pk).options == {}
+
+        back = _migrate(CLAIM_DATA_ONLY).get_model("annotator", "Project")
+        restored = back.objects.get(pk=extraction.pk)
+        assert (
+            restored.entity_schema,
+            restored.extraction_prompt,
+            restored.align_threshold,
+        ) == (schema, "Places only.", 0.7)
     finally:
         _migrate(leaf)

@@ -152,7 +152,7 @@ def test_a_pdf_over_the_page_limit_is_reported_with_the_setting(personas, api):
 
 
 def test_a_project_of_items_refuses_a_pdf_by_name(personas):
-    project = make_project(kind="provenance", entity_schema={})
+    project = make_project(kind="provenance")
     report = ingest.documents_import(
         project=project, files=[("opinion.pdf", io.BytesIO(OPINION))]
     )

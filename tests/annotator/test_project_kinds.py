@@ -53,7 +53,7 @@ def test_changing_a_kind_is_refused(personas, api):
 
 
 def test_a_project_of_the_test_kind_is_checked_by_its_checker():
-    project = make_project(kind=KIND, entity_schema={})
+    project = make_project(kind=KIND)
     document = make_document(
         project,
         external_id="memo",
@@ -92,7 +92,7 @@ def test_a_project_of_the_test_kind_retrains_its_own_scorer(settings, tmp_path):
     from annotator.models import Annotation
 
     settings.VAR_DIR = tmp_path
-    project = make_project(kind=KIND, entity_schema={}, gold_share=0.3)
+    project = make_project(kind=KIND, gold_share=0.3)
     statements = [
         ("the board approved the budget", "safe"),
         ("the meeting was held in march", "safe"),
@@ -123,7 +123,9 @@ def test_a_checker_is_built_only_with_the_options_it_takes(settings):
 
     settings.CITATION_COMPLETE_REPORTERS = "not a reporter list"
     settings.PROVENANCE_RELEVANCE = "lexical"
-    project = make_project(kind="extraction", name="x", align_threshold=0.7)
+    project = make_project(
+        kind="extraction", name="x", options={"align_threshold": 0.7}
+    )
     assert project_checker(project, {}).align_threshold == 0.7
     provenance = project_checker(make_project(kind="provenance", name="p"), {})
     assert provenance._relevance == "lexical"

@@ -36,7 +36,6 @@ def fast(settings):
 def _provenance(personas):
     return make_project(
         kind="provenance",
-        entity_schema={},
         members=[personas.annotator],
         show_machine_scores=True,
     )

@@ -43,7 +43,6 @@ RIVER = {
 def _provenance(personas, **fields):
     return make_project(
         kind="provenance",
-        entity_schema={},
         members=[personas.annotator],
         **fields,
     )

@@ -76,7 +76,7 @@ def load_corpus(project, corpus) -> None:
     gold set holding about 40% of the documents."""
     from pipeline.jsonl import claim_to_json, document_to_json
 
-    project.entity_schema = corpus.schema
+    project.options["entity_schema"] = corpus.schema
     project.gold_share = 0.4
     project.save()
     ingest.documents_import(

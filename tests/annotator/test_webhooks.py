@@ -234,7 +234,6 @@ def test_a_grading_run_end_is_one_signed_call(personas, api, receiver, fake_open
 def test_a_consistency_run_end_is_one_signed_call(personas, api, receiver, fake_openai):
     project = make_project(
         kind="consistency",
-        entity_schema={},
         llm_base_url=fake_openai.base_url,
         llm_models=["sampler-a"],
     )

@@ -43,7 +43,6 @@ def test_a_correction_run_is_started_and_its_corrections_accepted_or_rejected(
     fake_openai.responder = _improver
     project = make_project(
         kind="consistency",
-        entity_schema={},
         llm_base_url=fake_openai.base_url,
         llm_models=["improver"],
         members=[personas.annotator],

@@ -18,7 +18,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def test_sampling_panel_estimates_starts_and_cancels(personas, new_page):
     project = make_project(
         kind="consistency",
-        entity_schema={},
         # The allowed endpoint with nothing listening: calls fail and retry.
         llm_base_url=settings.FAKE_OPENAI_URL,
         llm_models=["sampler-a", "sampler-b"],

@@ -3,4 +3,6 @@
 from annotator.kinds import KindHook
 from annotator.kinds.citations.caselaw import deployment_caselaw
 
-HOOK = KindHook(kind="citations", checker_options={"caselaw": deployment_caselaw})
+HOOK = KindHook(
+    kind="citations", checker_options={"caselaw": lambda _project: deployment_caselaw()}
+)

@@ -4,3 +4,4 @@ from annotator import kinds
 class ExtractionConfig(kinds.KindConfig):
     name = "annotator.kinds.extraction"
     kind = "extraction"
+    default_kind = True

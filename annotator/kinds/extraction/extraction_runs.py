@@ -20,11 +20,12 @@ from django.db.models import F
 from django.db.models.functions import Length
 from django.utils import timezone
 
-from annotator.claims.checking import check_enqueue, project_schema
+from annotator.claims.checking import check_enqueue
 from annotator.claims.ingest import ImportReport, claims_upsert
 from annotator.claims.records import document_record
 from annotator.core.errors import ApplicationError, ConfigurationError, TransientError
 from annotator.kinds.extraction.models import ExtractionItem, ExtractionRun
+from annotator.kinds.extraction.options import project_schema
 from annotator.models import (
     ACTIVE_RUN_STATUSES,
     Document,

@@ -7,6 +7,6 @@ from annotator.kinds import KindHook
 
 HOOK = KindHook(
     kind="provenance",
-    checker_options={"relevance": lambda: settings.PROVENANCE_RELEVANCE},
+    checker_options={"relevance": lambda _project: settings.PROVENANCE_RELEVANCE},
     api_urls="annotator.kinds.provenance.urls",
 )

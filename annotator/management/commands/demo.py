@@ -83,7 +83,7 @@ class Command(BaseCommand):
             defaults={
                 "description": "Synthetic refugee-decision documents with LLM-style "
                 "claims (paper: ASYLEX setting).",
-                "entity_schema": corpus.schema,
+                "options": {"entity_schema": corpus.schema},
             },
         )
         self.step(f"importing {len(corpus.documents)} documents")

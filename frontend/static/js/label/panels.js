@@ -47,7 +47,7 @@ export function openCorrect() {
   const item = state.current;
   if (!item) return;
   closePanels();
-  const types = new Set([...data.project.entity_types, item.type]);
+  const types = new Set([...(data.project.entity_types ?? []), item.type]);
   el.correctType.replaceChildren(
     ...[...types].sort().map((t) => {
       const option = document.createElement("option");
