@@ -238,7 +238,7 @@ def claims_check(
             rows, scores = [], []
             for f in report.findings:
                 row = by_id[f.claim_id]
-                row.hypothesis, row.premise = f.claim, f.premise
+                row.hypothesis, row.premise = f.hypothesis, f.premise
                 row.evidence = [
                     {**asdict(e), "source": _source_name(e.source, row)}
                     for e in f.evidence

@@ -125,8 +125,8 @@ _JSON_TYPE_NAMES = {
 class Finding:
     """A checker's answer about one claim.
 
-    ``claim`` is the claim as the scorer and the expert read it (for
-    extraction, the hypothesis "{Entity Type}: {value}") and ``premise`` the
+    ``hypothesis`` is the claim as the scorer and the expert read it (for
+    extraction, "{Entity Type}: {value}") and ``premise`` the
     evidence text the scorer read it against (the LLM grader and retraining
     read the same pair); ``score`` is the scorer's p(supported) where one
     ran; ``reason`` says why an unsafe verdict is unsafe, in the checker's own
@@ -137,7 +137,7 @@ class Finding:
     """
 
     claim_id: str
-    claim: str
+    hypothesis: str
     verdict: VerdictValue
     reason: str | None
     score: float | None

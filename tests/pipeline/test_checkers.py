@@ -48,7 +48,7 @@ def test_extraction_findings_carry_the_aligned_span_as_evidence():
     assert list(by_id) == ["found", "wrong", "absent"]
     assert ["orphan" in str(e) for e in result.errors] == [True]
     found = by_id["found"]
-    assert (found.claim, found.verdict, found.reason, found.score) == (
+    assert (found.hypothesis, found.verdict, found.reason, found.score) == (
         "GPE: Toronto",
         "safe",
         None,

@@ -104,7 +104,7 @@ def test_a_contradicted_block_is_unsafe_with_the_contradicting_sentence_first():
     first, phd, award = result.findings
     assert (first.verdict, first.reason, first.score) == ("safe", None, 1.0)
     assert (award.verdict, award.score) == ("safe", 1.0)
-    assert (phd.claim_id, phd.claim) == (
+    assert (phd.claim_id, phd.hypothesis) == (
         "lamport#b1",
         "Lamport received his PhD from Berkeley in 1972.",
     )
@@ -127,7 +127,7 @@ def test_a_contradicted_block_is_unsafe_with_the_contradicting_sentence_first():
     assert extra["block"] == 1
     response = LAMPORT["response"]
     assert (extra["start"], extra["end"]) == (40, 87)
-    assert extra["before"] + phd.claim + extra["after"] == response
+    assert extra["before"] + phd.hypothesis + extra["after"] == response
     assert (extra["block_score"], extra["block_label"]) == (
         pytest.approx(0.9),
         "CONTRADICTION",
@@ -247,7 +247,7 @@ def test_a_correction_kept_with_the_item_shows_while_its_block_holds():
     assert item_from_document(document).corrections == (fixed,)
     checker = ConsistencyChecker({document.id: document})
     findings = {
-        f.claim: f
+        f.hypothesis: f
         for f in checker.check(_claims(checker), scorer=WordOverlapScorer()).findings
     }
     assert findings[phd].extra["correction"] == "…from Brandeis…"

@@ -251,7 +251,7 @@ def finding_of(claim_id: str, r: CitationResult) -> Finding:
     claim = cast(str, c.proposition) if r.proposition_pair else c.text
     return Finding(
         claim_id=claim_id,
-        claim=claim,
+        hypothesis=claim,
         verdict=_VERDICT[r.status],
         reason=r.problems[0] if r.problems else None,
         score=next((ch.score for ch in r.checks if ch.score is not None), None),

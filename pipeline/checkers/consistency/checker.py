@@ -363,7 +363,7 @@ class ConsistencyChecker:
             note = ""
         return Finding(
             claim_id=x.claim.id,
-            claim=block,
+            hypothesis=block,
             verdict=verdict,
             reason=reason,
             score=None if score is None else 1.0 - score,

@@ -147,7 +147,7 @@ def finding_of(checked: CheckedClaim) -> Finding:
     a = checked.align
     return Finding(
         claim_id=checked.claim.id,
-        claim=checked.hypothesis,
+        hypothesis=checked.hypothesis,
         verdict=checked.verdict,
         reason=checked.reason,
         score=checked.score,

@@ -281,7 +281,7 @@ def finding_of(claim_id: str, r: ItemResult, document: Document) -> Finding:
     )
     return Finding(
         claim_id=claim_id,
-        claim=c.claim,
+        hypothesis=c.claim,
         verdict=_VERDICT[r.verdict],
         reason="not_supported" if r.verdict == "hallucinated" else None,
         score=r.score,

@@ -77,7 +77,7 @@ class StatementChecker:
     ) -> list[Pair]:
         """The best sentence against the statement."""
         return [
-            Pair(f.claim_id, f.premise, f.claim, c.document_id)
+            Pair(f.claim_id, f.premise, f.hypothesis, c.document_id)
             for c in claims
             if only is None or c.id in only
             for f in [self._finding(c)]
@@ -109,7 +109,7 @@ class StatementChecker:
         supported = bool(evidence) and evidence[0].score == 1.0
         return Finding(
             claim_id=claim.id,
-            claim=statement,
+            hypothesis=statement,
             verdict="safe" if supported else "unsafe",
             reason=None if supported else "not_supported",
             score=None,
