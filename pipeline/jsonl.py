@@ -149,13 +149,13 @@ def claim_from_json(raw: Any) -> Claim:
 
 
 #: The labels' claim key before this release, still read for one release.
-LEGACY_CLAIM_ID = "prediction_id"
+OLD_CLAIM_ID = "prediction_id"
 
 
 def label_from_json(raw: Any) -> Label:
     obj = _object(raw)
-    if "claim_id" not in obj and LEGACY_CLAIM_ID in obj:
-        obj = {("claim_id" if k == LEGACY_CLAIM_ID else k): v for k, v in obj.items()}
+    if "claim_id" not in obj and OLD_CLAIM_ID in obj:
+        obj = {("claim_id" if k == OLD_CLAIM_ID else k): v for k, v in obj.items()}
     label = obj.get("label")
     if label not in ("safe", "unsafe"):
         raise ValueError("field 'label' must be 'safe' or 'unsafe'")
