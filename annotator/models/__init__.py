@@ -326,7 +326,8 @@ class Document(models.Model):
 
 class Run(models.Model):
     """What every run tracks, of LLM calls or training: status, settings,
-    failure, who started it when, and the heartbeat its sweep reads. Each
+    failure, who started it when, the heartbeat its sweep reads, and a
+    request to stop. Each
     names the Celery task that executes it (``TASK``): the lifecycle
     (``annotator.runs.lifecycle``) sends it, the sweep sends it again."""
 
@@ -356,6 +357,11 @@ class Run(models.Model):
         "run silent for TRAINING_STALE_SECONDS.",
     )
     finished_at = models.DateTimeField(null=True, blank=True)
+    cancel_requested = models.BooleanField(
+        default=False,
+        help_text="Asked to stop: it stops before its next step (an LLM "
+        "call, a training epoch).",
+    )
 
     class Meta:
         abstract = True
@@ -363,10 +369,10 @@ class Run(models.Model):
 
 
 class LLMRun(Run):
-    """What every run of LLM calls adds: the model, progress, token usage and
-    cost. Extraction, grading, sampling and a kind's own runs add their own
-    fields; the end of one is a webhook's ``EVENT``, with its
-    ``webhook_details()``."""
+    """What every run of LLM calls adds: the model, progress, token usage,
+    its budget and cost. Extraction, grading,
+    sampling and a kind's own runs add their own fields; the end of one is a
+    webhook's ``EVENT``, with its ``webhook_details()``."""
 
     EVENT: str
 
@@ -386,6 +392,20 @@ class LLMRun(Run):
         default=0,
         help_text="Times the sweep handed this run to a worker again; past "
         "LLM_RUN_MAX_RESUMES the run is failed instead.",
+    )
+    budget = models.DecimalField(
+        max_digits=12,
+        decimal_places=6,
+        null=True,
+        blank=True,
+        help_text="The run stops before its cost would pass this; null only on "
+        "runs started before their kind had budgets (its default then).",
+    )
+    cost = models.DecimalField(
+        max_digits=12,
+        decimal_places=6,
+        default=0,
+        help_text="From the token usage at the deployment's prices.",
     )
 
     class Meta(Run.Meta):
@@ -779,7 +799,6 @@ class TrainingRun(Run):
     epoch = models.PositiveIntegerField(null=True, blank=True)
     loss = models.FloatField(null=True, blank=True)
     val_f1 = models.FloatField(null=True, blank=True)
-    cancel_requested = models.BooleanField(default=False)
     log = models.TextField(blank=True)
     metrics = models.JSONField(default=dict, blank=True)
 
@@ -873,13 +892,6 @@ class GradingRun(LLMRun):
     project = models.ForeignKey(
         Project, on_delete=models.CASCADE, related_name="grading_runs"
     )
-    budget = models.DecimalField(
-        max_digits=12,
-        decimal_places=6,
-        help_text="The run stops before its cost would pass this.",
-    )
-    cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
-    cancel_requested = models.BooleanField(default=False)
 
     def __str__(self) -> str:
         return f"grading {self.pk} with {self.model} ({self.status})"

@@ -299,3 +299,39 @@ def test_llm_prices_read_pairs_or_json_and_a_bad_one_stops_the_start(monkeypatch
         monkeypatch.setenv("PRICES", bad)
         with pytest.raises(ImproperlyConfigured, match="PRICES"):
             env_prices("PRICES")
+
+
+def test_an_extraction_run_not_started_is_cancelled_at_once(
+    personas, api, llm_project, fake_openai
+):
+    run = extraction_runs.extraction_run_start(project=llm_project, model=MODEL)
+    expert = api(personas.annotator).post(f"/api/extraction-runs/{run.pk}/cancel/")
+    assert expert.status_code == 403
+
+    reply = api(personas.admin).post(f"/api/extraction-runs/{run.pk}/cancel/")
+
+    assert reply.status_code == 200, reply.content
+    assert reply.json()["status"] == RunStatus.CANCELLED
+    assert reply.json()["error"].startswith("Cancelled before it started")
+    assert set(run.items.values_list("status", flat=True)) == {RunStatus.CANCELLED}
+    extraction_tasks.run_extraction(run.pk)  # its queued task calls nobody
+    assert fake_openai.requests == []
+    again = api(personas.admin).post(f"/api/extraction-runs/{run.pk}/cancel/")
+    assert again.status_code == 400
+    assert again.json()["detail"] == f"extraction run {run.pk} already cancelled"
+
+
+def test_a_running_extraction_run_stops_before_its_next_document(
+    personas, api, llm_project, fake_openai
+):
+    run = extraction_runs.extraction_run_start(project=llm_project, model=MODEL)
+    ExtractionRun.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING)
+
+    reply = api(personas.admin).post(f"/api/extraction-runs/{run.pk}/cancel/")
+    assert reply.json()["status"] == RunStatus.RUNNING  # its worker stops it
+
+    extraction_tasks.run_extraction(run.pk)
+    run.refresh_from_db()
+    assert (run.status, fake_openai.requests) == (RunStatus.CANCELLED, [])
+    assert run.error.startswith("Cancelled;")
+    assert set(run.items.values_list("status", flat=True)) == {RunStatus.CANCELLED}

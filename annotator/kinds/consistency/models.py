@@ -26,13 +26,6 @@ class ConsistencyRun(LLMRun):
         Project, on_delete=models.CASCADE, related_name="consistency_runs"
     )
     job = models.CharField(max_length=16, choices=Job.choices, default=Job.SAMPLES)
-    budget = models.DecimalField(
-        max_digits=12,
-        decimal_places=6,
-        help_text="The run stops before its cost would pass this.",
-    )
-    cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
-    cancel_requested = models.BooleanField(default=False)
     usage = models.JSONField(
         default=dict,
         blank=True,

@@ -3,6 +3,7 @@ followed by members."""
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from annotator.api.llm_runs import LLMRunSerializer, run_fields
@@ -113,3 +114,11 @@ class ExtractionRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSe
         return Response(
             ExtractionRunSerializer(run).data, status=status.HTTP_201_CREATED
         )
+
+    @extend_schema(request=None, responses={200: ExtractionRunSerializer})
+    @action(detail=True, methods=["post"])
+    def cancel(self, request, pk=None):
+        """Stop the run before its next document (at once if no worker has
+        started it); the documents left can go in a later run."""
+        run = extraction_runs.extraction_run_cancel(run=self.get_object())
+        return Response(ExtractionRunSerializer(run).data)

@@ -28,6 +28,7 @@ from annotator.kinds.extraction.models import ExtractionItem, ExtractionRun
 from annotator.kinds.extraction.options import project_schema
 from annotator.models import (
     ACTIVE_RUN_STATUSES,
+    FINISHED_RUN_STATUSES,
     Document,
     Project,
     RunStatus,
@@ -172,12 +173,19 @@ def extraction_run_execute(*, run_id: int) -> ExtractionRun:
             if item is None:
                 break
             document = item.document
-            run.refresh_from_db(fields=["cost", "progress_done"])
+            run.refresh_from_db(fields=["cost", "progress_done", "cancel_requested"])
+            if run.cancel_requested:
+                return _run_stop(run_id, RunStatus.CANCELLED, "Cancelled")
             projected = run.cost + batch_estimate(
                 run, [len(document.text)], prices, tokens=_tokens
             )
             if projected > budget:
-                return _run_stop(run_id, projected=projected, budget=budget)
+                return _run_stop(
+                    run_id,
+                    RunStatus.SUCCEEDED,
+                    f"Stopped before the budget: the next document would bring "
+                    f"the cost to about {projected} of {budget}",
+                )
             try:
                 result = extract_document(
                     client,
@@ -198,23 +206,35 @@ def extraction_run_execute(*, run_id: int) -> ExtractionRun:
     return _run_finish(run_id)
 
 
-def _run_stop(run_id: int, *, projected: Decimal, budget: Decimal) -> ExtractionRun:
-    """End the run before the next document would take it past its budget;
-    the documents left are cancelled on the run, for a later one."""
+def extraction_run_cancel(*, run: ExtractionRun) -> ExtractionRun:
+    """Ask a run to stop before its next document; one no worker has started
+    stops now. Its documents left are cancelled on it, for a later run.
+
+    Raises:
+        ApplicationError: the run has already ended.
+    """
+    if run.status in FINISHED_RUN_STATUSES:
+        raise ApplicationError(f"extraction run {run.pk} already {run.status}")
+    ExtractionRun.objects.filter(pk=run.pk).update(cancel_requested=True)
+    if run.status == RunStatus.PENDING:
+        return _run_stop(run.pk, RunStatus.CANCELLED, "Cancelled before it started")
+    run.refresh_from_db()
+    return run
+
+
+def _run_stop(run_id: int, status: RunStatus, why: str) -> ExtractionRun:
+    """End the run with ``status`` before its next document (``why`` it
+    stops: cancelled, or that document would take it past its budget); the
+    documents left are cancelled on the run, for a later one, and what it
+    extracted is checked."""
     left = ExtractionItem.objects.filter(run_id=run_id, status=RunStatus.PENDING)
     count = left.update(
         status=RunStatus.CANCELLED,
-        error="not extracted: the run stopped before its budget",
+        error=f"not extracted: {why[:1].lower()}{why[1:]}",
         updated_at=timezone.now(),
     )
-    if run_end(
-        ExtractionRun,
-        run_id,
-        RunStatus.SUCCEEDED,
-        note=f"Stopped before the budget: the next document would bring the "
-        f"cost to about {projected} of {budget}; {count} documents left for a "
-        "later run.",
-    ):
+    note = f"{why}; {count} documents left for a later run."
+    if run_end(ExtractionRun, run_id, status, note=note):
         check_enqueue(ExtractionRun.objects.get(pk=run_id).project_id)
     return ExtractionRun.objects.get(pk=run_id)
 

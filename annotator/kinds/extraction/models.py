@@ -13,20 +13,6 @@ class ExtractionRun(LLMRun):
     project = models.ForeignKey(
         Project, on_delete=models.CASCADE, related_name="extraction_runs"
     )
-    budget = models.DecimalField(
-        max_digits=12,
-        decimal_places=6,
-        null=True,
-        blank=True,
-        help_text="The run stops before its cost would pass this; null on runs "
-        "started before extraction had budgets (EXTRACTION_DEFAULT_BUDGET then).",
-    )
-    cost = models.DecimalField(
-        max_digits=12,
-        decimal_places=6,
-        default=0,
-        help_text="From the token usage at the deployment's prices.",
-    )
 
     class Meta(LLMRun.Meta):
         app_label = "annotator"

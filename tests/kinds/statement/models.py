@@ -15,9 +15,6 @@ class StatementRun(LLMRun):
     project = models.ForeignKey(
         Project, on_delete=models.CASCADE, related_name="statement_runs"
     )
-    budget = models.DecimalField(max_digits=12, decimal_places=6)
-    cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
-    cancel_requested = models.BooleanField(default=False)
 
     class Meta(LLMRun.Meta):
         pass
