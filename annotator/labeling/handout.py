@@ -68,7 +68,9 @@ def claim_display(project: Project) -> Callable[[ClaimRecord], dict[str, str]]:
         value = claim.value
         return {
             "type_display": claim.type,
-            "value_display": value if isinstance(value, str) else json.dumps(value),
+            "value_display": value
+            if isinstance(value, str)
+            else json.dumps(value, ensure_ascii=False),
             "hypothesis": spec.statement(spec.of(claim)),
         }
 
