@@ -108,6 +108,33 @@ class ClaimData:
         return None
 
 
+def text_claim_data(
+    claim_type: str,
+    fields: Mapping[str, tuple[type, ...]],
+    *,
+    context_is_text: bool = False,
+) -> ClaimData:
+    """The :class:`ClaimData` of a kind whose claim is one text, the claim's
+    value, under the first key of ``fields``; the other keys are fields the
+    claim keeps in its ``extra`` (a citation's place in the brief). Its
+    claims are of ``claim_type``; their context is the text itself where
+    ``context_is_text``, else empty."""
+    text, *kept = fields
+    return ClaimData(
+        fields=fields,
+        of=lambda c: {text: c.value, **{k: c.extra.get(k) for k in kept}},
+        claim=lambda id, document_id, d: Claim(
+            id,
+            document_id,
+            type=claim_type,
+            value=d[text],
+            context=d[text] if context_is_text else "",
+            extra={k: d[k] for k in kept},
+        ),
+        statement=lambda d: d[text],
+    )
+
+
 #: A JSON value of any type, for :attr:`ClaimData.fields`.
 ANY_JSON: tuple[type, ...] = (str, int, float, bool, list, dict, type(None))
 _JSON_TYPE_NAMES = {

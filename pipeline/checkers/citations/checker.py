@@ -27,6 +27,7 @@ from ..base import (
     Finding,
     Pair,
     ScorerCard,
+    text_claim_data,
 )
 from .checks import CaseLaw, CitationResult, Span, check_citations
 from .parse import Citation, find_citations
@@ -39,10 +40,6 @@ _VERDICT: dict[str, VerdictValue] = {
     "hallucinated": "unsafe",
     "unverifiable": "unscored",
 }
-
-
-#: The found citation's place and form, kept in a claim's ``extra``.
-_PLACE = ("start", "end", "form")
 
 
 def citation_claims(documents: Mapping[str, Document]) -> list[Claim]:
@@ -63,18 +60,10 @@ def citation_claims(documents: Mapping[str, Document]) -> list[Claim]:
 
 #: A citation: its text, where it lies in the brief and its form (full,
 #: short, id, supra); its other parts are parsed again from the brief.
-CLAIM_DATA = ClaimData(
-    fields={"citation": (str,), "start": (int,), "end": (int,), "form": (str,)},
-    of=lambda c: {"citation": c.value, **{k: c.extra.get(k) for k in _PLACE}},
-    claim=lambda id, document_id, d: Claim(
-        id,
-        document_id,
-        type=CLAIM_TYPE,
-        value=d["citation"],
-        context=d["citation"],
-        extra={k: d[k] for k in _PLACE},
-    ),
-    statement=lambda d: d["citation"],
+CLAIM_DATA = text_claim_data(
+    CLAIM_TYPE,
+    {"citation": (str,), "start": (int,), "end": (int,), "form": (str,)},
+    context_is_text=True,
 )
 
 

@@ -37,6 +37,7 @@ from ..base import (
     ItemFormat,
     Pair,
     ScorerCard,
+    text_claim_data,
 )
 from ..perturb import entities, negate, swap_entity
 from ..sentences import sentence_spans
@@ -91,21 +92,10 @@ def block_claims(documents: Mapping[str, Document]) -> list[Claim]:
     ]
 
 
-_PLACE = ("block", "start", "end")
 #: A sentence of a response: its text, its index among the response's
 #: blocks and where it lies in the response.
-CLAIM_DATA = ClaimData(
-    fields={"sentence": (str,), "block": (int,), "start": (int,), "end": (int,)},
-    of=lambda c: {"sentence": c.value, **{k: c.extra.get(k) for k in _PLACE}},
-    claim=lambda id, document_id, d: Claim(
-        id,
-        document_id,
-        type=CLAIM_TYPE,
-        value=d["sentence"],
-        context="",
-        extra={k: d[k] for k in _PLACE},
-    ),
-    statement=lambda d: d["sentence"],
+CLAIM_DATA = text_claim_data(
+    CLAIM_TYPE, {"sentence": (str,), "block": (int,), "start": (int,), "end": (int,)}
 )
 
 

@@ -30,6 +30,7 @@ from ..base import (
     ItemFormat,
     Pair,
     ScorerCard,
+    text_claim_data,
 )
 from .check import ItemResult, ProvenanceConfig, check_items
 from .items import RagItem, item_document, item_from_document, item_from_json
@@ -76,19 +77,7 @@ def item_claim(item: RagItem) -> Claim:
 
 
 #: A RAG answer and the query it answers.
-CLAIM_DATA = ClaimData(
-    fields={"answer": (str,), "query": (str,)},
-    of=lambda c: {"answer": c.value, "query": c.extra.get("query")},
-    claim=lambda id, document_id, d: Claim(
-        id,
-        document_id,
-        type=CLAIM_TYPE,
-        value=d["answer"],
-        context="",
-        extra={"query": d["query"]},
-    ),
-    statement=lambda d: d["answer"],
-)
+CLAIM_DATA = text_claim_data(CLAIM_TYPE, {"answer": (str,), "query": (str,)})
 
 
 #: A benchmark's label of the answer, as an expert's label.

@@ -22,6 +22,7 @@ from pipeline.checkers.base import (
     Finding,
     Pair,
     ScorerCard,
+    text_claim_data,
 )
 from pipeline.grader_prompts import SUPPORT_PROMPT, GraderPrompt
 from pipeline.jsonl import claim_from_json
@@ -35,14 +36,7 @@ def _words(text: str) -> set[str]:
 
 
 #: A statement; its claims keep no other field of their own.
-CLAIM_DATA = ClaimData(
-    fields={"statement": (str,)},
-    of=lambda c: {"statement": c.value},
-    claim=lambda id, document_id, d: Claim(
-        id, document_id, type="statement", value=d["statement"], context=""
-    ),
-    statement=lambda d: d["statement"],
-)
+CLAIM_DATA = text_claim_data("statement", {"statement": (str,)})
 
 
 @register
