@@ -58,6 +58,8 @@ class AdjudicationItemSerializer(serializers.Serializer):
 
 
 class AdjudicateInSerializer(OldFieldNames, serializers.Serializer):
+    """A reviewer's decision on a claim the experts disagree on."""
+
     claim = serializers.IntegerField(help_text="Claim id.")
     label = serializers.ChoiceField(
         choices=Adjudication.Label.choices, help_text="The decision."

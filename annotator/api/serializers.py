@@ -398,11 +398,43 @@ class OldFieldNames(serializers.Serializer):
         return super().to_internal_value(data)
 
 
+CORRECTION_HELP = (
+    "The right values of the claim's data fields that are wrong, of those its "
+    "kind lets an expert correct: an extracted field's value and type, a "
+    "citation, a RAG answer or a sentence; at most 10,000 characters as JSON "
+    "and 20 levels deep, no NUL or lone surrogates. Null: no correction."
+)
+
+
+def _old_corrected_type():
+    return serializers.CharField(
+        required=False,
+        allow_blank=True,
+        write_only=True,
+        help_text="Deprecated, read for one release where correction is absent: "
+        "the corrected type, as correction's group field.",
+    )
+
+
+def _old_corrected_value():
+    return serializers.JSONField(
+        required=False,
+        allow_null=True,
+        write_only=True,
+        help_text="Deprecated, read for one release where correction is absent: "
+        "the corrected value, as the correction of what the claim says.",
+    )
+
+
 class AnnotationSerializer(OldFieldNames, serializers.ModelSerializer):
+    """An expert's label of a claim, with its note and correction."""
+
     annotator = serializers.SlugRelatedField(
         slug_field="username", read_only=True, help_text="Who labelled it."
     )
     claim = LabelableClaimField(help_text="Claim database id.")
+    corrected_type = _old_corrected_type()
+    corrected_value = _old_corrected_value()
 
     class Meta:
         model = Annotation
@@ -412,6 +444,7 @@ class AnnotationSerializer(OldFieldNames, serializers.ModelSerializer):
             "annotator",
             "source",
             "label",
+            "correction",
             "corrected_type",
             "corrected_value",
             "suggestion",
@@ -434,11 +467,10 @@ class AnnotationSerializer(OldFieldNames, serializers.ModelSerializer):
             "id": {"help_text": "Database id."},
             "source": {"help_text": "ui or import."},
             "label": {"help_text": "safe, unsafe or unsure."},
-            "corrected_type": {"help_text": "The right entity type, if wrong."},
-            "corrected_value": {"help_text": "The right value, if wrong."},
+            "correction": {"help_text": CORRECTION_HELP},
             "suggestion": {
-                "help_text": "accepted (corrected_value holds the suggested "
-                "correction) or rejected; empty without a decision."
+                "help_text": "accepted (the correction holds the suggested "
+                "one) or rejected; empty without a decision."
             },
             "note": {"help_text": "Free-text note for other experts."},
             "seconds_spent": {"help_text": "Time the expert spent on it."},
@@ -699,6 +731,8 @@ class QueueItemsSerializer(serializers.Serializer):
 
 
 class LabelInSerializer(OldFieldNames, serializers.Serializer):
+    """One label from the labeling page's outbox."""
+
     client_id = serializers.UUIDField(
         help_text="A UUID chosen by the page; resending the same label is safe."
     )
@@ -712,25 +746,18 @@ class LabelInSerializer(OldFieldNames, serializers.Serializer):
         max_length=labels.LABEL_NOTE_MAX_CHARS,
         help_text="Free text, at most 10,000 characters.",
     )
-    corrected_type = serializers.CharField(
-        required=False,
-        allow_blank=True,
-        max_length=200,
-        help_text="The right entity type, if the extracted one is wrong.",
+    correction = serializers.JSONField(
+        required=False, allow_null=True, help_text=CORRECTION_HELP
     )
-    corrected_value = serializers.JSONField(
-        required=False,
-        allow_null=True,
-        help_text="The right value, if wrong: text or JSON, at most 10,000 "
-        "characters as JSON and 20 levels deep, no NUL or lone surrogates.",
-    )
+    corrected_type = _old_corrected_type()
+    corrected_value = _old_corrected_value()
     suggestion = serializers.ChoiceField(
         choices=Annotation.Suggestion.choices,
         required=False,
         allow_blank=True,
         help_text="The expert's decision on the suggested correction shown "
-        "(a consistency run's): accepted, with the correction as "
-        "corrected_value, or rejected.",
+        "(a consistency run's): accepted, with it sent as the correction, "
+        "or rejected.",
     )
     guideline_version = serializers.IntegerField(
         required=False,
@@ -815,8 +842,7 @@ class MyLabelSerializer(serializers.ModelSerializer):
             "claim",
             "label",
             "note",
-            "corrected_type",
-            "corrected_value",
+            "correction",
             "suggestion",
             "seconds_spent",
             "client_id",
@@ -830,8 +856,7 @@ class MyLabelSerializer(serializers.ModelSerializer):
             "claim": {"help_text": "Claim id."},
             "label": {"help_text": "safe, unsafe or unsure."},
             "note": {"help_text": "Your note."},
-            "corrected_type": {"help_text": "Your corrected type."},
-            "corrected_value": {"help_text": "Your corrected value."},
+            "correction": {"help_text": "Your correction of the claim's data."},
             "suggestion": {"help_text": "Your decision on the suggested correction."},
             "seconds_spent": {"help_text": "Seconds spent on it."},
             "client_id": {"help_text": "The page's id for this label."},

@@ -322,6 +322,10 @@ class OldClaimViewSet(ClaimViewSet):
     """/api/predictions/, the claims' address in an earlier release."""
 
 
+#: The fields an earlier release sent a label's correction in.
+OLD_CORRECTION_FIELDS = ("corrected_type", "corrected_value")
+
+
 class AnnotationViewSet(
     mixins.CreateModelMixin,
     mixins.UpdateModelMixin,
@@ -348,8 +352,11 @@ class AnnotationViewSet(
         data = dict(serializer.validated_data)
         # Only claims the user may label validate (LabelableClaimField).
         claim = data.pop("claim")
+        correction = labels.label_correction(claim, data)
+        for name in ("correction", *OLD_CORRECTION_FIELDS):
+            data.pop(name, None)
         annotation, outcome = labels.annotation_submit(
-            claim=claim, annotator=request.user, **data
+            claim=claim, annotator=request.user, correction=correction, **data
         )
         return self._submitted(annotation, created=outcome == "created")
 
@@ -371,20 +378,19 @@ class AnnotationViewSet(
         data = dict(serializer.validated_data)
         if data.pop("claim", annotation.claim) != annotation.claim:
             raise ValidationError({"claim": "cannot move a label"})
-        fields = (
-            "label",
-            "corrected_type",
-            "corrected_value",
-            "suggestion",
-            "note",
-            "seconds_spent",
-        )
+        fields = ("label", "suggestion", "note", "seconds_spent")
         annotation, _ = labels.annotation_change(
             annotation=annotation,
             client_id=data.get("client_id"),
             # Not kept from the stored label: a change is a decision made now,
             # under the version sent or the latest one.
             guideline_version=data.get("guideline_version"),
+            correction=labels.label_correction(
+                annotation.claim,
+                data
+                if {"correction", *OLD_CORRECTION_FIELDS} & data.keys()
+                else {"correction": annotation.correction},
+            ),
             **{name: data.get(name, getattr(annotation, name)) for name in fields},
         )
         return self._submitted(annotation, created=False)

@@ -135,10 +135,8 @@ def export_rows(*, project: Project, kind: str) -> Iterator[dict[str, Any]]:
                 extra["annotator"] = a.annotator.get_username()
             if a.note:
                 extra["note"] = a.note
-            if a.corrected_type:
-                extra["corrected_type"] = a.corrected_type
-            if a.corrected_value is not None:
-                extra["corrected_value"] = a.corrected_value
+            if a.correction is not None:
+                extra["correction"] = a.correction
             if a.suggestion:
                 extra["suggestion"] = a.suggestion
             if a.guideline_version is not None:

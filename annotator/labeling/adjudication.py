@@ -78,7 +78,7 @@ def adjudication_items(
                 "note": a.note,
                 "seconds_spent": a.seconds_spent,
                 "guideline_version": a.guideline_version,
-                "corrected_value": a.corrected_value,
+                "correction": a.correction,
                 "at": a.updated_at,
             }
         )

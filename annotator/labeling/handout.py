@@ -331,8 +331,7 @@ def labeling_items(
             "label",
             "client_id",
             "note",
-            "corrected_type",
-            "corrected_value",
+            "correction",
             "suggestion",
         )
     }
@@ -353,8 +352,7 @@ def labeling_items(
             "label": a["label"],
             "client_id": str(a["client_id"]) if a["client_id"] else None,
             "note": a["note"],
-            "corrected_type": a["corrected_type"],
-            "corrected_value": a["corrected_value"],
+            "correction": a["correction"],
             "suggestion": a["suggestion"],
         }
 

@@ -9,7 +9,7 @@ import json
 import math
 import random
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -35,12 +35,13 @@ from annotator.models import (
     Project,
     Verdict,
 )
+from pipeline.checkers import checker_class
 from pipeline.jsonl import text_problem, value_problem
 
 LABEL_NOTE_MAX_CHARS = 10_000
 
 
-LABEL_VALUE_MAX_CHARS = 10_000  # a corrected value, written as JSON
+LABEL_VALUE_MAX_CHARS = 10_000  # a correction, written as JSON
 
 
 LABEL_VALUE_MAX_DEPTH = 20
@@ -59,41 +60,41 @@ def _json_problem(value: Any) -> str | None:
     return None
 
 
-def _label_values(**values) -> dict[str, Any]:
+def _label_values(claim: Claim, **values) -> dict[str, Any]:
     """The label's fields, once checked; LabelInvalid if one cannot be stored."""
-    problem = _label_problem(**values)
+    problem = _label_problem(claim, **values)
     if problem:
         raise LabelInvalid(problem)
     return values
 
 
 def _label_problem(
-    *, label, corrected_type, corrected_value, suggestion, note, seconds_spent
+    claim: Claim, *, label, correction, suggestion, note, seconds_spent
 ) -> str | None:
-    """Why a label cannot be stored, checked before any write. The API's
-    serializers check shapes; this is the last check before the database."""
+    """Why a label of ``claim`` cannot be stored, checked before any write.
+    The API's serializers check shapes; this is the last check before the
+    database."""
 
     if label not in Annotation.Label.values:
         return f"label: one of {', '.join(Annotation.Label.values)}"
-    type_max = Annotation._meta.get_field("corrected_type").max_length
-    for name, text, limit in (
-        ("note", note, LABEL_NOTE_MAX_CHARS),
-        ("corrected_type", corrected_type, type_max),
-    ):
-        if not isinstance(text, str):
-            return f"{name}: must be text"
-        if len(text) > limit:
-            return f"{name}: {len(text)} characters, over the limit of {limit}"
-        problem = text_problem(text)
-        if problem:
-            return f"{name}: {problem}"
-    problem = _json_problem(corrected_value)
+    if not isinstance(note, str):
+        return "note: must be text"
+    if len(note) > LABEL_NOTE_MAX_CHARS:
+        return f"note: {len(note)} characters, over the limit of {LABEL_NOTE_MAX_CHARS}"
+    problem = text_problem(note)
     if problem:
-        return f"corrected_value: {problem}"
+        return f"note: {problem}"
+    if correction is not None:
+        kind = claim.project.kind
+        problem = _json_problem(correction) or checker_class(
+            kind
+        ).claim_data.correction_problem(correction)
+        if problem:
+            return f"correction: {problem}"
     if suggestion not in ("", *Annotation.Suggestion.values):
         return f"suggestion: empty or one of {', '.join(Annotation.Suggestion.values)}"
-    if suggestion == Annotation.Suggestion.ACCEPTED and corrected_value is None:
-        return "suggestion: an accepted correction must be the corrected_value"
+    if suggestion == Annotation.Suggestion.ACCEPTED and correction is None:
+        return "suggestion: an accepted suggestion must be sent as the correction"
     if seconds_spent is not None and (
         isinstance(seconds_spent, bool)
         or not isinstance(seconds_spent, (int, float))
@@ -102,6 +103,20 @@ def _label_problem(
     ):
         return "seconds_spent: a number of seconds, 0 or more"
     return None
+
+
+def label_correction(claim: Claim, sent: Mapping[str, Any]) -> Any:
+    """The correction a label of ``claim`` sends: its ``correction``, or one
+    made of an earlier release's fields, the value under what the claim says
+    and the type under the kind's group (a kind without groups refuses it)."""
+    value, type_ = sent.get("corrected_value"), sent.get("corrected_type")
+    if "correction" in sent or (value is None and not type_):
+        return sent.get("correction")
+    spec = checker_class(claim.project.kind).claim_data
+    correction = {} if value is None else {spec.corrects[0]: value}
+    if type_:
+        correction[spec.group or "type"] = type_
+    return correction
 
 
 def _client_uuid(client_id: Any) -> uuid.UUID | None:
@@ -176,8 +191,7 @@ def annotation_submit(
     claim: Claim,
     annotator,
     label: str,
-    corrected_type: str = "",
-    corrected_value: Any = None,
+    correction: dict[str, Any] | None = None,
     suggestion: str = "",
     note: str = "",
     seconds_spent: float | None = None,
@@ -200,9 +214,9 @@ def annotation_submit(
     client_id used for another label.
     """
     values = _label_values(
+        claim,
         label=label,
-        corrected_type=corrected_type,
-        corrected_value=corrected_value,
+        correction=correction,
         suggestion=suggestion,
         note=note,
         seconds_spent=seconds_spent,
@@ -234,8 +248,7 @@ def annotation_change(
     *,
     annotation: Annotation,
     label: str,
-    corrected_type: str = "",
-    corrected_value: Any = None,
+    correction: dict[str, Any] | None = None,
     suggestion: str = "",
     note: str = "",
     seconds_spent: float | None = None,
@@ -253,9 +266,9 @@ def annotation_change(
     ``annotation_submit`` does, the latest version when None.
     """
     values = _label_values(
+        annotation.claim,
         label=label,
-        corrected_type=corrected_type,
-        corrected_value=corrected_value,
+        correction=correction,
         suggestion=suggestion,
         note=note,
         seconds_spent=seconds_spent,
@@ -482,8 +495,7 @@ def labels_submit(
                     claim=claim,
                     annotator=annotator,
                     label=data["label"],
-                    corrected_type=data.get("corrected_type") or "",
-                    corrected_value=data.get("corrected_value"),
+                    correction=label_correction(claim, data),
                     suggestion=data.get("suggestion") or "",
                     note=data.get("note") or "",
                     seconds_spent=data.get("seconds_spent"),

@@ -640,14 +640,19 @@ class Annotation(models.Model):
         ACCEPTED = "accepted", "Accepted"
         REJECTED = "rejected", "Rejected"
 
-    corrected_type = models.CharField(max_length=200, blank=True)
-    corrected_value = models.JSONField(null=True, blank=True)
+    correction = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="The expert's right values for some of the claim's data, "
+        "those its kind lets an expert correct (ClaimData.corrects): an "
+        "extracted field's value and type, a sentence's text; null if none.",
+    )
     suggestion = models.CharField(
         max_length=8,
         choices=Suggestion.choices,
         blank=True,
         help_text="The expert's decision on the correction the app suggested "
-        "(a consistency run's improver): accepted, when corrected_value holds "
+        "(a consistency run's improver): accepted, when the correction holds "
         "it, or rejected; empty when there was none or no decision.",
     )
     note = models.TextField(blank=True)

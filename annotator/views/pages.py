@@ -84,6 +84,7 @@ def label_page(request, pk: int):
         project=project, annotator=request.user, count=settings.LABEL_BATCH_SIZE
     )
     page = kind_hook(project.kind).labeling_page
+    spec = checker_class(project.kind).claim_data
     prefix = f"/api/projects/{project.pk}/"
     data = {
         "project": {
@@ -91,6 +92,12 @@ def label_page(request, pk: int):
             "name": project.name,
             "kind": project.kind,
             "show_machine_scores": project.show_machine_scores,
+            # The keys of the claim's data a correction's value and type
+            # (where the kind has groups) go under.
+            "correction_keys": {
+                "value": spec.corrects[0],
+                "type": spec.group if spec.group in spec.corrects else None,
+            },
             **(page(project) if page else {}),
         },
         "user": {"id": request.user.pk, "name": request.user.get_username()},

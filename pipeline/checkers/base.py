@@ -81,13 +81,16 @@ class ClaimData:
     caller adds its model and other fields). ``statement`` says what the claim
     states, shown until its check writes the hypothesis. ``group``, if any,
     names the key whose value sorts claims into groups (an entity type): the
-    stratified queue draws from every group alike.
+    stratified queue draws from every group alike. ``corrects`` names the keys
+    an expert may correct with a label, what the claim says first (the key a
+    suggested rewrite replaces), then its group where it has one.
     """
 
     fields: Mapping[str, tuple[type, ...]]
     of: Callable[[Claim], dict[str, Any]]
     claim: Callable[[str, str, Mapping[str, Any]], Claim]
     statement: Callable[[Mapping[str, Any]], str]
+    corrects: tuple[str, ...]
     group: str | None = None
 
     def problem(self, data: Any) -> str | None:
@@ -98,7 +101,12 @@ class ClaimData:
             return f"lacks {', '.join(missing)}"
         if unknown := sorted(set(data) - set(self.fields)):
             return f"has unknown fields {', '.join(unknown)}"
+        return self._values_problem(data)
+
+    def _values_problem(self, data: Mapping[str, Any]) -> str | None:
         for name, types in self.fields.items():
+            if name not in data:
+                continue
             value = data[name]
             if not isinstance(value, types) or (
                 isinstance(value, bool) and bool not in types
@@ -106,6 +114,18 @@ class ClaimData:
                 wanted = " or ".join(_JSON_TYPE_NAMES[t] for t in types)
                 return f"field {name!r} must be {wanted}"
         return None
+
+    def correction_problem(self, correction: Any) -> str | None:
+        """What is wrong with ``correction``, an expert's right values for
+        some of the keys in :attr:`corrects`, or None."""
+        if not isinstance(correction, dict) or not correction:
+            return f"must be an object with some of {', '.join(self.corrects)}"
+        if unknown := sorted(set(correction) - set(self.corrects)):
+            return (
+                f"cannot correct {', '.join(unknown)} "
+                f"(what may be corrected: {', '.join(self.corrects)})"
+            )
+        return self._values_problem(correction)
 
 
 def text_claim_data(
@@ -132,6 +152,7 @@ def text_claim_data(
             extra={k: d[k] for k in kept},
         ),
         statement=lambda d: d[text],
+        corrects=(text,),
     )
 
 

@@ -106,9 +106,9 @@ def test_unstorable_characters_nested_in_a_correction_are_refused_alone(
     (refused,) = _around(
         api(personas.annotator),
         project,
-        [_good(target, "unsafe", corrected_value=value)],
+        [_good(target, "unsafe", correction={"value": value})],
     )
-    assert refused["error"].startswith("corrected_value:")
+    assert refused["error"].startswith("correction:")
     assert not Annotation.objects.filter(claim=target).exists()
 
 
@@ -119,10 +119,10 @@ def test_unstorable_characters_in_note_and_type_are_refused_alone(personas, api)
     refused = _around(
         api(personas.annotator),
         project,
-        [_good(a, note="see \ud800 here"), _good(b, corrected_type="GPE\u0000")],
+        [_good(a, note="see \ud800 here"), _good(b, correction={"type": "GPE\u0000"})],
     )
     assert "note" in refused[0]["error"]
-    assert "corrected_type" in refused[1]["error"]
+    assert refused[1]["error"].startswith("correction:")
 
 
 @pytest.mark.bad_input
@@ -136,8 +136,8 @@ def test_an_oversized_or_overdeep_correction_is_refused_alone(personas, api):
         api(personas.annotator),
         project,
         [
-            _good(a, "unsafe", corrected_value="y" * 10_001),
-            _good(b, "unsafe", corrected_value=deep),
+            _good(a, "unsafe", correction={"value": "y" * 10_001}),
+            _good(b, "unsafe", correction={"value": deep}),
         ],
     )
     assert "over the limit" in refused[0]["error"]
@@ -288,7 +288,7 @@ def test_json_nested_past_the_parsers_limit_is_a_400(personas, api):
     (target,) = _claims(project, 1)
     label = _json(_good(target))
     deep = "[" * 100_000 + "]" * 100_000
-    body = f'{{"labels": [{label[:-1]}, "corrected_value": {deep}}}]}}'
+    body = f'{{"labels": [{label[:-1]}, "correction": {deep}}}]}}'
     client = api(personas.annotator)
     response = client.post(
         f"/api/projects/{project.pk}/labels/", body, content_type="application/json"
@@ -429,9 +429,10 @@ def test_changing_a_label_through_the_api_checks_it_like_a_new_one(personas, api
     ).json()
     url = f"/api/annotations/{created['id']}/"
     for change in (
-        {"corrected_value": {"city": "Ott\u0000awa"}},
+        {"correction": {"value": {"city": "Ott\u0000awa"}}},
         {"note": "n" * 10_001},
-        {"corrected_value": ["\ud800"]},
+        {"correction": {"value": ["\ud800"]}},
+        {"correction": {"context": "quoted"}},
     ):
         reply = client.patch(url, _json(change), content_type="application/json")
         assert reply.status_code == 400, (change, reply.content)
@@ -449,7 +450,7 @@ def test_changing_a_label_through_the_api_checks_it_like_a_new_one(personas, api
     assert good.status_code == 200, good.content
     annotation = Annotation.objects.get(pk=created["id"])
     assert (annotation.label, annotation.note) == ("unsafe", "on reflection")
-    assert annotation.corrected_value is None
+    assert annotation.correction is None
     # What a client read, sent back changed: its own client_id is no resend.
     read = client.get(url).json()
     assert (

@@ -235,16 +235,16 @@ def test_the_experts_decision_on_a_suggestion_is_kept_with_the_label(
             "claim": phd.pk,
             "label": "unsafe",
             "suggestion": "accepted",
-            "corrected_value": FIXED,
+            "correction": {"sentence": FIXED},
         },
         format="json",
     )
     assert response.status_code == 201, response.content
     assert response.json()["suggestion"] == "accepted"
     stored = Annotation.objects.get(claim=phd)
-    assert (stored.suggestion, stored.corrected_value) == ("accepted", FIXED)
+    assert (stored.suggestion, stored.correction) == ("accepted", {"sentence": FIXED})
 
-    with pytest.raises(LabelInvalid, match="an accepted correction must be"):
+    with pytest.raises(LabelInvalid, match="an accepted suggestion must be"):
         labels.annotation_submit(
             claim=phd,
             annotator=personas.admin,
@@ -258,7 +258,14 @@ def test_the_experts_decision_on_a_suggestion_is_kept_with_the_label(
     rejected, _ = labels.annotation_submit(
         claim=phd, annotator=personas.admin, label="unsafe", suggestion="rejected"
     )
-    assert rejected.suggestion == "rejected" and rejected.corrected_value is None
+    assert rejected.suggestion == "rejected" and rejected.correction is None
+    with pytest.raises(LabelInvalid, match="cannot correct block"):
+        labels.annotation_submit(
+            claim=phd,
+            annotator=personas.admin,
+            label="unsafe",
+            correction={"sentence": FIXED, "block": 2},
+        )
 
 
 def test_the_export_keeps_the_decision_and_the_guideline_version(personas, checked):
@@ -274,10 +281,10 @@ def test_the_export_keeps_the_decision_and_the_guideline_version(personas, check
         annotator=personas.annotator,
         label="unsafe",
         suggestion="accepted",
-        corrected_value=FIXED,
+        correction={"sentence": FIXED},
         guideline_version=guideline.version,
     )
     [row] = list(export_rows(project=checked, kind="labels"))
     assert row["claim_id"] == "lamport#b1"
-    assert (row["suggestion"], row["corrected_value"]) == ("accepted", FIXED)
+    assert (row["suggestion"], row["correction"]) == ("accepted", {"sentence": FIXED})
     assert row["guideline_version"] == guideline.version

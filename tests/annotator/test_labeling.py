@@ -156,12 +156,11 @@ def test_submit_records_time_note_and_correction_and_releases_lease(personas, ap
         "unsafe",
         seconds_spent=3.25,
         note="wrong city",
-        corrected_type="GPE",
-        corrected_value="Ottawa",
+        correction={"type": "GPE", "value": "Ottawa"},
     )
     annotation = Annotation.objects.get(claim=claim)
     assert annotation.seconds_spent == 3.25
-    assert (annotation.corrected_type, annotation.corrected_value) == ("GPE", "Ottawa")
+    assert annotation.correction == {"type": "GPE", "value": "Ottawa"}
     assert annotation.source == Annotation.Source.UI
     assert not Lease.objects.filter(claim=claim).exists()
 

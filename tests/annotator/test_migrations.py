@@ -1,8 +1,9 @@
 """The migrations: one squashed initial migration (issue 29), which a
 database migrated before the squash (0001 to 0021 applied) takes as applied,
 with nothing of it left to run; then the rename of Prediction to Claim and
-the move of a claim's own fields into its data and of an extraction
-project's settings into its options, which keep every row."""
+the move of a claim's own fields into its data, of an extraction project's
+settings into its options and of a label's correction into one keyed by its
+claim's kind, which keep every row."""
 
 import pytest
 from django.contrib.contenttypes.models import ContentType
@@ -232,5 +233,71 @@ def test_an_extraction_projects_settings_move_into_its_options_and_back():
             restored.extraction_prompt,
             restored.align_threshold,
         ) == (schema, "Places only.", 0.7)
+    finally:
+        _migrate(leaf)
+
+
+OPTIONS_ONLY = ("annotator", "0007_run_budget_cost_cancel")
+
+#: A label's corrected type and value on a claim of each kind, its correction
+#: after the move, and its extra.
+CORRECTIONS = {
+    "extraction": (("LOC", "Ottawa"), {"type": "LOC", "value": "Ottawa"}, {}),
+    "consistency": (("", "It snows."), {"sentence": "It snows."}, {}),
+    "citations": (
+        ("case", "Roe v. Doe, 6 U.S. 1"),
+        {"citation": "Roe v. Doe, 6 U.S. 1"},
+        {"corrected_type": "case"},
+    ),
+    "provenance": (("", None), None, {}),
+}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_labels_correction_is_keyed_by_its_claims_kind_both_ways():
+    """Each label's corrected type and value come into its correction under
+    the keys of its claim's kind (a type where the kind has no groups stays in
+    the label's extra), and go back to the same columns."""
+    old = _migrate(OPTIONS_ONLY)
+    leaf = MigrationExecutor(connection).loader.graph.leaf_nodes("annotator")[0]
+    try:
+        expert = old.get_model("auth", "User").objects.create(username="corrector")
+        ids = {}
+        for kind, ((type_, value), _, _) in CORRECTIONS.items():
+            project = old.get_model("annotator", "Project").objects.create(
+                name=f"corrected-{kind}", kind=kind
+            )
+            document = old.get_model("annotator", "Document").objects.create(
+                project=project, external_id="d1", text="It rains."
+            )
+            claim = old.get_model("annotator", "Claim").objects.create(
+                project=project, document=document, external_id="c1"
+            )
+            ids[kind] = (
+                old.get_model("annotator", "Annotation")
+                .objects.create(
+                    claim=claim,
+                    annotator=expert,
+                    label="unsafe",
+                    corrected_type=type_,
+                    corrected_value=value,
+                    note="kept",
+                )
+                .pk
+            )
+        Label = _migrate(leaf).get_model("annotator", "Annotation")
+        for kind, (_, correction, extra) in CORRECTIONS.items():
+            label = Label.objects.get(pk=ids[kind])
+            assert (label.correction, label.extra, label.note) == (
+                correction,
+                extra,
+                "kept",
+            ), kind
+
+        back = _migrate(OPTIONS_ONLY).get_model("annotator", "Annotation")
+        for kind, (columns, _, _) in CORRECTIONS.items():
+            label = back.objects.get(pk=ids[kind])
+            assert (label.corrected_type, label.corrected_value) == columns, kind
+            assert label.extra == {}
     finally:
         _migrate(leaf)

@@ -1,4 +1,5 @@
-"""Claims were called predictions before this release: for one more release
+"""Claims were called predictions, and a label's correction was its
+corrected_type and corrected_value, before this release: for one more release
 the API, the pages, the commands and the files still read the old names, so a
 client or a script written against the last release keeps working."""
 
@@ -9,7 +10,13 @@ import pytest
 from django.core.management import call_command
 
 from annotator.models import Adjudication, Annotation
-from tests.annotator.factories import jsonl, make_claim, make_document, upload
+from tests.annotator.factories import (
+    jsonl,
+    make_claim,
+    make_document,
+    make_project,
+    upload,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -55,6 +62,50 @@ def test_the_new_name_wins_where_a_request_sends_both(personas, api):
         format="json",
     )
     assert list(Annotation.objects.values_list("claim_id", flat=True)) == [a.pk]
+
+
+def test_a_labels_corrected_type_and_value_are_read_as_its_correction(personas, api):
+    """Before corrections were keyed by the claim's kind, a label sent them as
+    corrected_type and corrected_value: the value is what the claim says, the
+    type its group; a kind without groups refuses the type by name."""
+    project = personas.project
+    a, b = (make_claim(make_document(project)) for _ in range(2))
+    client = api(personas.annotator)
+    sent = {"client_id": str(uuid.uuid4()), "claim": a.pk, "label": "unsafe"}
+    old = {"corrected_type": "LOC", "corrected_value": "Ottawa"}
+    client.post(
+        f"/api/projects/{project.pk}/labels/", {"labels": [sent | old]}, format="json"
+    )
+    created = client.post(
+        "/api/annotations/",
+        {"claim": b.pk, "label": "unsafe", "corrected_value": "Ottawa"},
+        format="json",
+    ).json()
+    assert Annotation.objects.get(claim=a).correction == {
+        "type": "LOC",
+        "value": "Ottawa",
+    }
+    assert created["correction"] == {"value": "Ottawa"}
+    assert "corrected_value" not in created
+    changed = client.patch(
+        f"/api/annotations/{created['id']}/", {"corrected_type": "LOC"}, format="json"
+    )
+    assert changed.json()["correction"] == {"type": "LOC"}
+
+    rag = make_project(name="rag", kind="provenance", members=[personas.annotator])
+    answer = make_claim(
+        make_document(rag), data={"answer": "In Oslo.", "query": "Where?"}
+    )
+    refused = client.post(
+        "/api/annotations/",
+        {"claim": answer.pk, "label": "unsafe", "corrected_type": "LOC"},
+        format="json",
+    )
+    assert refused.status_code == 400
+    assert "cannot correct type (what may be corrected: answer)" in str(
+        refused.content, "utf-8"
+    )
+    assert not Annotation.objects.filter(claim=answer).exists()
 
 
 def test_an_adjudication_naming_its_prediction_is_recorded(personas, api):

@@ -126,4 +126,5 @@ def test_a_correction_run_is_started_and_its_corrections_accepted_or_rejected(
         )
         label = Annotation.objects.get(claim=phd, annotator=personas.annotator)
         assert (label.label, label.suggestion) == ("unsafe", decision)
-        assert label.corrected_value == (FIXED if decision == "accepted" else None)
+        accepted = {"sentence": FIXED} if decision == "accepted" else None
+        assert label.correction == accepted

@@ -125,7 +125,7 @@ def test_keyboard_labeling_with_undo_offline_and_reload_stores_exactly_20(
     assert all(a.seconds_spent is not None for a in stored.values())
     noted = stored[with_note]
     assert noted.note == "checked the hearing notes"
-    assert noted.corrected_value == "Ottawa"
+    assert noted.correction == {"value": "Ottawa"}
 
 
 def test_two_annotators_in_two_browsers_never_share_a_single_item(personas, new_page):

@@ -115,7 +115,37 @@ def test_true_is_not_an_integer_offset():
     )
 
 
+@pytest.mark.parametrize(
+    "kind, correction, problem",
+    [
+        ("extraction", {"type": "LOC", "value": {"city": "Ottawa"}}, None),
+        ("extraction", {"type": "LOC"}, None),
+        ("extraction", {}, "must be an object with some of value, type"),
+        ("extraction", "Ottawa", "must be an object with some of value, type"),
+        (
+            "extraction",
+            {"context": "in Ottawa"},
+            "cannot correct context (what may be corrected: value, type)",
+        ),
+        ("extraction", {"type": 7}, "field 'type' must be a string"),
+        ("consistency", {"sentence": "It snows."}, None),
+        (
+            "consistency",
+            {"sentence": "It snows.", "block": 2},
+            "cannot correct block (what may be corrected: sentence)",
+        ),
+        ("citations", {"citation": 5}, "field 'citation' must be a string"),
+    ],
+)
+def test_a_correction_names_only_what_its_kind_lets_an_expert_correct(
+    kind, correction, problem
+):
+    spec = checker_class(kind).claim_data
+    assert spec.correction_problem(correction) == problem
+
+
 def test_every_registered_checker_says_which_fields_are_its_own():
     for kind in kinds():
         spec = checker_class(kind).claim_data
         assert spec.fields and (spec.group is None or spec.group in spec.fields)
+        assert spec.corrects and set(spec.corrects) <= set(spec.fields)

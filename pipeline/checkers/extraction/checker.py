@@ -38,6 +38,7 @@ CLAIM_DATA = ClaimData(
         id, document_id, type=d["type"], value=d["value"], context=d["context"]
     ),
     statement=lambda d: render_hypothesis(d["type"], d["value"]),
+    corrects=("value", "type"),
     group="type",
 )
 

@@ -47,17 +47,22 @@ export function openCorrect() {
   const item = state.current;
   if (!item) return;
   closePanels();
-  const types = new Set([...(data.project.entity_types ?? []), item.type]);
-  el.correctType.replaceChildren(
-    ...[...types].sort().map((t) => {
-      const option = document.createElement("option");
-      option.value = t;
-      option.textContent = t;
-      return option;
-    }),
-  );
-  el.correctType.value = state.draft.corrected_type || item.type;
-  const value = state.draft.corrected_value ?? item.value;
+  const keys = data.project.correction_keys;
+  const draft = state.draft.correction ?? {};
+  el.correctType.parentElement.hidden = !keys.type;
+  if (keys.type) {
+    const types = new Set([...(data.project.entity_types ?? []), item.type]);
+    el.correctType.replaceChildren(
+      ...[...types].sort().map((t) => {
+        const option = document.createElement("option");
+        option.value = t;
+        option.textContent = t;
+        return option;
+      }),
+    );
+    el.correctType.value = draft[keys.type] ?? item.type;
+  }
+  const value = draft[keys.value] ?? item.value;
   el.correctValue.value =
     value == null ? "" : typeof value === "string" ? value : JSON.stringify(value);
   el.correctForm.hidden = false;
@@ -77,9 +82,11 @@ function saveCorrection() {
       value = raw;
     }
   }
-  const sameValue = JSON.stringify(value) === JSON.stringify(item.value);
-  state.draft.corrected_type = type === item.type ? "" : type;
-  state.draft.corrected_value = sameValue ? null : value;
+  const keys = data.project.correction_keys;
+  const correction = {};
+  if (JSON.stringify(value) !== JSON.stringify(item.value)) correction[keys.value] = value;
+  if (keys.type && type !== item.type) correction[keys.type] = type;
+  state.draft.correction = Object.keys(correction).length ? correction : null;
   closePanels();
   renderDraft();
 }

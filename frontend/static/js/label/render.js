@@ -11,7 +11,7 @@ import { firstMessage } from "./api.js";
 import { closePanels, el, span } from "./dom.js";
 import { fillClaim } from "./fields.js";
 import { loadFailed, outbox } from "./outbox.js";
-import { state } from "./state.js";
+import { data, state } from "./state.js";
 import { renderSuggestion } from "./suggestion.js";
 import { renderGuidelineSection } from "./guideline.js";
 
@@ -22,8 +22,7 @@ export function show(item, detour) {
   state.detour = item ? detour : "";
   state.draft = {
     note: item?.my_label?.note || "",
-    corrected_type: item?.my_label?.corrected_type || "",
-    corrected_value: item?.my_label?.corrected_value ?? null,
+    correction: item?.my_label?.correction ?? null,
     suggestion: item?.my_label?.suggestion || "",
   };
   state.expanded = false;
@@ -75,12 +74,13 @@ function renderCurrentLabel(item) {
 export function renderDraft() {
   const parts = [];
   if (state.draft.suggestion) parts.push(`suggested correction ${state.draft.suggestion}`);
-  if (state.draft.suggestion !== "accepted" && (state.draft.corrected_type || state.draft.corrected_value != null)) {
-    const value =
-      state.draft.corrected_value == null
-        ? ""
-        : ` = ${typeof state.draft.corrected_value === "string" ? state.draft.corrected_value : JSON.stringify(state.draft.corrected_value)}`;
-    parts.push(`correction: ${state.draft.corrected_type || state.current?.type}${value}`);
+  const correction = state.draft.correction;
+  if (state.draft.suggestion !== "accepted" && correction) {
+    const keys = data.project.correction_keys;
+    const type = keys.type ? (correction[keys.type] ?? state.current?.type) : "";
+    const value = correction[keys.value];
+    const text = value === undefined ? "" : typeof value === "string" ? value : JSON.stringify(value);
+    parts.push(`correction: ${[type, text].filter(Boolean).join(" = ")}`);
   }
   if (state.draft.note) parts.push(`note: ${state.draft.note}`);
   el.draft.hidden = !parts.length;

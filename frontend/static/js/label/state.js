@@ -22,7 +22,7 @@ export const state = {
   current: null,
   shownAt: 0,
   detour: "", // why the current item is not the queue's (sibling, history)
-  draft: { note: "", corrected_type: "", corrected_value: null, suggestion: "" },
+  draft: { note: "", correction: null, suggestion: "" },
   undo: [], // this session's decisions, newest last: {client_id, item}
   labelled: loadDecided(), // claim ids decided here lately, not undone
   expanded: false,

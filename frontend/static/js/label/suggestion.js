@@ -1,7 +1,7 @@
 // A correction the app suggests for the claim (a consistency run's improver
 // rewriting a flagged sentence), shown as a word diff the expert accepts (A)
-// or rejects (R). The decision goes with the label: accepted puts the
-// correction in corrected_value. A partial opts in with
+// or rejects (R). The decision goes with the label: accepted sends it as the
+// label's correction of what the claim says. A partial opts in with
 //   data-suggestion="path"   hidden unless the item has text at that path
 //                            (the suggested correction);
 //   data-suggestion-diff     the claim's value against it, word by word;
@@ -9,7 +9,7 @@
 
 import { span } from "./dom.js";
 import { renderDraft } from "./render.js";
-import { state } from "./state.js";
+import { data, state } from "./state.js";
 
 const TOKEN_LIMIT = 400; // words and spaces per side; beyond that no diff
 
@@ -89,7 +89,7 @@ export function acceptSuggestion() {
   const text = suggested(state.current);
   if (text === null) return;
   state.draft.suggestion = "accepted";
-  state.draft.corrected_value = text;
+  state.draft.correction = { [data.project.correction_keys.value]: text };
   renderSuggestion(state.current);
   renderDraft();
 }
@@ -98,7 +98,7 @@ export function rejectSuggestion() {
   const text = suggested(state.current);
   if (text === null) return;
   state.draft.suggestion = "rejected";
-  if (state.draft.corrected_value === text) state.draft.corrected_value = null;
+  if (state.draft.correction?.[data.project.correction_keys.value] === text) state.draft.correction = null;
   renderSuggestion(state.current);
   renderDraft();
 }
