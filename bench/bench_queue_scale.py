@@ -45,7 +45,7 @@ def main() -> int:
         from django.utils import timezone
 
         from annotator.labeling import labels, queue
-        from annotator.models import Annotation, Claim, Lease, Project
+        from annotator.models import Claim, Label, Lease, Project
 
         experts = list(get_user_model().objects.order_by("username"))
         project = Project.objects.get()
@@ -63,8 +63,8 @@ def main() -> int:
         labelled, first = 0, None
         for share in (0.0, 0.1, 0.4, 0.75):
             target = int(share * total)
-            Annotation.objects.bulk_create(
-                Annotation(
+            Label.objects.bulk_create(
+                Label(
                     claim_id=pk,
                     annotator=experts[i % len(experts)],
                     label="safe",

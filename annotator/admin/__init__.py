@@ -7,13 +7,13 @@ from annotator.core import accounts
 from annotator.core.errors import ApplicationError
 from annotator.models import (
     Adjudication,
-    Annotation,
     ApiToken,
     Claim,
     ClaimScore,
     Document,
     GradingRun,
     Guideline,
+    Label,
     Membership,
     Project,
     ScorerModel,
@@ -101,8 +101,8 @@ class ClaimScoreInline(admin.TabularInline):
     extra = 0
 
 
-class AnnotationInline(admin.TabularInline):
-    model = Annotation
+class LabelInline(admin.TabularInline):
+    model = Label
     fields = ["annotator", "source", "label", "note", "seconds_spent"]
     raw_id_fields = ["annotator"]
     extra = 0
@@ -132,7 +132,7 @@ class ClaimAdmin(admin.ModelAdmin):
     # What the check writes: changed by checking again, never by hand.
     readonly_fields = list(CHECK_FIELDS)
     list_select_related = ["project"]
-    inlines = [ClaimScoreInline, AnnotationInline]
+    inlines = [ClaimScoreInline, LabelInline]
 
 
 @admin.register(ClaimScore)
@@ -143,8 +143,8 @@ class ClaimScoreAdmin(admin.ModelAdmin):
     raw_id_fields = ["claim"]
 
 
-@admin.register(Annotation)
-class AnnotationAdmin(admin.ModelAdmin):
+@admin.register(Label)
+class LabelAdmin(admin.ModelAdmin):
     list_display = [
         "claim",
         "annotator",

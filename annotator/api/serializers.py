@@ -12,10 +12,10 @@ from annotator.core import allowlists
 from annotator.kinds import default_kind, kind_hook
 from annotator.labeling import labels
 from annotator.models import (
-    Annotation,
     Claim,
     ClaimScore,
     Document,
+    Label,
     Membership,
     Project,
     ScorerModel,
@@ -426,7 +426,7 @@ def _old_corrected_value():
     )
 
 
-class AnnotationSerializer(OldFieldNames, serializers.ModelSerializer):
+class LabelSerializer(OldFieldNames, serializers.ModelSerializer):
     """An expert's label of a claim, with its note and correction."""
 
     annotator = serializers.SlugRelatedField(
@@ -437,7 +437,7 @@ class AnnotationSerializer(OldFieldNames, serializers.ModelSerializer):
     corrected_value = _old_corrected_value()
 
     class Meta:
-        model = Annotation
+        model = Label
         fields = [
             "id",
             "claim",
@@ -738,7 +738,7 @@ class LabelInSerializer(OldFieldNames, serializers.Serializer):
     )
     claim = serializers.IntegerField(help_text="Claim id.")
     label = serializers.ChoiceField(
-        choices=Annotation.Label.choices, help_text="safe, unsafe or unsure."
+        choices=Label.Value.choices, help_text="safe, unsafe or unsure."
     )
     note = serializers.CharField(
         required=False,
@@ -752,7 +752,7 @@ class LabelInSerializer(OldFieldNames, serializers.Serializer):
     corrected_type = _old_corrected_type()
     corrected_value = _old_corrected_value()
     suggestion = serializers.ChoiceField(
-        choices=Annotation.Suggestion.choices,
+        choices=Label.Suggestion.choices,
         required=False,
         allow_blank=True,
         help_text="The expert's decision on the suggested correction shown "
@@ -836,7 +836,7 @@ class MyLabelSerializer(serializers.ModelSerializer):
     )
 
     class Meta:
-        model = Annotation
+        model = Label
         fields = [
             "id",
             "claim",
@@ -852,7 +852,7 @@ class MyLabelSerializer(serializers.ModelSerializer):
         ]
         read_only_fields = fields
         extra_kwargs = {
-            "id": {"help_text": "Annotation id."},
+            "id": {"help_text": "Label id."},
             "claim": {"help_text": "Claim id."},
             "label": {"help_text": "safe, unsafe or unsure."},
             "note": {"help_text": "Your note."},
@@ -863,5 +863,5 @@ class MyLabelSerializer(serializers.ModelSerializer):
             "updated_at": {"help_text": "Last change."},
         }
 
-    def get_hypothesis(self, annotation) -> str:
-        return annotation.claim.statement()
+    def get_hypothesis(self, label) -> str:
+        return label.claim.statement()

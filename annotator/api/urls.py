@@ -11,7 +11,9 @@ router.register("documents", views.DocumentViewSet, basename="document")
 router.register("claims", views.ClaimViewSet, basename="claim")
 # The claims' address in an earlier release, kept for one more (not in the schema).
 router.register("predictions", views.OldClaimViewSet, basename="old-claim")
-router.register("annotations", views.AnnotationViewSet, basename="annotation")
+router.register("labels", views.LabelViewSet, basename="label")
+# The labels' address in an earlier release, kept for one more (not in the schema).
+router.register("annotations", views.OldLabelViewSet, basename="old-label")
 router.register("scorer-models", views.ScorerModelViewSet, basename="scorer-model")
 router.register("training-runs", views.TrainingRunViewSet, basename="training-run")
 router.register("grading-runs", grading.GradingRunViewSet, basename="grading-run")

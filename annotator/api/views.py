@@ -41,7 +41,7 @@ from annotator.core import errors
 from annotator.labeling import handout, labels, queue
 from annotator.models import (
     ACTIVE_RUN_STATUSES,
-    Annotation,
+    Label,
     Project,
 )
 from annotator.projects import access, services
@@ -286,7 +286,7 @@ class ClaimViewSet(viewsets.ReadOnlyModelViewSet):
         return (
             queryset.select_related("document")
             .prefetch_related("scores")
-            .annotate(labelled=Exists(Annotation.objects.filter(claim=OuterRef("pk"))))
+            .annotate(labelled=Exists(Label.objects.filter(claim=OuterRef("pk"))))
             .order_by("pk")
         )
 
@@ -326,21 +326,21 @@ class OldClaimViewSet(ClaimViewSet):
 OLD_CORRECTION_FIELDS = ("corrected_type", "corrected_value")
 
 
-class AnnotationViewSet(
+class LabelViewSet(
     mixins.CreateModelMixin,
     mixins.UpdateModelMixin,
     viewsets.ReadOnlyModelViewSet,
 ):
     """Expert labels. Experts create and change their own; project admins see
     and change all of their projects' labels. Writes go through
-    ``labels.annotation_submit``, like the labeling page's."""
+    ``labels.label_submit``, like the labeling page's."""
 
-    serializer_class = s.AnnotationSerializer
+    serializer_class = s.LabelSerializer
     permission_classes = [IsAuthenticated]
     parser_classes = [BoundedJSONParser, FormParser, MultiPartParser]
 
     def get_queryset(self):
-        queryset = access.annotations_for(self.request.user).select_related("annotator")
+        queryset = access.labels_for(self.request.user).select_related("annotator")
         project = project_param(self.request.query_params)
         if project is not None:
             queryset = queryset.filter(claim__project_id=project)
@@ -355,52 +355,52 @@ class AnnotationViewSet(
         correction = labels.label_correction(claim, data)
         for name in ("correction", *OLD_CORRECTION_FIELDS):
             data.pop(name, None)
-        annotation, outcome = labels.annotation_submit(
+        stored, outcome = labels.label_submit(
             claim=claim, annotator=request.user, correction=correction, **data
         )
-        return self._submitted(annotation, created=outcome == "created")
+        return self._submitted(stored, created=outcome == "created")
 
     def update(self, request, *args, **kwargs):
-        annotation = self.get_object()
+        stored = self.get_object()
         user = request.user
-        role = access.project_role(user, annotation.claim.project)
-        own = annotation.annotator_id == user.pk
+        role = access.project_role(user, stored.claim.project)
+        own = stored.annotator_id == user.pk
         if not (own and role in access.LABEL) and role not in access.MANAGE:
             raise PermissionDenied("only its annotator can change a label")
-        if annotation.annotator_id is None:
+        if stored.annotator_id is None:
             raise ValidationError(
                 {"source": "an imported label changes by importing it again"}
             )
         serializer = self.get_serializer(
-            annotation, data=request.data, partial=kwargs.get("partial", False)
+            stored, data=request.data, partial=kwargs.get("partial", False)
         )
         serializer.is_valid(raise_exception=True)
         data = dict(serializer.validated_data)
-        if data.pop("claim", annotation.claim) != annotation.claim:
+        if data.pop("claim", stored.claim) != stored.claim:
             raise ValidationError({"claim": "cannot move a label"})
         fields = ("label", "suggestion", "note", "seconds_spent")
-        annotation, _ = labels.annotation_change(
-            annotation=annotation,
+        stored, _ = labels.label_change(
+            stored=stored,
             client_id=data.get("client_id"),
             # Not kept from the stored label: a change is a decision made now,
             # under the version sent or the latest one.
             guideline_version=data.get("guideline_version"),
             correction=labels.label_correction(
-                annotation.claim,
+                stored.claim,
                 data
                 if {"correction", *OLD_CORRECTION_FIELDS} & data.keys()
-                else {"correction": annotation.correction},
+                else {"correction": stored.correction},
             ),
-            **{name: data.get(name, getattr(annotation, name)) for name in fields},
+            **{name: data.get(name, getattr(stored, name)) for name in fields},
         )
-        return self._submitted(annotation, created=False)
+        return self._submitted(stored, created=False)
 
-    def _submitted(self, annotation, *, created: bool) -> Response:
-        if annotation is None:
+    def _submitted(self, stored, *, created: bool) -> Response:
+        if stored is None:
             # A resent client_id of a label since undone: not brought back.
             raise errors.LabelConflict("client_id already used")
         return Response(
-            self.get_serializer(annotation).data,
+            self.get_serializer(stored).data,
             status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
         )
 
@@ -428,6 +428,11 @@ class AnnotationViewSet(
             project=project, stream=_upload_stream(upload), source=upload.name
         )
         return _import_response(report)
+
+
+@extend_schema(exclude=True)
+class OldLabelViewSet(LabelViewSet):
+    """/api/annotations/, the labels' address in an earlier release."""
 
 
 @extend_schema_view(

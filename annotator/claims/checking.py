@@ -183,7 +183,7 @@ def claims_refind(project: Project, document_ids) -> None:
     labelled ones stay with their labels (a check reports them)."""
     if not finds_claims(project):
         return
-    Claim.objects.filter(document_id__in=document_ids, annotations=None).delete()
+    Claim.objects.filter(document_id__in=document_ids, labels=None).delete()
     claims_find(project, document_ids=document_ids)
 
 

@@ -38,9 +38,9 @@ from annotator.claims.checking import (
 from annotator.claims.records import claim_fields
 from annotator.labeling.labels import LABEL_NOTE_MAX_CHARS
 from annotator.models import (
-    Annotation,
     Claim,
     Document,
+    Label,
     LLMRun,
     Project,
 )
@@ -486,7 +486,7 @@ def _items_upsert(*, project: Project, records, report: ImportReport, form) -> N
     """Items: each its document (external id the item's id) and the claims
     and labels it brings (``form``, the checker's ``item_format``: a RAG
     item's answer as its claim under the same id, a benchmark's label as an
-    imported label, ``Annotation.Source.IMPORT``, as ``labels_import``
+    imported label, ``Label.Source.IMPORT``, as ``labels_import``
     stores a labels file's; a response brings neither, the check finds its
     blocks). An item sent again without a label keeps the one stored.
     Counted by item: created with its document, updated when its document,
@@ -541,10 +541,10 @@ def _item_states(project: Project, ids) -> dict[str, tuple]:
         ).values_list("external_id", "document__external_id", "data", "extra")
     }
     labels = dict(
-        Annotation.objects.filter(
+        Label.objects.filter(
             claim__project=project,
             claim__external_id__in=ids,
-            source=Annotation.Source.IMPORT,
+            source=Label.Source.IMPORT,
         ).values_list("claim__external_id", "label")
     )
     return {
@@ -726,9 +726,9 @@ def _labels_upsert(*, project: Project, records, report: ImportReport, source: s
         }
         existing = {
             a.claim_id: a
-            for a in Annotation.objects.select_for_update().filter(
+            for a in Label.objects.select_for_update().filter(
                 claim_id__in=claims.values(),
-                source=Annotation.Source.IMPORT,
+                source=Label.Source.IMPORT,
             )
         }
         new, changed = [], []
@@ -744,9 +744,9 @@ def _labels_upsert(*, project: Project, records, report: ImportReport, source: s
             row = existing.get(pk)
             if row is None:
                 new.append(
-                    Annotation(
+                    Label(
                         claim_id=pk,
-                        source=Annotation.Source.IMPORT,
+                        source=Label.Source.IMPORT,
                         label=label.label,
                         note=note,
                         extra=extra,
@@ -758,11 +758,9 @@ def _labels_upsert(*, project: Project, records, report: ImportReport, source: s
                 changed.append(row)
             else:
                 report.unchanged += 1
-        Annotation.objects.bulk_create(new)
+        Label.objects.bulk_create(new)
         if changed:
-            Annotation.objects.bulk_update(
-                changed, ["label", "note", "extra", "updated_at"]
-            )
+            Label.objects.bulk_update(changed, ["label", "note", "extra", "updated_at"])
         report.created += len(new)
         report.updated += len(changed)
 

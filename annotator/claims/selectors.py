@@ -13,9 +13,9 @@ from django.db.models import (
 
 from annotator.claims.records import claim_record, document_record, in_group
 from annotator.models import (
-    Annotation,
     Claim,
     Document,
+    Label,
     Project,
     Verdict,
 )
@@ -26,7 +26,8 @@ from pipeline.jsonl import (
     document_to_json,
     label_to_json,
 )
-from pipeline.types import Alignment, CheckedClaim, Label
+from pipeline.types import Alignment, CheckedClaim
+from pipeline.types import Label as LabelRecord
 
 #: The words a page or the API filters verdicts by: each verdict's value,
 #: and "unchecked" for the empty one.
@@ -60,7 +61,7 @@ def claims_filter(
     if max_score is not None:
         queryset = queryset.filter(score__lte=max_score)
     if labelled is not None:
-        has_label = Exists(Annotation.objects.filter(claim=OuterRef("pk")))
+        has_label = Exists(Label.objects.filter(claim=OuterRef("pk")))
         queryset = queryset.filter(has_label if labelled else ~has_label)
     return queryset
 
@@ -123,9 +124,7 @@ def export_rows(*, project: Project, kind: str) -> Iterator[dict[str, Any]]:
             )
     elif kind == "labels":
         rows = (
-            Annotation.objects.filter(
-                claim__project=project, label__in=Annotation.DECISIVE
-            )
+            Label.objects.filter(claim__project=project, label__in=Label.DECISIVE)
             .select_related("claim", "annotator")
             .order_by("pk")
         )
@@ -142,7 +141,7 @@ def export_rows(*, project: Project, kind: str) -> Iterator[dict[str, Any]]:
             if a.guideline_version is not None:
                 extra["guideline_version"] = a.guideline_version
             yield label_to_json(
-                Label(claim_id=a.claim.external_id, label=a.label, extra=extra)
+                LabelRecord(claim_id=a.claim.external_id, label=a.label, extra=extra)
             )
     else:
         raise ValueError(f"unknown export kind {kind!r}")

@@ -237,7 +237,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "StatusEnum": "annotator.models.RunStatus",
         "WebhookDeliveryStatusEnum": "annotator.models.WebhookDelivery.Status",
-        "LabelEnum": "annotator.models.Annotation.Label",
+        "LabelEnum": "annotator.models.Label.Value",
         "DecisionLabelEnum": "annotator.models.Adjudication.Label",
     },
 }

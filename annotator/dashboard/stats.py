@@ -36,9 +36,9 @@ from annotator.labeling import gold
 from annotator.labeling.adjudication import agreement_breakdown
 from annotator.models import (
     ACTIVE_RUN_STATUSES,
-    Annotation,
     Claim,
     GradingRun,
+    Label,
     Project,
     ScorerModel,
     TrainingRun,
@@ -81,10 +81,10 @@ def overview(project: Project) -> dict[str, Any]:
         unsafe=Count("pk", filter=Q(verdict=Verdict.UNSAFE)),
         unscored=Count("pk", filter=Q(verdict=Verdict.UNSCORED)),
     )
-    labels = Annotation.objects.filter(claim__project=project).aggregate(
-        labels=Count("pk", filter=Q(label__in=Annotation.DECISIVE)),
-        labelled=Count("claim", filter=Q(label__in=Annotation.DECISIVE), distinct=True),
-        unsure=Count("pk", filter=Q(label=Annotation.Label.UNSURE)),
+    labels = Label.objects.filter(claim__project=project).aggregate(
+        labels=Count("pk", filter=Q(label__in=Label.DECISIVE)),
+        labelled=Count("claim", filter=Q(label__in=Label.DECISIVE), distinct=True),
+        unsure=Count("pk", filter=Q(label=Label.Value.UNSURE)),
     )
     checked = counts["safe"] + counts["unsafe"] + counts["unscored"]
     total = counts["claims"]
@@ -122,7 +122,7 @@ def labels_per_hour(project: Project) -> list[dict[str, Any]]:
     """
     paced = Q(seconds_spent__gte=PACE_MIN_SECONDS, seconds_spent__lte=PACE_MAX_SECONDS)
     rows = (
-        Annotation.objects.filter(claim__project=project, annotator__isnull=False)
+        Label.objects.filter(claim__project=project, annotator__isnull=False)
         .values("annotator__username")
         .annotate(
             labels=Count("pk"),
@@ -170,27 +170,25 @@ def agreement(project: Project) -> dict[str, Any]:
     pair = dict(
         claim__project=project,
         annotator__isnull=False,
-        label__in=Annotation.DECISIVE,
-        claim__annotations__annotator__isnull=False,
-        claim__annotations__label__in=Annotation.DECISIVE,
-        claim__annotations__pk__gt=F("pk"),
+        label__in=Label.DECISIVE,
+        claim__labels__annotator__isnull=False,
+        claim__labels__label__in=Label.DECISIVE,
+        claim__labels__pk__gt=F("pk"),
     )
     cells = (
-        Annotation.objects.filter(**pair)
-        .values("label", "claim__annotations__label")
+        Label.objects.filter(**pair)
+        .values("label", "claim__labels__label")
         .annotate(n=Count("pk"))
         .order_by()
     )
     matrix: dict[str, dict[str, int]] = {
-        a: {b: 0 for b in Annotation.DECISIVE} for a in Annotation.DECISIVE
+        a: {b: 0 for b in Label.DECISIVE} for a in Label.DECISIVE
     }
     for cell in cells:
-        matrix[cell["label"]][cell["claim__annotations__label"]] = cell["n"]
+        matrix[cell["label"]][cell["claim__labels__label"]] = cell["n"]
     n = sum(sum(row.values()) for row in matrix.values())
     items = (
-        Annotation.objects.filter(**pair)
-        .aggregate(n=Count("claim", distinct=True))
-        .get("n")
+        Label.objects.filter(**pair).aggregate(n=Count("claim", distinct=True)).get("n")
     )
     # Four cells expanded back into pairs: as many tuples as overlap pairs.
     pairs = [
@@ -322,8 +320,8 @@ def llm_scores(project: Project) -> list[dict[str, Any]]:
     )
     labelled = {
         row["claim__model"]: row
-        for row in Annotation.objects.filter(
-            claim__project=project, label__in=Annotation.DECISIVE
+        for row in Label.objects.filter(
+            claim__project=project, label__in=Label.DECISIVE
         )
         .values("claim__model")
         .annotate(labels=Count("pk"), safe=Count("pk", filter=Q(label="safe")))
@@ -361,9 +359,9 @@ def gold_pr_curve(project: Project, active: ScorerModel | None) -> dict[str, Any
     most, so the pairs are fetched; ``gold_labels`` counts the unscored too.
     """
     labels = gold.restrict(
-        Annotation.objects.filter(
+        Label.objects.filter(
             claim__project=project,
-            label__in=Annotation.DECISIVE,
+            label__in=Label.DECISIVE,
         ),
         project,
         gold=True,
@@ -376,7 +374,7 @@ def gold_pr_curve(project: Project, active: ScorerModel | None) -> dict[str, Any
         if score is None:
             continue
         scores.append(score)
-        unsafe.append(label == Annotation.Label.UNSAFE)
+        unsafe.append(label == Label.Value.UNSAFE)
     threshold = active.threshold if active else project.nli_threshold
     operating = (
         flag_metrics([s < threshold for s in scores], unsafe) if scores else None

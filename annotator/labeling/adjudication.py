@@ -21,7 +21,7 @@ from django.db.models import Exists, OuterRef, QuerySet
 from annotator.claims.records import claim_group
 from annotator.core.errors import ApplicationError
 from annotator.labeling.labels import LABEL_NOTE_MAX_CHARS
-from annotator.models import Adjudication, Annotation, Claim, Project, Role
+from annotator.models import Adjudication, Claim, Label, Project, Role
 from annotator.projects.access import project_role
 from pipeline.evaluate import cohen_kappa, krippendorff_alpha
 from pipeline.jsonl import text_problem
@@ -31,7 +31,7 @@ REVIEW = (Role.ADMIN, Role.REVIEWER)
 
 
 def _expert_labels(label: str):
-    return Annotation.objects.filter(
+    return Label.objects.filter(
         claim=OuterRef("pk"), annotator__isnull=False, label=label
     )
 
@@ -39,13 +39,13 @@ def _expert_labels(label: str):
 def disagreements(project: Project) -> QuerySet[Claim]:
     """The project's claims with a safe and an unsafe expert label."""
     return Claim.objects.filter(project=project).filter(
-        Exists(_expert_labels(Annotation.Label.SAFE)),
-        Exists(_expert_labels(Annotation.Label.UNSAFE)),
+        Exists(_expert_labels(Label.Value.SAFE)),
+        Exists(_expert_labels(Label.Value.UNSAFE)),
     )
 
 
 def _labelled_by(reviewer):
-    return Annotation.objects.filter(claim=OuterRef("pk"), annotator=reviewer)
+    return Label.objects.filter(claim=OuterRef("pk"), annotator=reviewer)
 
 
 def adjudication_items(
@@ -67,7 +67,7 @@ def adjudication_items(
     rows = list(claims.order_by("pk"))
     labels: dict[int, list[dict]] = defaultdict(list)
     for a in (
-        Annotation.objects.filter(claim__in=rows, annotator__isnull=False)
+        Label.objects.filter(claim__in=rows, annotator__isnull=False)
         .select_related("annotator")
         .order_by("created_at")
     ):
@@ -122,7 +122,7 @@ def adjudicate(*, claim: Claim, reviewer, label: str, note: str = "") -> Adjudic
             f"adjudicating needs the role {' or '.join(REVIEW)} on the project"
         )
     # A party to the disagreement would be judging their own label.
-    if Annotation.objects.filter(claim=claim, annotator=reviewer).exists():
+    if Label.objects.filter(claim=claim, annotator=reviewer).exists():
         raise ApplicationError(
             f"you labelled claim {claim.pk}: a reviewer who did not label it decides it"
         )
@@ -163,10 +163,10 @@ def agreement_breakdown(project: Project) -> dict[str, Any]:
     labels: dict[int, list[tuple[str, str]]] = defaultdict(list)
     types: dict[int, str] = {}
     for claim_id, type_, expert, label in (
-        Annotation.objects.filter(
+        Label.objects.filter(
             claim__project=project,
             annotator__isnull=False,
-            label__in=Annotation.DECISIVE,
+            label__in=Label.DECISIVE,
         )
         .order_by("claim_id", "annotator_id")
         .values_list(

@@ -31,7 +31,7 @@ def restrict(queryset, project, *, gold: bool, document_field: str = "document_i
     side (False).
 
     ``document_field`` names the document id from the queryset's model, e.g.
-    ``"claim__document_id"`` for annotations.
+    ``"claim__document_id"`` for labels.
     """
     bucket = Mod(
         F(document_field) * _MULTIPLIER, _MODULUS, output_field=BigIntegerField()

@@ -25,9 +25,9 @@ from annotator.labeling import gold as gold_set
 from annotator.labeling import guidelines
 from annotator.labeling.queue import is_overlap
 from annotator.models import (
-    Annotation,
     Claim,
     ClaimScore,
+    Label,
     Project,
     Reason,
     Verdict,
@@ -324,7 +324,7 @@ def labeling_items(
         siblings.setdefault(sibling["document_id"], []).append(sibling)
     my_labels = {
         a["claim_id"]: a
-        for a in Annotation.objects.filter(
+        for a in Label.objects.filter(
             annotator=annotator, claim__document_id__in=document_ids
         ).values(
             "claim_id",

@@ -28,8 +28,8 @@ from annotator.core.errors import ApplicationError, LabelConflict, LabelInvalid
 from annotator.labeling import guidelines, queue
 from annotator.models import (
     UNSCORED_UNCERTAINTY,
-    Annotation,
     Claim,
+    Label,
     LabelReceipt,
     Lease,
     Project,
@@ -75,8 +75,8 @@ def _label_problem(
     The API's serializers check shapes; this is the last check before the
     database."""
 
-    if label not in Annotation.Label.values:
-        return f"label: one of {', '.join(Annotation.Label.values)}"
+    if label not in Label.Value.values:
+        return f"label: one of {', '.join(Label.Value.values)}"
     if not isinstance(note, str):
         return "note: must be text"
     if len(note) > LABEL_NOTE_MAX_CHARS:
@@ -91,9 +91,9 @@ def _label_problem(
         ).claim_data.correction_problem(correction)
         if problem:
             return f"correction: {problem}"
-    if suggestion not in ("", *Annotation.Suggestion.values):
-        return f"suggestion: empty or one of {', '.join(Annotation.Suggestion.values)}"
-    if suggestion == Annotation.Suggestion.ACCEPTED and correction is None:
+    if suggestion not in ("", *Label.Suggestion.values):
+        return f"suggestion: empty or one of {', '.join(Label.Suggestion.values)}"
+    if suggestion == Label.Suggestion.ACCEPTED and correction is None:
         return "suggestion: an accepted suggestion must be sent as the correction"
     if seconds_spent is not None and (
         isinstance(seconds_spent, bool)
@@ -143,50 +143,48 @@ def _receipt_seen(client_id: uuid.UUID, *, claim: Claim, annotator) -> bool:
     return True
 
 
-def _annotation_save(
+def _label_save(
     *, claim: Claim, annotator, client_id: uuid.UUID | None, values
-) -> tuple[Annotation | None, str]:
+) -> tuple[Label | None, str]:
     with transaction.atomic():
         if client_id is not None and _receipt_seen(
             client_id, claim=claim, annotator=annotator
         ):
             # A retry, or a stale resend of a label since changed or undone:
             # never written over the expert's later decision.
-            current = Annotation.objects.filter(
-                claim=claim, annotator=annotator
-            ).first()
+            current = Label.objects.filter(claim=claim, annotator=annotator).first()
             return current, "duplicate"
         # By hand rather than update_or_create, whose nested savepoints
         # cost a round trip each on the labeling page's hottest write.
-        annotation = (
-            Annotation.objects.select_for_update()
+        stored = (
+            Label.objects.select_for_update()
             .filter(claim=claim, annotator=annotator)
             .first()
         )
-        created = annotation is None
-        if annotation is None:
-            annotation = Annotation.objects.create(
+        created = stored is None
+        if stored is None:
+            stored = Label.objects.create(
                 claim=claim,
                 annotator=annotator,
                 client_id=client_id,
-                source=Annotation.Source.UI,
+                source=Label.Source.UI,
                 **values,
             )
         else:
             # A relabel takes the new client_id (undo names the label by it);
             # the old one keeps its receipt.
-            values = {**values, "client_id": client_id, "source": Annotation.Source.UI}
+            values = {**values, "client_id": client_id, "source": Label.Source.UI}
             for name, value in values.items():
-                setattr(annotation, name, value)
-            annotation.save(update_fields=[*values, "updated_at"])
+                setattr(stored, name, value)
+            stored.save(update_fields=[*values, "updated_at"])
         if client_id is not None:
             LabelReceipt.objects.create(
                 client_id=client_id, annotator=annotator, claim=claim
             )
-    return annotation, "created" if created else "updated"
+    return stored, "created" if created else "updated"
 
 
-def annotation_submit(
+def label_submit(
     *,
     claim: Claim,
     annotator,
@@ -197,7 +195,7 @@ def annotation_submit(
     seconds_spent: float | None = None,
     guideline_version: int | None = None,
     client_id=None,
-) -> tuple[Annotation | None, str]:
+) -> tuple[Label | None, str]:
     """Save an expert's label; a relabel of the claim updates it in place.
 
     Returns the expert's label of the claim and what happened: created,
@@ -231,22 +229,22 @@ def annotation_submit(
         values=values,
     )
     try:
-        return _annotation_save(**save)
+        return _label_save(**save)
     except IntegrityError:
         # A concurrent copy of the same save, or the expert's first label of
         # the claim from another tab, committed between our look and our
         # write; a second look sees it (READ COMMITTED).
         pass
     try:
-        return _annotation_save(**save)
+        return _label_save(**save)
     except IntegrityError as e:
         # Still taken: a label of a deleted user (no receipt) holds it.
         raise LabelConflict("client_id already used") from e
 
 
-def annotation_change(
+def label_change(
     *,
-    annotation: Annotation,
+    stored: Label,
     label: str,
     correction: dict[str, Any] | None = None,
     suggestion: str = "",
@@ -254,19 +252,19 @@ def annotation_change(
     seconds_spent: float | None = None,
     guideline_version: int | None = None,
     client_id=None,
-) -> tuple[Annotation | None, str]:
+) -> tuple[Label | None, str]:
     """Change a stored label in place (the API's PUT and PATCH).
 
-    A new client_id makes it a new decision, as in ``annotation_submit``. None,
+    A new client_id makes it a new decision, as in ``label_submit``. None,
     or the label's own client_id (a client sending back what it read), keeps
     the label's client_id: no receipt names the change, and it is never taken
     for a resend of the label.
 
     A change is a decision made now: it records ``guideline_version`` as
-    ``annotation_submit`` does, the latest version when None.
+    ``label_submit`` does, the latest version when None.
     """
     values = _label_values(
-        annotation.claim,
+        stored.claim,
         label=label,
         correction=correction,
         suggestion=suggestion,
@@ -274,18 +272,18 @@ def annotation_change(
         seconds_spent=seconds_spent,
     )
     values["guideline_version"] = guidelines.label_guideline_version(
-        project_id=annotation.claim.project_id, version=guideline_version
+        project_id=stored.claim.project_id, version=guideline_version
     )
     client_id = _client_uuid(client_id)
-    if client_id is not None and client_id != annotation.client_id:
-        return annotation_submit(
-            claim=annotation.claim,
-            annotator=annotation.annotator,
+    if client_id is not None and client_id != stored.client_id:
+        return label_submit(
+            claim=stored.claim,
+            annotator=stored.annotator,
             client_id=client_id,
             **values,
         )
     with transaction.atomic():
-        row = Annotation.objects.select_for_update().filter(pk=annotation.pk).first()
+        row = Label.objects.select_for_update().filter(pk=stored.pk).first()
         if row is None:
             raise LabelInvalid("the label was deleted meanwhile")
         for name, value in values.items():
@@ -491,7 +489,7 @@ def labels_submit(
             continue
         try:
             with transaction.atomic():
-                annotation, status = annotation_submit(
+                stored, status = label_submit(
                     claim=claim,
                     annotator=annotator,
                     label=data["label"],
@@ -513,7 +511,7 @@ def labels_submit(
             LabelResult(
                 client_id,
                 status,
-                id=annotation.pk if annotation is not None else None,
+                id=stored.pk if stored is not None else None,
                 claim=claim.pk,
             )
         )
@@ -530,8 +528,8 @@ def label_undo(*, project: Project, annotator, client_id: str) -> int | None:
     not bring it back.
     """
     with transaction.atomic():
-        annotation = (
-            Annotation.objects.select_for_update()
+        stored = (
+            Label.objects.select_for_update()
             .filter(
                 client_id=client_id,
                 annotator=annotator,
@@ -539,10 +537,10 @@ def label_undo(*, project: Project, annotator, client_id: str) -> int | None:
             )
             .first()
         )
-        if annotation is None:
+        if stored is None:
             return None
-        claim_id = annotation.claim_id
-        annotation.delete()
+        claim_id = stored.claim_id
+        stored.delete()
         Lease.objects.update_or_create(
             claim_id=claim_id,
             annotator=annotator,

@@ -27,9 +27,9 @@ from annotator.claims.records import claim_group
 from annotator.labeling import gold as gold_set
 from annotator.models import (
     GRADER_SCORER_PREFIX,
-    Annotation,
     Claim,
     ClaimScore,
+    Label,
     Lease,
     Project,
     QueueStrategy,
@@ -185,10 +185,10 @@ def is_overlap(project: Project, claim_id: int) -> bool:
 # reads are kept on the claim by triggers (the initial migration's SQL).
 _CLAIM = Claim._meta.db_table
 _LEASE = Lease._meta.db_table
-_ANNOTATION = Annotation._meta.db_table
+_ANNOTATION = Label._meta.db_table
 #: The claim columns of labels and leases, named "prediction_id" since before
 #: the rename (raw SQL names columns, not fields).
-CLAIM_COLUMN = Annotation._meta.get_field("claim").column
+CLAIM_COLUMN = Label._meta.get_field("claim").column
 
 
 def available_sql(
@@ -245,7 +245,7 @@ def queue_candidates(
     ``gold`` picks the gold documents' claims, in random order (an
     unbiased test set), or the others, in the project's strategy order.
     SKIP LOCKED lets concurrent hand-outs take different rows instead of
-    queueing behind each other; NO KEY UPDATE does not block annotation
+    queueing behind each other; NO KEY UPDATE does not block label
     inserts (their foreign key takes KEY SHARE on the claim).
     """
     queryset = gold_set.restrict(
@@ -275,9 +275,7 @@ def queue_held(
         )
         .exclude(claim__in=list(exclude))
         .exclude(
-            Exists(
-                Annotation.objects.filter(claim=OuterRef("claim"), annotator=annotator)
-            )
+            Exists(Label.objects.filter(claim=OuterRef("claim"), annotator=annotator))
         )
         .order_by("created_at", "claim_id")
     )
@@ -285,8 +283,8 @@ def queue_held(
 
 def queue_progress(*, project: Project, annotator, now: datetime) -> dict[str, Any]:
     """Done, remaining and pace for one expert on one project."""
-    mine = Annotation.objects.filter(
-        annotator=annotator, claim__project=project, source=Annotation.Source.UI
+    mine = Label.objects.filter(
+        annotator=annotator, claim__project=project, source=Label.Source.UI
     )
     hour_ago = now - timedelta(hours=1)
     done = mine.aggregate(
@@ -310,13 +308,13 @@ def queue_progress(*, project: Project, annotator, now: datetime) -> dict[str, A
     }
 
 
-def labels_recent(*, project: Project, annotator) -> QuerySet[Annotation]:
+def labels_recent(*, project: Project, annotator) -> QuerySet[Label]:
     """The expert's own labels on the project, newest change first."""
     return (
-        Annotation.objects.filter(
+        Label.objects.filter(
             annotator=annotator,
             claim__project=project,
-            source=Annotation.Source.UI,
+            source=Label.Source.UI,
         )
         .select_related("claim")
         .order_by("-updated_at", "-pk")

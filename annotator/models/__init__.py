@@ -606,8 +606,12 @@ class ClaimScore(models.Model):
         return f"{self.scorer}@{self.scorer_version}: {self.score:.3f}"
 
 
-class Annotation(models.Model):
-    class Label(TextChoices):
+class Label(models.Model):
+    """An expert's label of a claim: safe, unsafe or unsure, with a note and
+    a correction. One per expert and claim (a relabel changes it in place);
+    an imported label has no expert."""
+
+    class Value(TextChoices):
         SAFE = "safe", "Safe"
         UNSAFE = "unsafe", "Unsafe"
         UNSURE = "unsure", "Unsure"
@@ -618,12 +622,12 @@ class Annotation(models.Model):
 
     #: The labels that say something (unsure does not): what training, the
     #: gold set and agreement count.
-    DECISIVE = (Label.SAFE, Label.UNSAFE)
+    DECISIVE = (Value.SAFE, Value.UNSAFE)
 
     claim = models.ForeignKey(
         Claim,
         on_delete=models.CASCADE,
-        related_name="annotations",
+        related_name="labels",
         db_column="prediction_id",
     )
     annotator = models.ForeignKey(
@@ -631,10 +635,10 @@ class Annotation(models.Model):
         on_delete=models.SET_NULL,
         null=True,
         blank=True,
-        related_name="annotations",
+        related_name="labels",
     )
     source = models.CharField(max_length=8, choices=Source.choices, default=Source.UI)
-    label = models.CharField(max_length=8, choices=Label.choices)
+    label = models.CharField(max_length=8, choices=Value.choices)
 
     class Suggestion(TextChoices):
         ACCEPTED = "accepted", "Accepted"
@@ -673,6 +677,7 @@ class Annotation(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        db_table = "annotator_annotation"
         ordering = ["-created_at"]
         constraints = [
             # One current label per expert per claim; relabeling updates it.
@@ -700,7 +705,7 @@ class Annotation(models.Model):
 
 class LabelReceipt(models.Model):
     """Every client_id a label was ever saved under. A relabel moves
-    ``Annotation.client_id`` to the new label; the receipt keeps the old id, so
+    ``Label.client_id`` to the new label; the receipt keeps the old id, so
     a late retry of the first label is recognised as a duplicate instead of
     overwriting the newer decision."""
 
@@ -747,7 +752,7 @@ class ApiToken(models.Model):
 class Lease(models.Model):
     """A claim handed to one expert until ``expires_at``.
 
-    Leases are never the source of truth for "done" (annotations are): an
+    Leases are never the source of truth for "done" (labels are): an
     expired lease is simply ignored, and the next hand-out to the same expert
     renews it in place.
     """

@@ -12,9 +12,9 @@ from django.db.models import (
 )
 
 from annotator.models import (
-    Annotation,
     Claim,
     Document,
+    Label,
     LLMRun,
     Membership,
     Project,
@@ -99,11 +99,11 @@ def claims_for(user) -> QuerySet[Claim]:
     return Claim.objects.filter(project__in=projects_for(user))
 
 
-def annotations_for(user) -> QuerySet[Annotation]:
+def labels_for(user) -> QuerySet[Label]:
     """A project's admins see every label on it; other members their own."""
     if not user.is_authenticated:
-        return Annotation.objects.none()
-    return Annotation.objects.filter(
+        return Label.objects.none()
+    return Label.objects.filter(
         Q(claim__project__in=projects_for(user, roles=MANAGE))
         | Q(claim__project__in=projects_for(user), annotator=user)
     )

@@ -36,10 +36,10 @@ from annotator.core.errors import ApplicationError, ConfigurationError, Transien
 from annotator.labeling import gold
 from annotator.models import (
     GRADER_SCORER_PREFIX,
-    Annotation,
     Claim,
     ClaimScore,
     GradingRun,
+    Label,
     Project,
     Reason,
     RunStatus,
@@ -136,9 +136,7 @@ def _with_premise(project: Project) -> QuerySet[Claim]:
 
 def _expertly_labelled():
     # "unsure" is a pass, not a label (as in the labeling queue).
-    return Exists(
-        Annotation.objects.filter(claim=OuterRef("pk"), label__in=Annotation.DECISIVE)
-    )
+    return Exists(Label.objects.filter(claim=OuterRef("pk"), label__in=Label.DECISIVE))
 
 
 def gradable(project: Project, *, model: str, version: str) -> QuerySet[Claim]:

@@ -16,9 +16,9 @@ from annotator.claims.records import claim_record, document_record
 from annotator.labeling import gold
 from annotator.models import (
     Adjudication,
-    Annotation,
     Claim,
     Document,
+    Label,
     Project,
 )
 from annotator.runs.grading import grader_silver_labels
@@ -28,7 +28,7 @@ from pipeline.jsonl import label_from_json
 
 
 def expert_labels(project: Project, *, gold_set: bool) -> dict[int, str]:
-    """One label per claim, from the decisive (safe/unsafe) annotations.
+    """One label per claim, from the decisive (safe/unsafe) decisive.
 
     Experts who disagree are settled by a reviewer's adjudication where there
     is one (:mod:`.adjudication`), else by majority, a tie counting as unsafe:
@@ -37,20 +37,18 @@ def expert_labels(project: Project, *, gold_set: bool) -> dict[int, str]:
     labels are ignored. ``gold_set`` picks the gold test set's claims
     (True) or the training side (False).
     """
-    annotations = gold.restrict(
-        Annotation.objects.filter(
-            claim__project=project, label__in=Annotation.DECISIVE
-        ),
+    decisive = gold.restrict(
+        Label.objects.filter(claim__project=project, label__in=Label.DECISIVE),
         project,
         gold=gold_set,
         document_field="claim__document_id",
     )
     rows = (
-        annotations.order_by()  # Meta.ordering would join the GROUP BY
+        decisive.order_by()  # Meta.ordering would join the GROUP BY
         .values("claim_id")
         .annotate(
-            safe=Count("pk", filter=Q(label=Annotation.Label.SAFE)),
-            unsafe=Count("pk", filter=Q(label=Annotation.Label.UNSAFE)),
+            safe=Count("pk", filter=Q(label=Label.Value.SAFE)),
+            unsafe=Count("pk", filter=Q(label=Label.Value.UNSAFE)),
         )
     )
     labels = {

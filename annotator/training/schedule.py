@@ -17,8 +17,8 @@ from annotator.core.errors import ApplicationError
 from annotator.labeling import gold
 from annotator.models import (
     ACTIVE_RUN_STATUSES,
-    Annotation,
     Claim,
+    Label,
     Project,
     RunStatus,
     ScorerModel,
@@ -52,17 +52,15 @@ def new_expert_labels(project: Project) -> int:
     ).aggregate(last=Max("started_at"))["last"]
     if last is not None:
         cutoffs.append(last)
-    annotations = gold.restrict(
-        Annotation.objects.filter(
-            claim__project=project, label__in=Annotation.DECISIVE
-        ),
+    decisive = gold.restrict(
+        Label.objects.filter(claim__project=project, label__in=Label.DECISIVE),
         project,
         gold=False,
         document_field="claim__document_id",
     )
     if cutoffs:
-        annotations = annotations.filter(updated_at__gt=max(cutoffs))
-    return annotations.values("claim_id").distinct().count()
+        decisive = decisive.filter(updated_at__gt=max(cutoffs))
+    return decisive.values("claim_id").distinct().count()
 
 
 def first_scorer_due(project: Project) -> TrainingRun | None:

@@ -31,13 +31,11 @@ def split(personas):
         (rows["a"], "safe", "unsafe"),
         (rows["b"], "unsafe", "unsafe"),
     ):
-        labels.annotation_submit(
-            claim=claim, annotator=ann1, label=first, note="looks fine"
-        )
-        labels.annotation_submit(
+        labels.label_submit(claim=claim, annotator=ann1, label=first, note="looks fine")
+        labels.label_submit(
             claim=claim, annotator=ann2, label=second, seconds_spent=12.5
         )
-    labels.annotation_submit(claim=rows["c"], annotator=ann1, label="safe")
+    labels.label_submit(claim=rows["c"], annotator=ann1, label="safe")
     reviewer = get_user_model().objects.create_user("rev", password="rev-pass")
     services.membership_set(project=project, user=reviewer, role=Role.REVIEWER)
     return project, rows, reviewer
@@ -72,7 +70,7 @@ def test_the_decision_is_the_training_label_and_the_disagreement_is_kept(split):
     assert expert_labels(project, gold_set=side)[a.pk] == "safe"
     assert a.pk not in expert_labels(project, gold_set=not side)
     # The experts' labels stay, and so does the disagreement.
-    assert sorted(a.annotations.values_list("label", flat=True)) == ["safe", "unsafe"]
+    assert sorted(a.labels.values_list("label", flat=True)) == ["safe", "unsafe"]
     breakdown = adjudication.agreement_breakdown(project)
     assert (breakdown["disagreements"], breakdown["open"]) == (1, 0)
     # Decided again: replaced, not added.
@@ -112,7 +110,7 @@ def test_agreement_per_type_and_pair_with_alpha(split, personas):
     # A third expert on the amount: alpha counts all three labels of it.
     third = get_user_model().objects.create_user("ann3", password="ann3-pass")
     services.membership_set(project=project, user=third, role=Role.EXPERT)
-    labels.annotation_submit(claim=rows["a"], annotator=third, label="unsafe")
+    labels.label_submit(claim=rows["a"], annotator=third, label="unsafe")
     breakdown = adjudication.agreement_breakdown(project)
     assert breakdown["overall"]["items"] == 2 and breakdown["overall"]["pairs"] == 4
     assert {tuple(p["experts"]) for p in breakdown["by_pair"]} == {
@@ -168,7 +166,7 @@ def test_a_reviewer_never_decides_an_item_they_labelled(split, api, client):
     project, rows, reviewer = split
     a = rows["a"]
     # ann1 labelled a (safe) and is made a reviewer afterwards.
-    party = a.annotations.get(label="safe").annotator
+    party = a.labels.get(label="safe").annotator
     services.membership_set(project=project, user=party, role=Role.REVIEWER)
     with pytest.raises(ApplicationError, match="you labelled claim"):
         adjudication.adjudicate(claim=a, reviewer=party, label="safe")

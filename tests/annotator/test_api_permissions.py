@@ -12,7 +12,7 @@ pytestmark = pytest.mark.django_db
         "/api/projects/",
         "/api/documents/",
         "/api/claims/",
-        "/api/annotations/",
+        "/api/labels/",
         "/api/extraction-runs/",
         "/api/scorer-models/",
         "/api/training-runs/",
@@ -71,7 +71,7 @@ def test_annotator_cannot_use_admin_only_endpoints(personas, api):
         _upload(client, "/api/documents/upload/", project, "files").status_code == 403
     )
     assert _upload(client, "/api/claims/import/", project).status_code == 403
-    assert _upload(client, "/api/annotations/import/", project).status_code == 403
+    assert _upload(client, "/api/labels/import/", project).status_code == 403
     assert client.get(f"/api/projects/{project.pk}/export/").status_code == 403
     assert client.post(f"/api/projects/{project.pk}/check/").status_code == 403
     response = client.post(
@@ -101,20 +101,20 @@ def test_annotator_labels_a_claim_once_per_client_id(personas, api):
         "seconds_spent": 4.5,
         "client_id": "0b0e7a52-6f1e-4f8e-9a51-5a3c6a0d2c11",
     }
-    first = client.post("/api/annotations/", body, format="json")
+    first = client.post("/api/labels/", body, format="json")
     assert first.status_code == 201, first.content
-    retry = client.post("/api/annotations/", body, format="json")
+    retry = client.post("/api/labels/", body, format="json")
     assert retry.status_code == 200
     assert retry.json()["id"] == first.json()["id"]
     assert first.json()["annotator"] == "ann1"
     # The other annotator can neither see nor change it, and the outsider
     # cannot label.
     other = api(personas.annotator2).patch(
-        f"/api/annotations/{first.json()['id']}/", {"label": "safe"}, format="json"
+        f"/api/labels/{first.json()['id']}/", {"label": "safe"}, format="json"
     )
     assert other.status_code == 404
     outsider = api(personas.outsider).post(
-        "/api/annotations/", {**body, "client_id": None}, format="json"
+        "/api/labels/", {**body, "client_id": None}, format="json"
     )
     assert outsider.status_code == 400
 

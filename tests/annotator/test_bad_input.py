@@ -12,7 +12,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection
 
-from annotator.models import Annotation, Claim, Document, Project
+from annotator.models import Claim, Document, Label, Project
 from tests.annotator.factories import DOC_TEXT, make_claim, make_document, upload
 from tests.conftest import wait_for
 
@@ -237,11 +237,11 @@ def test_bad_label_line_is_reported_and_its_neighbours_kept(personas, api, bad):
         ]
     )
     response = upload(
-        api(personas.admin), "/api/annotations/import/", project, "l.jsonl", content
+        api(personas.admin), "/api/labels/import/", project, "l.jsonl", content
     )
     assert response.status_code == 207, response.content
     assert [e["line"] for e in response.json()["errors"]] == [2]
-    labelled = Annotation.objects.filter(claim__project=project)
+    labelled = Label.objects.filter(claim__project=project)
     assert dict(labelled.values_list("claim__external_id", "note")) == {
         "p0": "",
         "p2": "invented",
@@ -251,7 +251,7 @@ def test_bad_label_line_is_reported_and_its_neighbours_kept(personas, api, bad):
 PROJECT_FILTERS = [
     "/api/documents/",
     "/api/claims/",
-    "/api/annotations/",
+    "/api/labels/",
     "/api/extraction-runs/",
     "/api/scorer-models/",
     "/api/training-runs/",

@@ -27,12 +27,8 @@ def review(personas):
     a = make_claim(document, external_id="a")
     b = make_claim(document, external_id="b")
     for claim in (a, b):
-        labels.annotation_submit(
-            claim=claim, annotator=personas.annotator, label="safe"
-        )
-        labels.annotation_submit(
-            claim=claim, annotator=personas.annotator2, label="unsafe"
-        )
+        labels.label_submit(claim=claim, annotator=personas.annotator, label="safe")
+        labels.label_submit(claim=claim, annotator=personas.annotator2, label="unsafe")
     reviewer = get_user_model().objects.create_user("rev", password="rev-pass")
     services.membership_set(project=project, user=reviewer, role=Role.REVIEWER)
     adjudication.adjudicate(claim=a, reviewer=reviewer, label="safe", note="kept")

@@ -12,7 +12,7 @@ import pytest
 from django.db import connection
 
 from annotator.labeling import labels
-from annotator.models import Annotation, LabelReceipt, Membership, Role
+from annotator.models import Label, LabelReceipt, Membership, Role
 from tests.annotator.factories import make_claim, make_document
 
 pytestmark = pytest.mark.django_db
@@ -58,9 +58,7 @@ def _around(client, project, bad, *, n_bad=1):
     assert results[0]["status"] == "created", results[0]
     assert results[-1]["status"] == "created", results[-1]
     stored = dict(
-        Annotation.objects.filter(claim__in=[first, last]).values_list(
-            "claim_id", "label"
-        )
+        Label.objects.filter(claim__in=[first, last]).values_list("claim_id", "label")
     )
     assert stored == {first.pk: "safe", last.pk: "unsafe"}
     refused = results[1:-1]
@@ -83,7 +81,7 @@ def test_an_over_long_note_is_refused_alone(personas, api):
         api(personas.annotator), project, [_good(target, note="x" * 10_001)]
     )
     assert "note" in refused["error"]
-    assert not Annotation.objects.filter(claim=target).exists()
+    assert not Label.objects.filter(claim=target).exists()
 
 
 @pytest.mark.bad_input
@@ -109,7 +107,7 @@ def test_unstorable_characters_nested_in_a_correction_are_refused_alone(
         [_good(target, "unsafe", correction={"value": value})],
     )
     assert refused["error"].startswith("correction:")
-    assert not Annotation.objects.filter(claim=target).exists()
+    assert not Label.objects.filter(claim=target).exists()
 
 
 @pytest.mark.bad_input
@@ -142,7 +140,7 @@ def test_an_oversized_or_overdeep_correction_is_refused_alone(personas, api):
     )
     assert "over the limit" in refused[0]["error"]
     assert "nested deeper" in refused[1]["error"]
-    assert not Annotation.objects.filter(claim__in=[a, b]).exists()
+    assert not Label.objects.filter(claim__in=[a, b]).exists()
 
 
 @pytest.mark.bad_input
@@ -172,10 +170,10 @@ def test_another_projects_claim_is_as_missing_as_an_unknown_one(personas, api):
         ],
     )
     assert refused[0]["error"] == refused[1]["error"] == "no such claim"
-    # The annotations endpoint answers both the same way too.
+    # The labels endpoint answers both the same way too.
     replies = [
         client.post(
-            "/api/annotations/",
+            "/api/labels/",
             {"claim": pk, "label": "safe", "client_id": str(uuid.uuid4())},
             format="json",
         )
@@ -183,7 +181,7 @@ def test_another_projects_claim_is_as_missing_as_an_unknown_one(personas, api):
     ]
     assert [r.status_code for r in replies] == [400, 400]
     assert replies[0].json() == replies[1].json() == {"claim": ["no such claim"]}
-    assert not Annotation.objects.filter(claim=theirs).exists()
+    assert not Label.objects.filter(claim=theirs).exists()
 
 
 @pytest.mark.bad_input
@@ -260,7 +258,7 @@ def test_a_malformed_client_id_is_refused_alone(personas, api, client_id):
         [{**_good(target), "client_id": client_id}],
     )
     assert refused["error"].startswith("client_id:")
-    assert not Annotation.objects.filter(claim=target).exists()
+    assert not Label.objects.filter(claim=target).exists()
 
 
 @pytest.mark.bad_input
@@ -278,7 +276,7 @@ def test_a_batch_over_the_limit_stores_the_first_500_and_refuses_the_rest(
     assert [r["client_id"] for r in results[500:]] == [
         label["client_id"] for label in batch[500:]
     ]
-    assert Annotation.objects.filter(claim__project=project).count() == 5
+    assert Label.objects.filter(claim__project=project).count() == 5
     assert LabelReceipt.objects.count() == 500
 
 
@@ -318,7 +316,7 @@ def test_another_users_client_id_never_returns_their_label(personas, api):
     ):
         client = api(user)
         reply = client.post(
-            "/api/annotations/",
+            "/api/labels/",
             {"claim": claim.pk, "label": "safe", "client_id": client_id},
             format="json",
         )
@@ -331,9 +329,9 @@ def test_another_users_client_id_never_returns_their_label(personas, api):
         )
         assert refused["error"] == "client_id already used"
         assert refused["id"] is None and refused["claim"] is None
-        assert not Annotation.objects.filter(annotator=user, claim=claim)
-    annotation = Annotation.objects.get(client_id=client_id)
-    assert (annotation.annotator, annotation.label) == (personas.annotator, "unsafe")
+        assert not Label.objects.filter(annotator=user, claim=claim)
+    stored = Label.objects.get(client_id=client_id)
+    assert (stored.annotator, stored.label) == (personas.annotator, "unsafe")
 
 
 @pytest.mark.bad_input
@@ -352,7 +350,7 @@ def test_a_client_id_reused_for_another_claim_is_refused(personas, api):
     )
     assert [r["status"] for r in results] == ["created", "error"]
     assert results[1]["error"] == "client_id already used"
-    assert not Annotation.objects.filter(claim=b).exists()
+    assert not Label.objects.filter(claim=b).exists()
 
 
 # --- 9. a stale resend never overwrites a later decision ------------------------
@@ -368,20 +366,20 @@ def test_a_stale_resend_of_the_first_label_is_a_duplicate(personas, api):
     assert _send(client, project, [_good(target, "unsafe")])[0]["status"] == "updated"
     results = _send(client, project, [first, _good(other)])
     assert [r["status"] for r in results] == ["duplicate", "created"]
-    annotation = Annotation.objects.get(claim=target)
-    assert annotation.label == "unsafe"
-    assert results[0]["id"] == annotation.pk
+    stored = Label.objects.get(claim=target)
+    assert stored.label == "unsafe"
+    assert results[0]["id"] == stored.pk
     assert LabelReceipt.objects.filter(annotator=personas.annotator).count() == 3
 
 
 @pytest.mark.bad_input
-def test_a_stale_resend_through_the_annotations_endpoint_is_a_duplicate(personas, api):
+def test_a_stale_resend_through_the_labels_endpoint_is_a_duplicate(personas, api):
     (target,) = _claims(personas.project, 1)
     client = api(personas.annotator)
 
     def post(label, client_id):
         return client.post(
-            "/api/annotations/",
+            "/api/labels/",
             {"claim": target.pk, "label": label, "client_id": client_id},
             format="json",
         )
@@ -391,7 +389,7 @@ def test_a_stale_resend_through_the_annotations_endpoint_is_a_duplicate(personas
     assert post("unsafe", b).status_code == 200
     again = post("safe", a)
     assert again.status_code == 200 and again.json()["label"] == "unsafe"
-    assert Annotation.objects.get(claim=target).label == "unsafe"
+    assert Label.objects.get(claim=target).label == "unsafe"
     assert set(LabelReceipt.objects.values_list("client_id", flat=True)) == {
         uuid.UUID(a),
         uuid.UUID(b),
@@ -410,12 +408,12 @@ def test_a_resend_after_undo_does_not_bring_the_label_back(personas, api):
     results = _send(client, project, [label, _good(other)])
     assert [r["status"] for r in results] == ["duplicate", "created"]
     assert results[0]["id"] is None
-    assert not Annotation.objects.filter(claim=target).exists()
+    assert not Label.objects.filter(claim=target).exists()
     # A new decision, under a new client_id, is stored as usual.
     assert _send(client, project, [_good(target)])[0]["status"] == "created"
 
 
-# --- the annotations endpoint goes through the service -------------------------
+# --- the labels endpoint goes through the service ------------------------------
 
 
 @pytest.mark.bad_input
@@ -423,11 +421,11 @@ def test_changing_a_label_through_the_api_checks_it_like_a_new_one(personas, api
     a, b = _claims(personas.project, 2)
     client = api(personas.annotator)
     created = client.post(
-        "/api/annotations/",
+        "/api/labels/",
         {"claim": a.pk, "label": "safe", "client_id": str(uuid.uuid4())},
         format="json",
     ).json()
-    url = f"/api/annotations/{created['id']}/"
+    url = f"/api/labels/{created['id']}/"
     for change in (
         {"correction": {"value": {"city": "Ott\u0000awa"}}},
         {"note": "n" * 10_001},
@@ -438,7 +436,7 @@ def test_changing_a_label_through_the_api_checks_it_like_a_new_one(personas, api
         assert reply.status_code == 400, (change, reply.content)
     theirs = str(uuid.uuid4())
     api(personas.annotator2).post(
-        "/api/annotations/",
+        "/api/labels/",
         {"claim": b.pk, "label": "unsafe", "client_id": theirs},
         format="json",
     )
@@ -448,16 +446,16 @@ def test_changing_a_label_through_the_api_checks_it_like_a_new_one(personas, api
         url, {"label": "unsafe", "note": "on reflection"}, format="json"
     )
     assert good.status_code == 200, good.content
-    annotation = Annotation.objects.get(pk=created["id"])
-    assert (annotation.label, annotation.note) == ("unsafe", "on reflection")
-    assert annotation.correction is None
+    stored = Label.objects.get(pk=created["id"])
+    assert (stored.label, stored.note) == ("unsafe", "on reflection")
+    assert stored.correction is None
     # What a client read, sent back changed: its own client_id is no resend.
     read = client.get(url).json()
     assert (
         client.put(url, {**read, "label": "unsure"}, format="json").status_code == 200
     )
-    annotation.refresh_from_db()
-    assert (annotation.label, str(annotation.client_id)) == (
+    stored.refresh_from_db()
+    assert (stored.label, str(stored.client_id)) == (
         "unsure",
         read["client_id"],
     )
@@ -466,32 +464,32 @@ def test_changing_a_label_through_the_api_checks_it_like_a_new_one(personas, api
 # --- roles, receipts and races -----------------------------------------------
 
 
-def test_viewers_cannot_label_through_the_annotations_endpoint(personas, api):
+def test_viewers_cannot_label_through_the_labels_endpoint(personas, api):
     (target,) = _claims(personas.project, 1)
     Membership.objects.filter(
         project=personas.project, user=personas.annotator2
     ).update(role=Role.VIEWER)
     reply = api(personas.annotator2).post(
-        "/api/annotations/",
+        "/api/labels/",
         {"claim": target.pk, "label": "safe"},
         format="json",
     )
     assert reply.status_code == 400
     assert reply.json() == {"claim": ["no such claim"]}
-    assert not Annotation.objects.exists()
+    assert not Label.objects.exists()
 
 
 def test_an_expert_cannot_change_another_experts_label(personas, api):
     (target,) = _claims(personas.project, 1)
-    annotation = Annotation.objects.create(
+    stored = Label.objects.create(
         claim=target, annotator=personas.annotator2, label="unsafe"
     )
-    url = f"/api/annotations/{annotation.pk}/"
+    url = f"/api/labels/{stored.pk}/"
     assert api(personas.annotator).patch(url, {"label": "safe"}).status_code == 404
     reply = api(personas.admin).patch(url, {"label": "safe"}, format="json")
     assert reply.status_code == 200
-    annotation.refresh_from_db()
-    assert (annotation.label, annotation.annotator) == ("safe", personas.annotator2)
+    stored.refresh_from_db()
+    assert (stored.label, stored.annotator) == ("safe", personas.annotator2)
 
 
 def test_every_processed_client_id_keeps_a_receipt(personas, api):
@@ -507,7 +505,7 @@ def test_every_processed_client_id_keeps_a_receipt(personas, api):
         ],
     )
     client.post(
-        "/api/annotations/",
+        "/api/labels/",
         {"claim": b.pk, "label": "safe", "client_id": ids[2]},
         format="json",
     )
@@ -547,5 +545,5 @@ def test_the_same_label_sent_twice_at_once_is_stored_once(personas):
     for t in threads:
         t.join()
     assert sorted(outcomes) == ["created", "duplicate"]
-    assert Annotation.objects.filter(claim=target).count() == 1
+    assert Label.objects.filter(claim=target).count() == 1
     assert LabelReceipt.objects.filter(pk=client_id).exists()

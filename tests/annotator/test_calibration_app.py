@@ -7,9 +7,9 @@ import pytest
 from annotator.claims import checking
 from annotator.labeling import gold
 from annotator.models import (
-    Annotation,
     Claim,
     ClaimScore,
+    Label,
     Project,
     ScorerModel,
 )
@@ -73,10 +73,8 @@ def scored_project(personas, *, n=240, docs=24, gold_share=1.0, seed=1, path="/x
         ClaimScore(claim=p, scorer=f"nli:{PACKAGED}", scorer_version="v1", score=s)
         for p, s in zip(rows, scores, strict=True)
     )
-    Annotation.objects.bulk_create(
-        Annotation(
-            claim=p, annotator=personas.annotator, label="safe" if ok else "unsafe"
-        )
+    Label.objects.bulk_create(
+        Label(claim=p, annotator=personas.annotator, label="safe" if ok else "unsafe")
         for p, ok in zip(rows, safe, strict=True)
     )
     return project, scorer, rows, scores, safe
@@ -108,7 +106,7 @@ def test_calibration_counts_gold_documents_only_by_the_majority_rule(personas):
     assert 0 < sum(in_gold) < len(rows)
     # A second expert contradicting the first makes a tie: unsafe.
     tied = next(p for p, g, ok in zip(rows, in_gold, safe, strict=True) if g and ok)
-    Annotation.objects.create(claim=tied, annotator=personas.annotator2, label="unsafe")
+    Label.objects.create(claim=tied, annotator=personas.annotator2, label="unsafe")
     data = calibration.gold_scores(scorer)
     assert len(data.scores) == sum(in_gold)
     expected_unsafe = sum(not ok for ok, g in zip(safe, in_gold, strict=True) if g) + 1
@@ -245,7 +243,7 @@ def test_without_gold_labels_of_both_classes_nothing_is_fitted_or_applied(
 ):
     project, scorer, rows, *_ = scored_project(personas, n=40, docs=4)
     client = api(personas.admin)
-    Annotation.objects.filter(label="unsafe").update(label="safe")
+    Label.objects.filter(label="unsafe").update(label="safe")
     for response in (
         client.post(f"/api/scorer-models/{scorer.pk}/calibrate/", {}, format="json"),
         client.get(
@@ -260,7 +258,7 @@ def test_without_gold_labels_of_both_classes_nothing_is_fitted_or_applied(
         assert response.status_code == 400, response.content
         assert "both classes" in response.json()["detail"]
         assert "40 safe and 0 unsafe" in response.json()["detail"]
-    Annotation.objects.all().delete()
+    Label.objects.all().delete()
     response = client.post(
         f"/api/scorer-models/{scorer.pk}/calibrate/", {}, format="json"
     )
@@ -346,7 +344,7 @@ def test_a_trained_version_is_registered_with_its_gold_calibration(personas):
                 external_id=f"t{i}-{j}",
                 data={"type": "GPE", "value": value, "context": CONTEXT},
             )
-            Annotation.objects.create(
+            Label.objects.create(
                 claim=p,
                 annotator=personas.annotator,
                 label="safe" if value in ("Toronto", "Colombia") else "unsafe",

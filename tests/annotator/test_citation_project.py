@@ -10,8 +10,8 @@ from annotator.claims.checking import claims_check, claims_find
 from annotator.kinds.citations.models import CaseCitation, CaseOpinion
 from annotator.labeling import handout
 from annotator.models import (
-    Annotation,
     Claim,
+    Label,
 )
 from pipeline.checkers.citations import find_citations
 from tests.annotator.factories import make_project
@@ -160,7 +160,7 @@ def test_a_changed_brief_has_its_citations_found_again_and_keeps_its_labels(
         if p.data["citation"].startswith("Smith")
     ]
     expert = django_user_model.objects.create_user("expert")
-    Annotation.objects.create(claim=labelled, annotator=expert, label="unsafe")
+    Label.objects.create(claim=labelled, annotator=expert, label="unsafe")
 
     edited = "In short: " + BRIEF
     ingest.documents_import(
@@ -175,5 +175,5 @@ def test_a_changed_brief_has_its_citations_found_again_and_keeps_its_labels(
     # The labelled claim keeps its label; its offset no longer holds a
     # citation, which its check says instead of stopping the run.
     labelled.refresh_from_db()
-    assert labelled.annotations.count() == 1
+    assert labelled.labels.count() == 1
     assert "no citation at that offset" in labelled.details["error"]

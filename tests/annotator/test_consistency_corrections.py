@@ -16,9 +16,9 @@ from annotator.kinds.consistency import tasks as consistency_tasks
 from annotator.kinds.consistency.models import ConsistencyRun
 from annotator.labeling import labels
 from annotator.models import (
-    Annotation,
     Claim,
     Document,
+    Label,
     RunStatus,
 )
 from tests.annotator.factories import jsonl, make_project, score_by_word_overlap
@@ -230,7 +230,7 @@ def test_the_experts_decision_on_a_suggestion_is_kept_with_the_label(
     phd = Claim.objects.get(project=checked, external_id="lamport#b1")
     expert = api(personas.annotator)
     response = expert.post(
-        "/api/annotations/",
+        "/api/labels/",
         {
             "claim": phd.pk,
             "label": "unsafe",
@@ -241,26 +241,26 @@ def test_the_experts_decision_on_a_suggestion_is_kept_with_the_label(
     )
     assert response.status_code == 201, response.content
     assert response.json()["suggestion"] == "accepted"
-    stored = Annotation.objects.get(claim=phd)
+    stored = Label.objects.get(claim=phd)
     assert (stored.suggestion, stored.correction) == ("accepted", {"sentence": FIXED})
 
     with pytest.raises(LabelInvalid, match="an accepted suggestion must be"):
-        labels.annotation_submit(
+        labels.label_submit(
             claim=phd,
             annotator=personas.admin,
             label="unsafe",
             suggestion="accepted",
         )
     with pytest.raises(LabelInvalid, match="suggestion: empty or one of"):
-        labels.annotation_submit(
+        labels.label_submit(
             claim=phd, annotator=personas.admin, label="unsafe", suggestion="ok"
         )
-    rejected, _ = labels.annotation_submit(
+    rejected, _ = labels.label_submit(
         claim=phd, annotator=personas.admin, label="unsafe", suggestion="rejected"
     )
     assert rejected.suggestion == "rejected" and rejected.correction is None
     with pytest.raises(LabelInvalid, match="cannot correct block"):
-        labels.annotation_submit(
+        labels.label_submit(
             claim=phd,
             annotator=personas.admin,
             label="unsafe",
@@ -276,7 +276,7 @@ def test_the_export_keeps_the_decision_and_the_guideline_version(personas, check
         project=checked, user=personas.admin, text="# Response block\nCheck dates."
     )
     phd = Claim.objects.get(project=checked, external_id="lamport#b1")
-    labels.annotation_submit(
+    labels.label_submit(
         claim=phd,
         annotator=personas.annotator,
         label="unsafe",

@@ -11,7 +11,7 @@ from django.core.management import call_command
 
 from annotator.claims import ingest
 from annotator.claims.checking import claims_check, project_checker
-from annotator.models import Annotation, Claim, Document
+from annotator.models import Claim, Document, Label
 from annotator.training.data import labelled_data
 from tests.annotator.factories import (
     jsonl,
@@ -127,7 +127,7 @@ def test_an_answer_sent_again_updates_in_place_and_is_checked_again(
     claims_check(project_id=project.pk)
     blocks = _blocks(project)
     assert len(blocks) == 4
-    Annotation.objects.create(
+    Label.objects.create(
         claim=blocks["lamport#b0"], annotator=personas.annotator, label="safe"
     )
 
@@ -146,7 +146,7 @@ def test_an_answer_sent_again_updates_in_place_and_is_checked_again(
     # keeps its label, the others are found anew in the new text.
     assert all(p.checked_at is None and p.details == {} for p in blocks.values())
     assert blocks["lamport#b1"].data["sentence"] == BRANDEIS
-    assert blocks["lamport#b0"].annotations.count() == 1
+    assert blocks["lamport#b0"].labels.count() == 1
 
     claims_check(project_id=project.pk)
     blocks = _blocks(project)
@@ -279,7 +279,7 @@ def _team(i: int) -> dict:
 def _label_blocks(project, annotator):
     for p in Claim.objects.filter(project=project):
         wrong = "Oslo" in p.data["sentence"]
-        Annotation.objects.create(
+        Label.objects.create(
             claim=p, annotator=annotator, label="unsafe" if wrong else "safe"
         )
 

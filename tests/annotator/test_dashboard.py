@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from annotator.dashboard import stats
 from annotator.labeling import gold
-from annotator.models import Annotation, Claim, ScorerModel, TrainingRun
+from annotator.models import Claim, Label, ScorerModel, TrainingRun
 from tests.annotator.factories import make_claim, make_document
 
 pytestmark = pytest.mark.django_db
@@ -18,7 +18,7 @@ HOSTILE = '<script>alert("x")</script>'
 
 
 def label(claim, user, value, *, seconds=None, **fields):
-    return Annotation.objects.create(
+    return Label.objects.create(
         claim=claim,
         annotator=user,
         label=value,
@@ -77,7 +77,7 @@ def test_overview_counts_labelled_share_and_unsafe_rate(project, personas):
     label(a[0], personas.annotator, "safe")
     label(a[0], personas.annotator2, "unsafe")
     label(a[1], personas.annotator, "unsure")  # not decisive: not labelled
-    Annotation.objects.create(claim=a[2], label="unsafe", source="import")
+    Label.objects.create(claim=a[2], label="unsafe", source="import")
     o = stats.overview(project)
     assert (o["documents"], o["claims"], o["checked"], o["unchecked"]) == (
         1,
@@ -136,8 +136,8 @@ def bulk_labels(project, user, seconds: list[float | None]) -> None:
         )
         for i in range(len(seconds))
     )
-    Annotation.objects.bulk_create(
-        Annotation(claim=p, annotator=user, label="safe", seconds_spent=s)
+    Label.objects.bulk_create(
+        Label(claim=p, annotator=user, label="safe", seconds_spent=s)
         for p, s in zip(claims, seconds, strict=True)
     )
 
@@ -147,7 +147,7 @@ def test_pace_is_the_median_over_plausible_times_not_scripted_bursts(project, pe
     bulk_labels(project, personas.annotator, [10.0] * 20 + [0.0] * 500 + [3600.0] * 3)
     bulk_labels(project, personas.annotator, [None, None])
     now = timezone.now()
-    Annotation.objects.filter(annotator=personas.annotator).update(
+    Label.objects.filter(annotator=personas.annotator).update(
         created_at=now - timedelta(hours=1)
     )
     label(project.rows[0], personas.annotator, "unsafe", seconds=10.0)
@@ -353,7 +353,7 @@ def test_demo_simulates_two_experts_on_overlap_items_only(personas):
 
     from annotator.labeling.queue import is_overlap
     from annotator.management.commands.demo import Command
-    from pipeline.types import Label
+    from pipeline.types import Label as LabelRecord
 
     project = personas.project
     project.overlap_share = 0.5
@@ -362,14 +362,14 @@ def test_demo_simulates_two_experts_on_overlap_items_only(personas):
     claims = [make_claim(document) for _ in range(80)]
     corpus = SimpleNamespace(
         labels=[
-            Label(p.external_id, "unsafe" if i % 4 == 0 else "safe")
+            LabelRecord(p.external_id, "unsafe" if i % 4 == 0 else "safe")
             for i, p in enumerate(claims)
         ]
     )
     command = Command()
     command.simulated_overlap_labels(project, corpus, items=30)
     command.simulated_overlap_labels(project, corpus, items=30)  # replaces
-    simulated = Annotation.objects.filter(extra__simulated=True)
+    simulated = Label.objects.filter(extra__simulated=True)
     assert simulated.count() == 60
     labelled = set(simulated.values_list("claim_id", flat=True))
     assert len(labelled) == 30

@@ -25,8 +25,8 @@ from annotator.core.celery import app
 from annotator.kinds.extraction import extraction_runs
 from annotator.kinds.extraction.models import ExtractionRun
 from annotator.models import (
-    Annotation,
     Claim,
+    Label,
     LabelReceipt,
     RunStatus,
     ScorerModel,
@@ -474,7 +474,7 @@ def test_labels_sent_across_a_database_restart_are_all_kept(personas, api):
     # The page never heard back about any of them (say): it sends all again.
     response = expert.post(url, {"labels": labels}, format="json")
     assert {r["status"] for r in response.json()["results"]} == {"duplicate"}
-    assert Annotation.objects.filter(annotator=personas.annotator).count() == 6
+    assert Label.objects.filter(annotator=personas.annotator).count() == 6
     assert LabelReceipt.objects.filter(annotator=personas.annotator).count() == 6
 
 

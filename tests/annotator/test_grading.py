@@ -12,9 +12,9 @@ from django.db import connection
 from annotator import tasks
 from annotator.labeling import gold
 from annotator.models import (
-    Annotation,
     ClaimScore,
     GradingRun,
+    Label,
     RunStatus,
 )
 from annotator.runs import grading
@@ -56,9 +56,7 @@ def _aligned(document, value="Toronto", span=None, **fields):
 
 
 def _label(claim, label):
-    return Annotation.objects.create(
-        claim=claim, source=Annotation.Source.IMPORT, label=label
-    )
+    return Label.objects.create(claim=claim, source=Label.Source.IMPORT, label=label)
 
 
 def _user_message(body) -> str:

@@ -8,7 +8,7 @@ from django.core.exceptions import PermissionDenied
 
 from annotator.core.errors import GuidelineInvalid, LabelInvalid
 from annotator.labeling import guidelines, labels
-from annotator.models import Annotation, Guideline, Membership, Role
+from annotator.models import Guideline, Label, Membership, Role
 from annotator.projects import access
 from tests.annotator.factories import make_claim, make_document
 
@@ -214,7 +214,7 @@ def test_a_label_records_the_version_sent(personas, api):
         api(personas.annotator), project, claim=claim.pk, guideline_version=1
     )
     assert result["status"] == "created", result
-    assert Annotation.objects.get(pk=result["id"]).guideline_version == 1
+    assert Label.objects.get(pk=result["id"]).guideline_version == 1
 
 
 def test_a_label_without_a_version_records_the_latest(personas, api):
@@ -223,14 +223,14 @@ def test_a_label_without_a_version_records_the_latest(personas, api):
     expert = api(personas.annotator)
     # No guideline yet: nothing to record.
     result = _labels(expert, project, claim=first.pk)
-    assert Annotation.objects.get(pk=result["id"]).guideline_version is None
+    assert Label.objects.get(pk=result["id"]).guideline_version is None
     guidelines.guideline_save(project=project, user=personas.admin, text="one")
     guidelines.guideline_save(project=project, user=personas.admin, text="two")
     result = _labels(expert, project, claim=second.pk, guideline_version=None)
-    assert Annotation.objects.get(pk=result["id"]).guideline_version == 2
+    assert Label.objects.get(pk=result["id"]).guideline_version == 2
     # The REST endpoint for API clients: the latest too, and shown back.
     response = api(personas.annotator2).post(
-        "/api/annotations/", {"claim": first.pk, "label": "unsafe"}, format="json"
+        "/api/labels/", {"claim": first.pk, "label": "unsafe"}, format="json"
     )
     assert response.status_code == 201, response.content
     assert response.json()["guideline_version"] == 2
@@ -255,7 +255,7 @@ def test_a_version_the_project_does_not_have_is_refused(personas, api):
     result = _labels(expert, project, claim=claim.pk, guideline_version=0)
     assert result["status"] == "error" and "guideline_version" in result["error"]
     response = expert.post(
-        "/api/annotations/",
+        "/api/labels/",
         {"claim": claim.pk, "label": "safe", "guideline_version": 7},
         format="json",
     )
@@ -263,9 +263,9 @@ def test_a_version_the_project_does_not_have_is_refused(personas, api):
     assert response.json() == {
         "detail": "guideline_version: the project has no guideline version 7"
     }
-    assert not Annotation.objects.exists()
+    assert not Label.objects.exists()
     with pytest.raises(LabelInvalid, match="no guideline version 9"):
-        labels.annotation_submit(
+        labels.label_submit(
             claim=claim,
             annotator=personas.annotator,
             label="safe",
@@ -279,16 +279,16 @@ def test_changing_a_label_records_the_version_of_the_change(personas, api):
     guidelines.guideline_save(project=project, user=personas.admin, text="one")
     expert = api(personas.annotator)
     created = expert.post(
-        "/api/annotations/",
+        "/api/labels/",
         {"claim": claim.pk, "label": "safe", "guideline_version": 1},
         format="json",
     ).json()
     guidelines.guideline_save(project=project, user=personas.admin, text="two")
-    url = f"/api/annotations/{created['id']}/"
+    url = f"/api/labels/{created['id']}/"
     response = expert.patch(url, {"guideline_version": 3}, format="json")
     assert response.status_code == 400
     assert "no guideline version 3" in response.json()["detail"]
-    assert Annotation.objects.get().guideline_version == 1
+    assert Label.objects.get().guideline_version == 1
     response = expert.patch(url, {"label": "unsafe"}, format="json")
     assert response.status_code == 200, response.content
     assert (response.json()["label"], response.json()["guideline_version"]) == (

@@ -12,7 +12,7 @@ from django.core.management import ManagementUtility
 from django.db import connections
 
 from annotator.claims import checking
-from annotator.models import Annotation, Claim, Document
+from annotator.models import Claim, Document, Label
 from tests.annotator.factories import (
     claims_jsonl,
     documents_jsonl,
@@ -126,16 +126,16 @@ def test_labels_all_refused_are_a_400_and_some_refused_a_207(personas, api):
     make_claim(make_document(project, external_id="d1"), external_id="p1")
     client = api(personas.admin)
     bad = jsonl({"claim_id": "nowhere", "label": "safe"})
-    response = upload(client, "/api/annotations/import/", project, "l.jsonl", bad)
+    response = upload(client, "/api/labels/import/", project, "l.jsonl", bad)
     assert response.status_code == 400, response.content
     assert response.json()["errors"][0]["line"] == 1
-    assert not Annotation.objects.exists()
+    assert not Label.objects.exists()
 
     mixed = jsonl({"claim_id": "p1", "label": "unsafe"}) + bad
-    response = upload(client, "/api/annotations/import/", project, "l.jsonl", mixed)
+    response = upload(client, "/api/labels/import/", project, "l.jsonl", mixed)
     assert response.status_code == 207, response.content
     assert response.json()["errors"][0]["line"] == 2
-    assert Annotation.objects.get().label == "unsafe"
+    assert Label.objects.get().label == "unsafe"
 
 
 # --- management commands -----------------------------------------------------

@@ -8,7 +8,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import override_settings
 
 from annotator.claims import checking, export, ingest
-from annotator.models import Annotation, Claim, Document
+from annotator.models import Claim, Document, Label
 from tests.annotator.factories import (
     DOC_TEXT,
     claims_jsonl,
@@ -158,8 +158,8 @@ def test_labels_import_upserts_and_reports_unknown_claims(personas):
         stream=io.BytesIO(jsonl({"claim_id": "p1", "label": "safe"})),
     )
     assert (again.created, again.updated) == (0, 1)
-    annotation = Annotation.objects.get(claim=claim)
-    assert annotation.label == "safe"
+    stored = Label.objects.get(claim=claim)
+    assert stored.label == "safe"
 
 
 def test_upload_over_api_reports_line_errors(personas, api):

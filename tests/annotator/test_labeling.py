@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from annotator.labeling import gold as gold_set
 from annotator.labeling import handout, labels, queue
-from annotator.models import Annotation, Claim, ClaimScore, Lease
+from annotator.models import Claim, ClaimScore, Label, Lease
 from tests.annotator.factories import aligned, make_claim, make_document
 
 pytestmark = pytest.mark.django_db
@@ -113,7 +113,7 @@ def test_unsure_leaves_the_item_for_another_expert(personas, api):
     assert _next(client, project) == []
     assert _next(api(personas.annotator2), project) == [claim.pk]
     _label(api(personas.annotator2), project, claim.pk, "unsafe")
-    assert Annotation.objects.filter(claim=claim).count() == 2
+    assert Label.objects.filter(claim=claim).count() == 2
 
 
 def test_a_resent_label_is_stored_once(personas, api):
@@ -126,12 +126,12 @@ def test_a_resent_label_is_stored_once(personas, api):
     assert first["results"][0]["status"] == "created"
     assert again["results"][0]["status"] == "duplicate"
     assert again["results"][0]["id"] == first["results"][0]["id"]
-    assert Annotation.objects.filter(claim=claim).count() == 1
+    assert Label.objects.filter(claim=claim).count() == 1
     # A second decision (new client id) replaces the first, it does not add one.
     changed = _label(client, project, claim.pk, "safe", note="on reflection")
     assert changed["results"][0]["status"] == "updated"
-    annotation = Annotation.objects.get(claim=claim)
-    assert (annotation.label, annotation.note) == ("safe", "on reflection")
+    stored = Label.objects.get(claim=claim)
+    assert (stored.label, stored.note) == ("safe", "on reflection")
 
 
 def test_someone_elses_client_id_is_refused(personas, api):
@@ -141,7 +141,7 @@ def test_someone_elses_client_id_is_refused(personas, api):
     _label(api(personas.annotator), project, a.pk, client_id=client_id)
     reply = _label(api(personas.annotator2), project, b.pk, client_id=client_id)
     assert reply["results"][0]["status"] == "error"
-    assert not Annotation.objects.filter(annotator=personas.annotator2).exists()
+    assert not Label.objects.filter(annotator=personas.annotator2).exists()
 
 
 def test_submit_records_time_note_and_correction_and_releases_lease(personas, api):
@@ -158,10 +158,10 @@ def test_submit_records_time_note_and_correction_and_releases_lease(personas, ap
         note="wrong city",
         correction={"type": "GPE", "value": "Ottawa"},
     )
-    annotation = Annotation.objects.get(claim=claim)
-    assert annotation.seconds_spent == 3.25
-    assert annotation.correction == {"type": "GPE", "value": "Ottawa"}
-    assert annotation.source == Annotation.Source.UI
+    stored = Label.objects.get(claim=claim)
+    assert stored.seconds_spent == 3.25
+    assert stored.correction == {"type": "GPE", "value": "Ottawa"}
+    assert stored.source == Label.Source.UI
     assert not Lease.objects.filter(claim=claim).exists()
 
 
@@ -176,7 +176,7 @@ def test_undo_deletes_own_label_and_leases_it_back(personas, api):
     assert api(personas.annotator2).delete(url).json() == {"claim": None}
     assert client.delete(url).json() == {"claim": claim.pk}
     assert client.delete(url).json() == {"claim": None}
-    assert not Annotation.objects.exists()
+    assert not Label.objects.exists()
     assert _next(api(personas.annotator2), project) == []
     assert _next(client, project) == [claim.pk]
 

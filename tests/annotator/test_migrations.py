@@ -107,7 +107,7 @@ def test_renaming_prediction_to_claim_keeps_every_row_label_and_score():
     assert claim.data == {"type": "location", "value": "Jamaica", "context": "Jamaica"}
     assert claim.project.claims.get() == claim and claim.document.claims.get() == claim
     assert [(s.scorer, s.score) for s in claim.scores.all()] == [("nli", 0.93)]
-    assert [(a.label, a.note) for a in claim.annotations.all()] == [("unsafe", "kept")]
+    assert [(a.label, a.note) for a in claim.labels.all()] == [("unsafe", "kept")]
     assert claim.adjudication.label == "unsafe"
     types = ContentType.objects
     assert types.filter(app_label="annotator", model="claim").exists()
@@ -185,7 +185,7 @@ def test_moving_claims_fields_into_data_keeps_each_kinds_fields_both_ways():
         for kind, (_, data, extra) in BY_KIND.items():
             claim = Claim.objects.get(pk=ids[kind])
             assert (claim.data, claim.extra) == (data, extra), kind
-            assert [a.label for a in claim.annotations.all()] == ["safe"]
+            assert [a.label for a in claim.labels.all()] == ["safe"]
 
         back = _migrate(CLAIM).get_model("annotator", "Claim")
         for kind, (columns, _, _) in BY_KIND.items():
@@ -285,7 +285,7 @@ def test_a_labels_correction_is_keyed_by_its_claims_kind_both_ways():
                 )
                 .pk
             )
-        Label = _migrate(leaf).get_model("annotator", "Annotation")
+        Label = _migrate(leaf).get_model("annotator", "Label")
         for kind, (_, correction, extra) in CORRECTIONS.items():
             label = Label.objects.get(pk=ids[kind])
             assert (label.correction, label.extra, label.note) == (

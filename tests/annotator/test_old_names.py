@@ -1,7 +1,8 @@
-"""Claims were called predictions, and a label's correction was its
-corrected_type and corrected_value, before this release: for one more release
-the API, the pages, the commands and the files still read the old names, so a
-client or a script written against the last release keeps working."""
+"""Claims were called predictions, labels annotations, and a label's
+correction was its corrected_type and corrected_value, before this release:
+for one more release the API, the pages, the commands and the files still read
+the old names, so a client or a script written against the last release keeps
+working."""
 
 import json
 import uuid
@@ -9,7 +10,7 @@ import uuid
 import pytest
 from django.core.management import call_command
 
-from annotator.models import Adjudication, Annotation
+from annotator.models import Adjudication, Label
 from tests.annotator.factories import (
     jsonl,
     make_claim,
@@ -32,6 +33,19 @@ def test_the_claims_old_address_serves_the_same_claims(personas, api):
     assert not any(path.startswith("/api/predictions/") for path in schema["paths"])
 
 
+def test_the_labels_old_address_serves_the_same_labels(personas, api):
+    claim = make_claim(make_document(personas.project))
+    client = api(personas.annotator)
+    made = client.post("/api/annotations/", {"claim": claim.pk, "label": "safe"})
+    assert made.status_code == 201, made.content
+    old = client.get(f"/api/annotations/?project={personas.project.pk}")
+    new = client.get(f"/api/labels/?project={personas.project.pk}")
+    assert old.status_code == 200 and old.json() == new.json()
+    assert [c["id"] for c in new.json()["results"]] == [made.json()["id"]]
+    schema = client.get("/api/schema/", {"format": "json"}).json()
+    assert not any(path.startswith("/api/annotations/") for path in schema["paths"])
+
+
 def test_a_label_naming_its_prediction_is_stored_on_that_claim(personas, api):
     project = personas.project
     a, b = (make_claim(make_document(project)) for _ in range(2))
@@ -45,7 +59,7 @@ def test_a_label_naming_its_prediction_is_stored_on_that_claim(personas, api):
         "/api/annotations/", {"prediction": b.pk, "label": "safe"}, format="json"
     )
     assert created.status_code == 201, created.content
-    stored = Annotation.objects.filter(annotator=personas.annotator)
+    stored = Label.objects.filter(annotator=personas.annotator)
     assert sorted(stored.values_list("claim_id", "label")) == [
         (a.pk, "unsafe"),
         (b.pk, "safe"),
@@ -61,7 +75,7 @@ def test_the_new_name_wins_where_a_request_sends_both(personas, api):
         {"labels": [{**body, "label": "safe"}]},
         format="json",
     )
-    assert list(Annotation.objects.values_list("claim_id", flat=True)) == [a.pk]
+    assert list(Label.objects.values_list("claim_id", flat=True)) == [a.pk]
 
 
 def test_a_labels_corrected_type_and_value_are_read_as_its_correction(personas, api):
@@ -77,18 +91,18 @@ def test_a_labels_corrected_type_and_value_are_read_as_its_correction(personas, 
         f"/api/projects/{project.pk}/labels/", {"labels": [sent | old]}, format="json"
     )
     created = client.post(
-        "/api/annotations/",
+        "/api/labels/",
         {"claim": b.pk, "label": "unsafe", "corrected_value": "Ottawa"},
         format="json",
     ).json()
-    assert Annotation.objects.get(claim=a).correction == {
+    assert Label.objects.get(claim=a).correction == {
         "type": "LOC",
         "value": "Ottawa",
     }
     assert created["correction"] == {"value": "Ottawa"}
     assert "corrected_value" not in created
     changed = client.patch(
-        f"/api/annotations/{created['id']}/", {"corrected_type": "LOC"}, format="json"
+        f"/api/labels/{created['id']}/", {"corrected_type": "LOC"}, format="json"
     )
     assert changed.json()["correction"] == {"type": "LOC"}
 
@@ -97,7 +111,7 @@ def test_a_labels_corrected_type_and_value_are_read_as_its_correction(personas, 
         make_document(rag), data={"answer": "In Oslo.", "query": "Where?"}
     )
     refused = client.post(
-        "/api/annotations/",
+        "/api/labels/",
         {"claim": answer.pk, "label": "unsafe", "corrected_type": "LOC"},
         format="json",
     )
@@ -105,7 +119,7 @@ def test_a_labels_corrected_type_and_value_are_read_as_its_correction(personas, 
     assert "cannot correct type (what may be corrected: answer)" in str(
         refused.content, "utf-8"
     )
-    assert not Annotation.objects.filter(claim=answer).exists()
+    assert not Label.objects.filter(claim=answer).exists()
 
 
 def test_an_adjudication_naming_its_prediction_is_recorded(personas, api):
@@ -115,7 +129,7 @@ def test_an_adjudication_naming_its_prediction_is_recorded(personas, api):
         (personas.annotator, "safe"),
         (personas.annotator2, "unsafe"),
     ):
-        Annotation.objects.create(claim=claim, annotator=expert, label=label)
+        Label.objects.create(claim=claim, annotator=expert, label=label)
     reply = api(personas.admin).post(
         f"/api/projects/{project.pk}/adjudications/",
         {"prediction": claim.pk, "label": "unsafe"},
@@ -132,7 +146,7 @@ def test_labels_jsonl_with_prediction_ids_and_the_old_export_kind(personas, api)
     lines = jsonl({"prediction_id": claim.external_id, "label": "unsafe"})
     reply = upload(client, "/api/annotations/import/", project, "l.jsonl", lines)
     assert reply.status_code == 200, reply.content
-    assert Annotation.objects.get(claim=claim).label == "unsafe"
+    assert Label.objects.get(claim=claim).label == "unsafe"
     old = client.get(f"/api/projects/{project.pk}/export/", {"kind": "predictions"})
     rows = [json.loads(line) for line in b"".join(old.streaming_content).splitlines()]
     assert [row["id"] for row in rows] == [claim.external_id]

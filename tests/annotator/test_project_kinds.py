@@ -89,7 +89,7 @@ def test_a_project_of_the_test_kind_is_checked_by_its_checker():
 def test_a_project_of_the_test_kind_retrains_its_own_scorer(settings, tmp_path):
     """The training loop asks the project's checker for its pairs; gold set,
     evaluation and registration are the same as for extraction."""
-    from annotator.models import Annotation
+    from annotator.models import Label
 
     settings.VAR_DIR = tmp_path
     project = make_project(kind=KIND, gold_share=0.3)
@@ -106,7 +106,7 @@ def test_a_project_of_the_test_kind_retrains_its_own_scorer(settings, tmp_path):
         )
         for statement, label in statements:
             claim = make_claim(document, data={"statement": statement})
-            Annotation.objects.create(claim=claim, label=label)
+            Label.objects.create(claim=claim, label=label)
     claims_check(project_id=project.pk)
 
     scorer, metadata = train_on_labels(project)

@@ -9,7 +9,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from annotator.claims import ingest
 from annotator.claims.checking import claims_check, project_checker
-from annotator.models import Annotation, Claim, Document
+from annotator.models import Claim, Document, Label
 from tests.annotator.factories import jsonl, make_project, train_on_labels, upload
 
 pytestmark = pytest.mark.django_db
@@ -102,7 +102,7 @@ def test_items_come_in_over_the_api_with_bad_lines_named(personas, api, unread_b
     )
     # A benchmark's label is kept as an imported label (no annotator), as a
     # labels file's would be: never as an expert's label from the page.
-    [label] = Annotation.objects.filter(claim__project=project)
+    [label] = Label.objects.filter(claim__project=project)
     assert (label.claim.external_id, label.label, label.source) == (
         "q2",
         "unsafe",
@@ -158,14 +158,12 @@ def test_an_item_sent_again_updates_its_rows_and_resets_its_check(
     river = Claim.objects.get(project=project, external_id="q2")
     assert river.checked_at is None
     assert river.document.metadata["query"] == "How long is the river Nile?"
-    assert list(river.annotations.values_list("label", "source")) == [
-        ("safe", "import")
-    ]
+    assert list(river.labels.values_list("label", "source")) == [("safe", "import")]
 
     # Without its label the item keeps the one stored.
     report = _import(project, changed, {k: v for k, v in asked.items() if k != "label"})
     assert (report.updated, report.unchanged) == (0, 2)
-    assert river.annotations.count() == 1
+    assert river.labels.count() == 1
 
 
 # --- the check run -------------------------------------------------------------
@@ -373,7 +371,7 @@ def test_expert_labels_retrain_the_provenance_scorer(
     _import(project, *items)
     claims_check(project_id=project.pk)
     for p in Claim.objects.filter(project=project):
-        Annotation.objects.create(
+        Label.objects.create(
             claim=p,
             annotator=personas.annotator,
             label="safe" if "Lyon" in p.data["answer"] else "unsafe",

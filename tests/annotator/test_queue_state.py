@@ -10,7 +10,7 @@ import pytest
 from django.db import connection, transaction
 
 from annotator.labeling import queue
-from annotator.models import Annotation, Claim
+from annotator.models import Claim, Label
 from tests.annotator.factories import make_claim, make_document
 
 pytestmark = pytest.mark.django_db
@@ -67,11 +67,11 @@ def test_state_follows_labels_from_the_page_imports_and_deletes(personas, api):
     assert _state(claim) == (1, False)
     label("unsure")  # a changed decision: not decisive any more
     assert _state(claim) == (0, True)
-    Annotation.objects.bulk_create(
-        [Annotation(claim=claim, annotator=personas.annotator2, label="safe")]
+    Label.objects.bulk_create(
+        [Label(claim=claim, annotator=personas.annotator2, label="safe")]
     )
     assert _state(claim) == (1, False)
-    Annotation.objects.filter(annotator=personas.annotator2).delete()
+    Label.objects.filter(annotator=personas.annotator2).delete()
     assert _state(claim) == (0, True)
 
 
@@ -80,7 +80,7 @@ def test_a_stale_full_save_cannot_overwrite_the_count(personas):
     _one_label_each(project)
     claim = make_claim(make_document(project))
     stale = Claim.objects.get(pk=claim.pk)
-    Annotation.objects.create(claim=claim, annotator=personas.annotator, label="safe")
+    Label.objects.create(claim=claim, annotator=personas.annotator, label="safe")
     stale.verdict = "unsafe"
     stale.save()  # writes decisive_labels=0, queue_open=True as it loaded them
     assert _state(claim) == (1, False)
@@ -91,7 +91,7 @@ def test_overlap_settings_change_reopens_or_closes_labelled_claims(personas):
     project.overlap_share, project.overlap_labels = 1.0, 2
     project.save()
     claim = make_claim(make_document(project))
-    Annotation.objects.create(claim=claim, annotator=personas.annotator, label="safe")
+    Label.objects.create(claim=claim, annotator=personas.annotator, label="safe")
     assert _state(claim) == (1, True)  # waits for its second expert
     project.overlap_share = 0.0
     project.save()
@@ -115,7 +115,7 @@ def test_two_experts_labelling_one_claim_at_once_are_both_counted(personas):
     def label(user, *, hold):
         try:
             with transaction.atomic():
-                Annotation.objects.create(claim=claim, annotator=user, label="safe")
+                Label.objects.create(claim=claim, annotator=user, label="safe")
                 if hold:
                     first_written.set()
                     commit_first.wait(10)

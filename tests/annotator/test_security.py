@@ -15,8 +15,8 @@ from django.test import override_settings
 from django.utils import timezone
 
 from annotator.models import (
-    Annotation,
     ApiToken,
+    Label,
     Membership,
     Project,
     Role,
@@ -231,9 +231,9 @@ def test_staff_without_a_role_sees_no_project(personas, api):
 def test_staff_needs_model_permissions_in_the_django_admin(personas, client):
     staff = User.objects.create_user("staff", password="pw-x1!", is_staff=True)
     client.force_login(staff)
-    assert client.get("/admin/annotator/annotation/").status_code == 403
-    staff.user_permissions.add(Permission.objects.get(codename="view_annotation"))
-    assert client.get("/admin/annotator/annotation/").status_code == 200
+    assert client.get("/admin/annotator/label/").status_code == 403
+    staff.user_permissions.add(Permission.objects.get(codename="view_label"))
+    assert client.get("/admin/annotator/label/").status_code == 200
 
 
 def test_project_roles_decide_what_a_member_may_do(personas, api):
@@ -373,15 +373,15 @@ def test_a_token_can_be_revoked(personas, api):
 
 def test_experts_see_only_their_own_labels_and_notes(personas, api):
     claim = make_claim(make_document(personas.project))
-    Annotation.objects.create(
+    Label.objects.create(
         claim=claim,
         annotator=personas.annotator2,
         label="unsafe",
         note="private reasoning",
     )
-    mine = api(personas.annotator).get("/api/annotations/").json()
+    mine = api(personas.annotator).get("/api/labels/").json()
     assert mine["count"] == 0
-    everyone = api(personas.admin).get("/api/annotations/").json()
+    everyone = api(personas.admin).get("/api/labels/").json()
     assert everyone["results"][0]["note"] == "private reasoning"
 
 

@@ -24,10 +24,10 @@ from annotator.claims import ingest
 from annotator.core import embedded
 from annotator.labeling import gold
 from annotator.models import (
-    Annotation,
     Claim,
     ClaimScore,
     Document,
+    Label,
     RunStatus,
     ScorerModel,
     TrainingRun,
@@ -247,10 +247,10 @@ def test_disagreeing_experts_are_settled_by_majority_and_ties_count_as_unsafe(
     majority, tie, unsure = (make_claim(document) for _ in range(3))
     experts = [personas.annotator, personas.annotator2, personas.admin]
     for expert, label in zip(experts, ["safe", "safe", "unsafe"], strict=True):
-        Annotation.objects.create(claim=majority, annotator=expert, label=label)
+        Label.objects.create(claim=majority, annotator=expert, label=label)
     for expert, label in zip(experts, ["safe", "unsafe"], strict=False):
-        Annotation.objects.create(claim=tie, annotator=expert, label=label)
-    Annotation.objects.create(claim=unsure, annotator=experts[0], label="unsure")
+        Label.objects.create(claim=tie, annotator=expert, label=label)
+    Label.objects.create(claim=unsure, annotator=experts[0], label="unsure")
 
     labels = training_data.expert_labels(project, gold_set=False)
     assert labels == {majority.pk: "safe", tie.pk: "unsafe"}
@@ -270,9 +270,7 @@ def test_labelled_data_costs_the_same_queries_for_3_claims_or_40(personas):
         document = make_document(project)
         for _ in range(n):
             p = make_claim(document, extra={"page": 3})
-            Annotation.objects.create(
-                claim=p, annotator=personas.annotator, label="safe"
-            )
+            Label.objects.create(claim=p, annotator=personas.annotator, label="safe")
         with CaptureQueriesContext(connection) as captured:
             data = training_data.labelled_data(project, gold_set=False)
         assert all(p.extra == {"page": 3} for p in data.claims)
@@ -347,7 +345,7 @@ def test_retrain_is_due_after_enough_new_labels_outside_the_gold_set(personas):
     assert len(train_side) >= 3 and gold_side
 
     def label(document):
-        Annotation.objects.create(
+        Label.objects.create(
             claim=make_claim(document),
             annotator=personas.annotator,
             label="safe",
@@ -550,9 +548,7 @@ def test_a_new_version_is_promoted_only_if_its_gold_f1_is_not_worse(
         make_claim(document, context="in a galaxy far away"): "unsafe",
     }
     for claim, label in gold_labels.items():
-        Annotation.objects.create(
-            claim=claim, annotator=personas.annotator, label=label
-        )
+        Label.objects.create(claim=claim, annotator=personas.annotator, label=label)
     active = ScorerModel.objects.create(
         project=project,
         version="v1",

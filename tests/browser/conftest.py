@@ -135,11 +135,9 @@ def stored_labels(expert) -> dict:
     """The labels ``expert`` stored, by the labelled claim's value (as its
     kind's record has it)."""
     from annotator.claims.records import claim_record
-    from annotator.models import Annotation
+    from annotator.models import Label
 
     return {
         claim_record(a.claim, a.claim.project.kind).value: a.label
-        for a in Annotation.objects.filter(annotator=expert).select_related(
-            "claim__project"
-        )
+        for a in Label.objects.filter(annotator=expert).select_related("claim__project")
     }

@@ -7,7 +7,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from annotator.labeling import gold
-from annotator.models import Adjudication, Annotation, Role
+from annotator.models import Adjudication, Label, Role
 from annotator.projects import services
 from annotator.training.data import expert_labels
 from tests.annotator.factories import aligned, make_claim, make_document
@@ -47,7 +47,7 @@ def test_a_disagreement_is_adjudicated_and_the_decision_trains(
             page.keyboard.press("Enter")
         label_by_key(page, key)
         wait_all_sent(page)
-    assert sorted(Annotation.objects.values_list("label", flat=True)) == [
+    assert sorted(Label.objects.values_list("label", flat=True)) == [
         "safe",
         "unsafe",
     ]

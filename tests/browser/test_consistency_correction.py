@@ -13,8 +13,8 @@ from annotator.claims.checking import claims_check
 from annotator.kinds.consistency import consistency_runs
 from annotator.kinds.consistency.models import ConsistencyRun
 from annotator.models import (
-    Annotation,
     Claim,
+    Label,
 )
 from tests.annotator.factories import make_project, score_by_word_overlap
 from tests.browser.conftest import label_by_key, log_in, wait_all_sent
@@ -124,7 +124,7 @@ def test_a_correction_run_is_started_and_its_corrections_accepted_or_rejected(
         phd = Claim.objects.get(
             project=project, document__external_id=document, data__sentence=PHD
         )
-        label = Annotation.objects.get(claim=phd, annotator=personas.annotator)
+        label = Label.objects.get(claim=phd, annotator=personas.annotator)
         assert (label.label, label.suggestion) == ("unsafe", decision)
         accepted = {"sentence": FIXED} if decision == "accepted" else None
         assert label.correction == accepted

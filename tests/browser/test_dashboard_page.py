@@ -1,7 +1,7 @@
 import pytest
 from django.conf import settings
 
-from annotator.models import Annotation, Claim, ScorerModel, TrainingRun
+from annotator.models import Claim, Label, ScorerModel, TrainingRun
 from tests.annotator.factories import make_claim, make_document
 from tests.browser.conftest import log_in
 from tests.conftest import wait_for
@@ -20,14 +20,14 @@ def _project_with_history(personas):
             evidence_score=0.35 + (i % 13) * 0.05,
             score=(i % 10) / 10,
         )
-        Annotation.objects.create(
+        Label.objects.create(
             claim=p,
             annotator=personas.annotator,
             label="unsafe" if i % 4 == 0 else "safe",
             seconds_spent=12 + i,
         )
         if i % 3 == 0:
-            Annotation.objects.create(
+            Label.objects.create(
                 claim=p,
                 annotator=personas.annotator2,
                 label="unsafe" if i % 6 == 0 else "safe",

@@ -5,7 +5,7 @@ and the labels saved carry the version shown."""
 import pytest
 
 from annotator.labeling import guidelines
-from annotator.models import Annotation, Guideline, Membership, Role
+from annotator.models import Guideline, Label, Membership, Role
 from tests.annotator.factories import aligned, make_claim, make_document
 from tests.browser.conftest import label_by_key, log_in, wait_all_sent
 
@@ -94,7 +94,7 @@ def test_an_expert_reads_the_guideline_and_labels_record_its_version(
     wait_all_sent(page)
     assert {
         a.claim_id: (a.label, a.guideline_version)
-        for a in Annotation.objects.filter(annotator=personas.annotator)
+        for a in Label.objects.filter(annotator=personas.annotator)
     } == {hearing.pk: ("safe", 2), place.pk: ("safe", 2)}
 
     page.keyboard.press("?")

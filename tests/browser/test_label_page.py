@@ -3,7 +3,7 @@ import re
 
 import pytest
 
-from annotator.models import Annotation, Claim
+from annotator.models import Claim, Label
 from tests.annotator.factories import aligned, make_claim, make_document
 from tests.browser.conftest import log_in, wait_all_sent
 
@@ -117,11 +117,9 @@ def test_keyboard_labeling_with_undo_offline_and_reload_stores_exactly_20(
     wait_all_sent(page)
     page.screenshot(path=str(artifacts / "label-screen-done.png"), full_page=True)
 
-    stored = {
-        a.claim_id: a for a in Annotation.objects.filter(annotator=personas.annotator)
-    }
+    stored = {a.claim_id: a for a in Label.objects.filter(annotator=personas.annotator)}
     assert {pk: a.label for pk, a in stored.items()} == expected
-    assert Annotation.objects.count() == 20
+    assert Label.objects.count() == 20
     assert all(a.seconds_spent is not None for a in stored.values())
     noted = stored[with_note]
     assert noted.note == "checked the hearing notes"
@@ -166,7 +164,7 @@ def test_two_annotators_in_two_browsers_never_share_a_single_item(personas, new_
     assert len(seen["ann1"]) > 20 and len(seen["ann2"]) > 20
     assert len(seen["ann1"] | seen["ann2"]) > 50
     assert shared <= overlap, shared - overlap
-    labels = Annotation.objects.filter(claim__project=project)
+    labels = Label.objects.filter(claim__project=project)
     singles = labels.exclude(claim__in=overlap)
     assert singles.count() == singles.values("claim").distinct().count()
 
@@ -281,7 +279,7 @@ def test_a_refused_label_is_set_aside_with_its_reason_and_can_be_resent_or_disca
         ".filter(([k]) => k.startsWith('safepassage:outbox:'))"
         ".every(([, v]) => JSON.parse(v).length === 0)"
     )
-    stored = Annotation.objects.filter(annotator=personas.annotator)
+    stored = Label.objects.filter(annotator=personas.annotator)
     assert sorted(stored.values_list("claim_id", flat=True)) == sorted(later)
     # A 4xx is an answer, not a hiccup: sent once, never retried.
     assert len(refused_posts) == 1
@@ -304,7 +302,7 @@ def test_a_refused_label_is_set_aside_with_its_reason_and_can_be_resent_or_disca
     page.wait_for_selector("#failed", state="hidden")
     assert page.is_hidden("#failed-button")
     wait_all_sent(page)
-    resent = Annotation.objects.get(claim_id=first)
+    resent = Label.objects.get(claim_id=first)
     assert (resent.label, resent.note) == ("unsafe", "kept in the browser")
     assert stored.count() == 4
     assert page.evaluate(
@@ -448,7 +446,7 @@ def test_labels_waiting_in_an_outbox_of_the_last_release_are_sent_as_claims(
     page.reload()
     wait_all_sent(page)
     assert [(x.get("claim"), "prediction" in x) for x in sent] == [(waiting.pk, False)]
-    label = Annotation.objects.get(annotator=personas.annotator)
+    label = Label.objects.get(annotator=personas.annotator)
     assert (label.claim_id, label.label, label.note) == (
         waiting.pk,
         "unsafe",

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from annotator.labeling import handout
-from annotator.models import Annotation, Claim, Project
+from annotator.models import Claim, Label, Project
 from tests.annotator.factories import DOC_TEXT, jsonl
 from tests.browser.conftest import log_in, wait_all_sent
 from tests.conftest import wait_for
@@ -148,7 +148,7 @@ def test_newcomer_sets_up_a_project_and_an_annotator_labels_it(
 
     annotator.click("button[data-action=safe]")
     wait_all_sent(annotator)
-    label = Annotation.objects.get(claim_id=shown, annotator=user)
+    label = Label.objects.get(claim_id=shown, annotator=user)
     assert label.label == "safe"
     assert label.claim.project_id == project.pk
     assert refused == []

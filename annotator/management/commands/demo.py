@@ -30,9 +30,9 @@ from annotator.core import embedded
 from annotator.labeling import gold
 from annotator.labeling.queue import is_overlap
 from annotator.models import (
-    Annotation,
     Claim,
     Document,
+    Label,
     Project,
     RunStatus,
     ScorerModel,
@@ -287,7 +287,7 @@ class Command(BaseCommand):
     def simulated_overlap_labels(self, project, corpus, *, items: int = 120) -> None:
         """SIMULATED labels by two made-up experts on overlap claims, so
         the dashboard's agreement (Cohen's kappa) and labels-per-hour charts
-        have something to show. Not real annotation work: expert 1 copies the
+        have something to show. Not real labeling work: expert 1 copies the
         corpus's gold label, expert 2 disagrees with it now and then; their
         timings are drawn around the paper's 250 labels an hour. Seeded, and
         replaced (not duplicated) when the demo runs again.
@@ -301,9 +301,7 @@ class Command(BaseCommand):
                 user.save()
             project.members.add(user)
             experts.append(user)
-        Annotation.objects.filter(
-            claim__project=project, annotator__in=experts
-        ).delete()
+        Label.objects.filter(claim__project=project, annotator__in=experts).delete()
         truth = {lab.claim_id: lab.label for lab in corpus.labels}
         overlap = [
             (pk, truth[external_id])
@@ -326,10 +324,10 @@ class Command(BaseCommand):
                 if disagree and rng.random() < disagree:
                     label = flip[label]
                 elif disagree and rng.random() < 0.03:
-                    label = Annotation.Label.UNSURE
+                    label = Label.Value.UNSURE
                 clock += timedelta(seconds=seconds + rng.uniform(0.5, 3))
                 rows.append(
-                    Annotation(
+                    Label(
                         claim_id=pk,
                         annotator=expert,
                         label=label,
@@ -338,11 +336,11 @@ class Command(BaseCommand):
                     )
                 )
                 stamps.append(clock)
-        created = Annotation.objects.bulk_create(rows)
-        for annotation, stamp in zip(created, stamps, strict=True):
-            annotation.created_at = annotation.updated_at = stamp
+        created = Label.objects.bulk_create(rows)
+        for row, stamp in zip(created, stamps, strict=True):
+            row.created_at = row.updated_at = stamp
         # bulk_update writes the values as given (no auto_now), unlike save().
-        Annotation.objects.bulk_update(created, ["created_at", "updated_at"])
+        Label.objects.bulk_update(created, ["created_at", "updated_at"])
         self.step(
             f"simulated a second expert's labels on {len(overlap)} overlap "
             "claims (for the dashboard's agreement and labels per hour)"
