@@ -25,7 +25,11 @@ class Document:
 
 @dataclass(frozen=True)
 class Claim:
-    """One extracted entity: a typed value and the context the LLM copied."""
+    """One claim an LLM made, as the pipeline's files carry it: its
+    ``type`` and ``value`` (an extracted field's entity type and value; a
+    citation, a RAG answer or a sentence under its kind's one type) and the
+    ``context`` it quoted, if any. Each checker says which of these, and of
+    ``extra``, are its claim's own fields (``ClaimData``)."""
 
     id: str
     document_id: str

@@ -128,9 +128,10 @@ class ClaimAdmin(admin.ModelAdmin):
         "model",
     ]
     search_fields = ["external_id", "document__external_id", "hypothesis"]
-    raw_id_fields = ["document", "source_run"]
-    # What the check writes: changed by checking again, never by hand.
-    readonly_fields = list(CHECK_FIELDS)
+    raw_id_fields = ["document"]
+    # What the check writes: changed by checking again, never by hand; and
+    # the run that made the claim.
+    readonly_fields = [*CHECK_FIELDS, "source_run_type", "source_run_id"]
     list_select_related = ["project"]
     inlines = [ClaimScoreInline, LabelInline]
 

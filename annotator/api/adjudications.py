@@ -78,7 +78,7 @@ def _item(item) -> dict:
         "claim": p.pk,
         "document": p.document.external_id,
         "group": p.group,
-        "hypothesis": p.statement(),
+        "hypothesis": item["statement"],
         "evidence": p.premise,
         "labels": item["labels"],
         "decision": None

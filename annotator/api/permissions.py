@@ -1,4 +1,4 @@
-"""Who may do what, per project role (annotator.selectors.MANAGE, LABEL).
+"""Who may do what, per project role (annotator.projects.access.MANAGE, LABEL).
 
 Visibility comes from the querysets (``selectors.*_for(user)``: a row of a
 project you are not on is a 404); these classes decide what a member who can

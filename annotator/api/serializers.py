@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from django.apps import apps
 from rest_framework import serializers
 
 from annotator.claims import pdfs
@@ -273,10 +274,28 @@ class ClaimSerializer(serializers.ModelSerializer):
     labelled = serializers.BooleanField(
         read_only=True, help_text="Whether any expert label exists."
     )
+    source_run = serializers.IntegerField(
+        source="source_run_id",
+        read_only=True,
+        allow_null=True,
+        help_text="The id of the LLM run that made it (source_run_type says "
+        "which kind of run); null for an imported claim.",
+    )
+    source_run_type = serializers.SerializerMethodField(
+        help_text='The kind of run that made it ("extraction run"), or null.'
+    )
 
     #: Left out for members who may not see machine scores on the project
     #: (Project.show_machine_scores off, and not its admin).
     MACHINE_FIELDS = ("score", "scored_by", "scores", "verdict", "reason")
+
+    def get_source_run_type(self, claim) -> str | None:
+        if not claim.source_run_type:
+            return None
+        try:
+            return str(apps.get_model(claim.source_run_type)._meta.verbose_name)
+        except LookupError:  # a kind since removed from KIND_APPS
+            return claim.source_run_type
 
     def to_representation(self, instance):
         data = super().to_representation(instance)
@@ -326,6 +345,7 @@ class ClaimSerializer(serializers.ModelSerializer):
             "checked_at",
             "pipeline_version",
             "source_run",
+            "source_run_type",
             "labelled",
         ]
         read_only_fields = fields
@@ -345,10 +365,13 @@ class ClaimSerializer(serializers.ModelSerializer):
                 "(or pages, across a page break) and page_label."
             },
             "verdict": {"help_text": "safe, unsafe, or empty while not checked."},
-            "reason": {"help_text": "Why unsafe: not_in_document or not_supported."},
+            "reason": {
+                "help_text": "Why unsafe, in the project checker's words (its "
+                "reasons: an extracted field's not_in_document or not_supported, "
+                "a citation's no_such_case...); empty when safe."
+            },
             "checked_at": {"help_text": "When the verdict was computed."},
             "pipeline_version": {"help_text": "pipeline.__version__ of the check."},
-            "source_run": {"help_text": "Extraction run that produced it, if any."},
         }
 
 
@@ -678,11 +701,17 @@ class LabelingItemSerializer(serializers.Serializer):
     id = serializers.IntegerField(help_text="Claim id.")
     external_id = serializers.CharField(help_text="Claim id in imports/exports.")
     model = serializers.CharField(help_text="Source LLM.")
-    type = serializers.CharField(help_text="Entity type as extracted.")
+    type = serializers.CharField(
+        help_text="The claim's type: an extracted field's entity type, else "
+        "its kind's one type (case_citation, rag_answer...)."
+    )
     type_display = serializers.CharField(help_text="Entity type, readable.")
     value = serializers.JSONField(help_text="Extracted value (string or payload).")
     value_display = serializers.CharField(help_text="The value rendered readably.")
-    hypothesis = serializers.CharField(help_text='h(y) = "{Entity Type}: {value}".')
+    hypothesis = serializers.CharField(
+        help_text="The claim as the scorer reads it (an extracted field's "
+        'h(y) = "{Entity Type}: {value}").'
+    )
     context = serializers.CharField(help_text="The text the LLM quoted as evidence.")
     premise = serializers.CharField(help_text="The evidence text the scorer read.")
     evidence = serializers.ListField(
@@ -864,4 +893,5 @@ class MyLabelSerializer(serializers.ModelSerializer):
         }
 
     def get_hypothesis(self, label) -> str:
-        return label.claim.statement()
+        claim = label.claim
+        return self.context["statement"](claim.hypothesis, claim.data)

@@ -36,7 +36,7 @@ from annotator.api.permissions import (
     managed_project,
     require_role,
 )
-from annotator.claims import checking, export, ingest, selectors
+from annotator.claims import checking, export, ingest, records, selectors
 from annotator.core import errors
 from annotator.labeling import handout, labels, queue
 from annotator.models import (
@@ -701,6 +701,12 @@ class ProgressView(_LabelingView):
 
 class MyLabelsView(_LabelingView, generics.ListAPIView):
     serializer_class = s.MyLabelSerializer
+
+    def get_serializer_context(self):
+        project = self.project(self.kwargs["pk"])
+        return super().get_serializer_context() | {
+            "statement": records.claim_statement(project)
+        }
 
     def get_queryset(self):
         project = self.project(self.kwargs["pk"])

@@ -652,7 +652,8 @@ def claims_upsert(
                 row = Claim(
                     project=project,
                     external_id=external_id,
-                    source_run=source_run,
+                    source_run_type=source_run._meta.label_lower if source_run else "",
+                    source_run_id=source_run.pk if source_run else None,
                     **fields,
                 )
                 new.append(row)

@@ -8,13 +8,16 @@ kind's: its checker's ``claim_data`` turns them into the record and back.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 from django.db.models import Expression, Q, Value
 from django.db.models.fields.json import KeyTextTransform
 
-from annotator.models import Claim, Document
+from annotator.kinds import kind_hook
+from annotator.models import Claim, Document, Project
 from pipeline.checkers import checker_class, kinds
 from pipeline.types import Claim as ClaimRecord
 from pipeline.types import Document as DocumentRecord
@@ -59,6 +62,43 @@ def claim_fields(record: ClaimRecord, kind: str) -> dict[str, Any]:
         "extra": {k: v for k, v in record.extra.items() if k not in data},
         "model": record.model or "",
     }
+
+
+def claim_display(project: Project) -> Callable[[ClaimRecord], dict[str, str]]:
+    """How the project's kind names a claim on the labeling page (its hook's
+    ``claim_display``): by default its type, its value as text, and the
+    statement of its claim data as the hypothesis."""
+    hook = kind_hook(project.kind)
+    if hook.claim_display is not None:
+        return hook.claim_display(project)
+    spec = checker_class(project.kind).claim_data
+
+    def display(claim: ClaimRecord) -> dict[str, str]:
+        value = claim.value
+        return {
+            "type_display": claim.type,
+            "value_display": value
+            if isinstance(value, str)
+            else json.dumps(value, ensure_ascii=False),
+            "hypothesis": spec.statement(spec.of(claim)),
+        }
+
+    return display
+
+
+def claim_statement(project: Project) -> Callable[[str, Any], str]:
+    """What a project's claim states, from its stored hypothesis and its
+    data, in its kind's words: the hypothesis once checked, else as the
+    labeling page names it (``claim_display``)."""
+    display = claim_display(project)
+    spec = checker_class(project.kind).claim_data
+
+    def statement(hypothesis: str, data: Any) -> str:
+        if hypothesis or data is None:
+            return hypothesis
+        return display(spec.claim("", "", data))["hypothesis"]
+
+    return statement
 
 
 def claim_group(kind: str, data: str = "data") -> Expression:

@@ -18,7 +18,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Exists, OuterRef, QuerySet
 
-from annotator.claims.records import claim_group
+from annotator.claims import records
 from annotator.core.errors import ApplicationError
 from annotator.labeling.labels import LABEL_NOTE_MAX_CHARS
 from annotator.models import Adjudication, Claim, Label, Project, Role
@@ -58,7 +58,7 @@ def adjudication_items(
     claims = (
         disagreements(project)
         .select_related("document", "project", "adjudication")
-        .annotate(group=claim_group(project.kind))
+        .annotate(group=records.claim_group(project.kind))
     )
     if open_only:
         claims = claims.filter(adjudication__isnull=True)
@@ -82,12 +82,14 @@ def adjudication_items(
                 "at": a.updated_at,
             }
         )
+    statement = records.claim_statement(project)
     items = []
     for p in rows:
         decision = getattr(p, "adjudication", None)
         items.append(
             {
                 "claim": p,
+                "statement": statement(p.hypothesis, p.data),
                 "labels": labels[p.pk],
                 "adjudication": decision,
             }
@@ -171,7 +173,7 @@ def agreement_breakdown(project: Project) -> dict[str, Any]:
         .order_by("claim_id", "annotator_id")
         .values_list(
             "claim_id",
-            claim_group(project.kind, "claim__data"),
+            records.claim_group(project.kind, "claim__data"),
             "annotator__username",
             "label",
         )

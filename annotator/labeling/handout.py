@@ -3,9 +3,7 @@ excerpt of the document, the why, and the scores the expert may see."""
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Callable
 from typing import Any
 
 from django.db.models import (
@@ -19,8 +17,7 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Coalesce, Greatest, Length, Substr
 from django.db.models.lookups import Exact
 
-from annotator.claims import pdfs
-from annotator.kinds import kind_hook
+from annotator.claims import pdfs, records
 from annotator.labeling import gold as gold_set
 from annotator.labeling import guidelines
 from annotator.labeling.queue import is_overlap
@@ -33,7 +30,6 @@ from annotator.models import (
     Verdict,
 )
 from pipeline.checkers import checker_class
-from pipeline.types import Claim as ClaimRecord
 
 WINDOW_CHARS = 400
 #: How far a window's cut may move to land on a line or word boundary.
@@ -53,28 +49,6 @@ _ITEM_FIELDS = (
     "details",
     "document_id",
 )
-
-
-def claim_display(project: Project) -> Callable[[ClaimRecord], dict[str, str]]:
-    """How the project's kind names a claim on the labeling page (its hook's
-    ``claim_display``): by default its type, its value as text, and the
-    statement of its claim data as the hypothesis."""
-    hook = kind_hook(project.kind)
-    if hook.claim_display is not None:
-        return hook.claim_display(project)
-    spec = checker_class(project.kind).claim_data
-
-    def display(claim: ClaimRecord) -> dict[str, str]:
-        value = claim.value
-        return {
-            "type_display": claim.type,
-            "value_display": value
-            if isinstance(value, str)
-            else json.dumps(value, ensure_ascii=False),
-            "hypothesis": spec.statement(spec.of(claim)),
-        }
-
-    return display
 
 
 def _anchor(end: str) -> Case:
@@ -270,7 +244,7 @@ def labeling_items(
     machine = _MACHINE_FIELDS if project.show_machine_scores else ()
     checker = checker_class(project.kind)
     reasons = checker.reasons
-    display = claim_display(project)
+    display = records.claim_display(project)
     rows = (
         Claim.objects.filter(project=project, pk__in=ids)
         .order_by()
@@ -336,12 +310,7 @@ def labeling_items(
         )
     }
 
-    def hypothesis(stored: str, data: dict[str, Any] | None) -> str:
-        """The stored hypothesis, or the kind's until the check stores it."""
-        if stored or data is None:
-            return stored
-        return display(checker.claim_data.claim("", "", data))["hypothesis"]
-
+    hypothesis = records.claim_statement(project)
     hidden = checker.score_fields
 
     def label_of(claim_id: int) -> dict[str, Any] | None:

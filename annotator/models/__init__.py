@@ -510,12 +510,19 @@ class Claim(models.Model):
         "asks of it (overlap_labels for its overlap share, else one); kept by "
         "the database.",
     )
-    source_run = models.ForeignKey(
-        "annotator.ExtractionRun",
-        on_delete=models.SET_NULL,
-        null=True,
+    # Any kind's run may make claims (an extraction run, a test kind's), so
+    # the run is named by its model and id rather than a key to one table (a
+    # run deleted since leaves its id). The model's label, not a content
+    # type: a content type's id is cached by every process and changes when
+    # the table is emptied and filled again.
+    source_run_type = models.CharField(
+        max_length=100,
         blank=True,
-        related_name="claims",
+        help_text="The model of the LLM run that made the claim "
+        '("annotator.extractionrun"), if one did; empty for an imported claim.',
+    )
+    source_run_id = models.BigIntegerField(
+        null=True, blank=True, db_index=True, help_text="That run's id."
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -562,13 +569,6 @@ class Claim(models.Model):
         problem = checker_class(self.project.kind).claim_data.problem(self.data)
         if problem:
             raise ValidationError({"data": f"{self.project.kind} claim data {problem}"})
-
-    def statement(self) -> str:
-        """What the claim states, in its kind's words: the hypothesis once
-        checked, else as its data says it."""
-        if self.hypothesis:
-            return self.hypothesis
-        return checker_class(self.project.kind).claim_data.statement(self.data)
 
 
 #: ClaimScore.scorer of the LLM grader's verdicts: this plus the model name.

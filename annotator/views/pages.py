@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.safestring import mark_safe
 
-from annotator.claims import selectors
+from annotator.claims import records, selectors
 from annotator.core import accounts
 from annotator.dashboard import stats
 from annotator.kinds import kind_hook
@@ -55,6 +55,9 @@ def claims_page(request, pk: int):
         project.claims.select_related("document", "project"), verdict=verdict
     ).order_by("document__external_id", "pk")
     page = Paginator(claims, 100).get_page(request.GET.get("page"))
+    statement = records.claim_statement(project)
+    for claim in page:
+        claim.statement = statement(claim.hypothesis, claim.data)
     counts = project.claims.aggregate(
         safe=Count("pk", filter=Q(verdict=Verdict.SAFE)),
         unsafe=Count("pk", filter=Q(verdict=Verdict.UNSAFE)),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from itertools import count
 
@@ -32,7 +33,7 @@ DOC_TEXT = (
 
 def make_project(*, name=None, members=(), **fields) -> Project:
     if fields.get("kind", "extraction") == "extraction":
-        fields.setdefault("options", {"entity_schema": SCHEMA})
+        fields.setdefault("options", {"entity_schema": copy.deepcopy(SCHEMA)})
     project = Project.objects.create(name=name or f"project-{next(_n)}", **fields)
     project.members.set(members)
     return project

@@ -301,3 +301,45 @@ def test_a_labels_correction_is_keyed_by_its_claims_kind_both_ways():
             assert label.extra == {}
     finally:
         _migrate(leaf)
+
+
+LABEL = ("annotator", "0010_annotation_is_label")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_claim_names_the_run_that_made_it_by_type_and_id_both_ways():
+    """A claim an extraction run made keeps that run, now named by its type
+    and id; going back keeps it under the foreign key again."""
+    old = _migrate(LABEL)
+    leaf = MigrationExecutor(connection).loader.graph.leaf_nodes("annotator")[0]
+    try:
+        project = old.get_model("annotator", "Project").objects.create(
+            name="made-by-run", kind="extraction"
+        )
+        document = old.get_model("annotator", "Document").objects.create(
+            project=project, external_id="d1", text="It rains."
+        )
+        run = old.get_model("annotator", "ExtractionRun").objects.create(
+            project=project, model="m"
+        )
+        Claim = old.get_model("annotator", "Claim")
+        made = Claim.objects.create(
+            project=project, document=document, external_id="c1", source_run=run
+        )
+        imported = Claim.objects.create(
+            project=project, document=document, external_id="c2"
+        )
+
+        new = _migrate(leaf).get_model("annotator", "Claim")
+        claim = new.objects.get(pk=made.pk)
+        assert (claim.source_run_type, claim.source_run_id) == (
+            "annotator.extractionrun",
+            run.pk,
+        )
+        assert new.objects.get(pk=imported.pk).source_run_type == ""
+
+        back = _migrate(LABEL).get_model("annotator", "Claim")
+        assert back.objects.get(pk=made.pk).source_run_id == run.pk
+        assert back.objects.get(pk=imported.pk).source_run_id is None
+    finally:
+        _migrate(leaf)

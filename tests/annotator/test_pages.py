@@ -1,4 +1,6 @@
+import copy
 import io
+import uuid
 
 import pytest
 from django.core.management import call_command
@@ -20,6 +22,30 @@ def test_claims_page_lists_claims_with_verdicts(personas, client):
     assert "decision-1" in html and "Not in document" in html and "pending" in html
     unsafe = client.get(f"/projects/{personas.project.pk}/claims/?verdict=unsafe")
     assert "Colombia" not in unsafe.content.decode()
+
+
+def test_an_unchecked_claim_reads_in_its_kinds_words_on_every_page(
+    personas, client, api
+):
+    """Before its check writes the hypothesis, a claim reads as the labeling
+    page names it (the schema's display name), on the claims page and in the
+    expert's own labels too."""
+    project = personas.project
+    schema = copy.deepcopy(project.options["entity_schema"])
+    schema["entity_types"]["GPE"]["display_name"] = "Place"
+    project.options = {**project.options, "entity_schema": schema}
+    project.save()
+    claim = make_claim(make_document(project), value="Toronto")
+    client.force_login(personas.admin)
+    html = client.get(f"/projects/{project.pk}/claims/").content.decode()
+    assert "Place: Toronto" in html and "GPE: Toronto" not in html
+    expert = api(personas.annotator)
+    label = {"client_id": str(uuid.uuid4()), "claim": claim.pk, "label": "safe"}
+    expert.post(
+        f"/api/projects/{project.pk}/labels/", {"labels": [label]}, format="json"
+    )
+    mine = expert.get(f"/api/projects/{project.pk}/labels/mine/").json()
+    assert [m["hypothesis"] for m in mine["results"]] == ["Place: Toronto"]
 
 
 def test_experts_see_no_verdicts_where_the_project_hides_machine_scores(

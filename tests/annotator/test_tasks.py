@@ -125,12 +125,15 @@ def test_extraction_twice_calls_the_llm_once_per_document(fake_openai, monkeypat
     run.refresh_from_db()
     assert (run.progress_done, run.progress_total) == (2, 2)
     assert run.prompt_tokens == 20 and run.completion_tokens == 10
-    claims = Claim.objects.filter(source_run=run)
+    claims = Claim.objects.filter(source_run_id=run.pk)
     assert sorted(claims.values_list("external_id", flat=True)) == [
         "d1:fake-model:0",
         "d2:fake-model:0",
     ]
     assert set(claims.values_list("model", flat=True)) == {"fake-model"}
+    assert set(claims.values_list("source_run_type", flat=True)) == {
+        "annotator.extractionrun"
+    }
 
 
 def test_document_the_llm_fails_on_is_recorded_and_the_run_goes_on(

@@ -69,6 +69,11 @@ def test_a_test_only_kind_is_labelled_end_to_end(
     )
     shown = admin.get(f"/api/statement-runs/{run['id']}/").json()
     assert shown["progress_done"] == 1 and float(shown["cost"]) > 0
+    # Its claims name the run that made them, as an extraction run's do.
+    claims = admin.get(f"/api/claims/?project={project.pk}").json()["results"]
+    assert {(c["source_run"], c["source_run_type"]) for c in claims} == {
+        (run["id"], "statement run")
+    }
     [request] = fake_openai.requests
     assert MEMO in str(request.body["messages"])
 

@@ -200,5 +200,5 @@ def _claims_save(run: StatementRun, document: Document, statements: list[str]) -
         records=records,
         report=ImportReport(),
         source=f"statement run {run.pk}",
-        source_run=None,
+        source_run=run,
     )

@@ -3,7 +3,7 @@
 // the name shown), collapsed. Labels record the version shown (queue.js).
 //
 // The HTML comes from the page data (data.guideline), rendered on the server
-// by annotator.guidelines, the one place guideline HTML is made (raw HTML
+// by annotator.labeling.guidelines, the one place guideline HTML is made (raw HTML
 // escaped, only http/https/mailto links). Only that HTML is inserted as HTML;
 // nothing from an item is: its type is only looked up, and shown as text.
 
@@ -31,7 +31,7 @@ export function guidelineVersion() {
   return guideline ? guideline.version : null;
 }
 
-// The item's keys come made by the server (annotator.guidelines.section_keys),
+// The item's keys come made by the server (annotator.labeling.guidelines.section_keys),
 // so headings and types are matched by one rule.
 function sectionFor(item) {
   for (const key of item.guideline_keys || []) {
