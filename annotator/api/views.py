@@ -322,10 +322,6 @@ class OldClaimViewSet(ClaimViewSet):
     """/api/predictions/, the claims' address in an earlier release."""
 
 
-#: The fields an earlier release sent a label's correction in.
-OLD_CORRECTION_FIELDS = ("corrected_type", "corrected_value")
-
-
 class LabelViewSet(
     mixins.CreateModelMixin,
     mixins.UpdateModelMixin,
@@ -353,7 +349,7 @@ class LabelViewSet(
         # Only claims the user may label validate (LabelableClaimField).
         claim = data.pop("claim")
         correction = labels.label_correction(claim, data)
-        for name in ("correction", *OLD_CORRECTION_FIELDS):
+        for name in ("correction", *labels.OLD_CORRECTION_FIELDS):
             data.pop(name, None)
         stored, outcome = labels.label_submit(
             claim=claim, annotator=request.user, correction=correction, **data
@@ -388,7 +384,7 @@ class LabelViewSet(
             correction=labels.label_correction(
                 stored.claim,
                 data
-                if {"correction", *OLD_CORRECTION_FIELDS} & data.keys()
+                if {"correction", *labels.OLD_CORRECTION_FIELDS} & data.keys()
                 else {"correction": stored.correction},
             ),
             **{name: data.get(name, getattr(stored, name)) for name in fields},

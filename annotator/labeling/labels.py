@@ -105,11 +105,16 @@ def _label_problem(
     return None
 
 
+#: The fields an earlier release sent a label's correction in, still read for
+#: one release where ``correction`` is absent.
+OLD_CORRECTION_FIELDS = ("corrected_value", "corrected_type")
+
+
 def label_correction(claim: Claim, sent: Mapping[str, Any]) -> Any:
     """The correction a label of ``claim`` sends: its ``correction``, or one
     made of an earlier release's fields, the value under what the claim says
     and the type under the kind's group (a kind without groups refuses it)."""
-    value, type_ = sent.get("corrected_value"), sent.get("corrected_type")
+    value, type_ = (sent.get(name) for name in OLD_CORRECTION_FIELDS)
     if "correction" in sent or (value is None and not type_):
         return sent.get("correction")
     spec = checker_class(claim.project.kind).claim_data
