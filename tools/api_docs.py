@@ -37,6 +37,14 @@ sentence's `sentence`, `block`, `start` and `end`. A project's kind brings
 its own settings in its `options` (an extraction project's `entity_schema`,
 `extraction_prompt` and `align_threshold`, top-level fields before this
 release, still read there); those sent are merged into those stored.
+
+Labels were called annotations before this release: `/api/annotations/` (now
+`/api/labels/`) is still served for one release, outside this page. A label's
+`correction` holds the right values of some of its claim's `data` fields, those
+its kind lets an expert correct (an extracted field's `value` and `type`, a
+citation's `citation`, a RAG answer's `answer`, a sentence's `sentence`); the
+`corrected_type` and `corrected_value` sent before this release are still read
+as the correction of its group and of what the claim says.
 """
 
 
