@@ -115,6 +115,14 @@ def cmd_extract(args, run: Run) -> None:
             f"extraction failed for document {r.document_id!r}: {r.error}",
             file=sys.stderr,
         )
+    if failures and len(failures) == len(results):
+        # Nothing extracted is not "some skipped": most often no model
+        # server answers at the address given.
+        raise PipelineError(
+            f"extraction failed for every document ({len(failures)}): does an "
+            f"OpenAI-compatible server answer at {config.base_url or 'OpenAI'} "
+            f"with model {config.model!r}? (--base-url, --model)"
+        )
     run.problems += len(failures)
     written = write_jsonl(
         args.out, (claim_to_json(p) for r in results for p in r.claims)

@@ -1,4 +1,5 @@
 import json
+import socket
 from pathlib import Path
 
 import pytest
@@ -168,6 +169,32 @@ def test_extract_runs_the_real_client_against_an_openai_compatible_server(
         ("GPE", "Canada", "fake-model")
     ]
     assert json.loads(captured.out.splitlines()[-1])["failed"] == 1
+
+
+def test_extract_with_no_model_server_answering_stops_with_status_2(
+    corpus, tmp_path, capsys
+):
+    """Nothing extracted is not "some skipped": the run stops with 2 and
+    says where it looked for a model server."""
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        base_url = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+    out = tmp_path / "pred.jsonl"
+    status = main(
+        [
+            "extract",
+            "--documents", str(corpus / "documents.jsonl"),
+            "--schema", str(corpus / "schema.json"),
+            "--model", "llama3.1",
+            "--out", str(out),
+            "--base-url", base_url,
+            "--max-retries", "0",
+        ]
+    )  # fmt: skip
+    err = capsys.readouterr().err
+    assert status == 2
+    assert "extraction failed for every document" in err
+    assert f"server answer at {base_url} with model 'llama3.1'" in err
 
 
 def test_check_can_score_with_an_llm_grader_instead_of_a_cross_encoder(
