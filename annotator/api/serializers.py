@@ -691,8 +691,14 @@ class ProgressSerializer(serializers.Serializer):
         help_text="Pace: 3600 / mean seconds per label over your last 200 labels.",
     )
     remaining = serializers.IntegerField(
-        help_text="Claims still needing a label from you (whoever holds them now)."
+        help_text="Checked claims still needing a label from you (whoever holds "
+        "them now)."
     )
+    unchecked = serializers.IntegerField(
+        help_text="Claims still needing labels that wait for their check: "
+        "experts get a claim once it is checked."
+    )
+    claims = serializers.BooleanField(help_text="Whether the project has any claim.")
 
 
 class LabelingItemSerializer(serializers.Serializer):

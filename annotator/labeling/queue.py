@@ -196,7 +196,8 @@ def available_sql(
 ) -> tuple[str, list[Any]]:
     """A condition true where the claim row ``table`` may go to ``annotator``.
 
-    Open (fewer decisive labels than it needs: one, or the project's
+    Checked (an expert reads a claim with its evidence, never before its
+    check), open (fewer decisive labels than it needs: one, or the project's
     ``overlap_labels`` for its overlap share), not labelled by them, and, when
     ``now`` is given, not taken by enough other experts' live leases; with
     ``now=None`` leases are ignored (the work left, whoever holds it).
@@ -204,6 +205,7 @@ def available_sql(
     """
     sql = f"""
         {table}.queue_open
+        AND {table}.checked_at IS NOT NULL
         AND NOT EXISTS (
             SELECT 1 FROM {_ANNOTATION} a
             WHERE a.{CLAIM_COLUMN} = {table}.id AND a.annotator_id = %s
@@ -300,11 +302,16 @@ def queue_progress(*, project: Project, annotator, now: datetime) -> dict[str, A
     )
     seconds = sum(recent)
     remaining = queue_available(project=project, annotator=annotator, now=None)
+    claims = Claim.objects.filter(project=project)
     return {
         "done": done["done"],
         "last_hour": done["last_hour"],
         "per_hour": round(3600 * len(recent) / seconds, 1) if seconds else None,
         "remaining": remaining.count(),
+        # What an empty queue waits on: claims not checked yet (the partial
+        # index of the check's work queue), or none uploaded at all.
+        "unchecked": claims.filter(checked_at=None, queue_open=True).count(),
+        "claims": claims.exists(),
     }
 
 

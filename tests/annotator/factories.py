@@ -7,6 +7,7 @@ import json
 from itertools import count
 
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.utils import timezone
 
 from annotator.models import Claim, Document, Project
 from tests.scorers import WordOverlapScorer
@@ -58,8 +59,11 @@ def make_claim(
     **fields,
 ) -> Claim:
     """An extracted field's claim (``type``, ``value`` and ``context`` its
-    data), or another kind's where ``data`` is given."""
+    data), or another kind's where ``data`` is given; checked, as experts are
+    handed claims only once checked (``checked_at=None``: one waiting for its
+    check)."""
     fields.setdefault("data", {"type": type, "value": value, "context": context})
+    fields.setdefault("checked_at", timezone.now())
     return Claim.objects.create(
         project=document.project,
         document=document,

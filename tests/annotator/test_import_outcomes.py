@@ -123,7 +123,9 @@ def test_documents_all_refused_are_a_400(personas, api):
 
 def test_labels_all_refused_are_a_400_and_some_refused_a_207(personas, api):
     project = personas.project
-    make_claim(make_document(project, external_id="d1"), external_id="p1")
+    make_claim(
+        make_document(project, external_id="d1"), external_id="p1", checked_at=None
+    )
     client = api(personas.admin)
     bad = jsonl({"claim_id": "nowhere", "label": "safe"})
     response = upload(client, "/api/labels/import/", project, "l.jsonl", bad)
@@ -196,7 +198,7 @@ def test_a_command_that_can_do_nothing_exits_2(personas, tmp_path, capsys, argv)
 
 def test_export_and_check_exit_0(personas, tmp_path, capsys):
     project = personas.project
-    make_claim(make_document(project, external_id="d1"))
+    make_claim(make_document(project, external_id="d1"), checked_at=None)
     assert manage("run_pipeline", project.name) == 0
     assert "checked 1:" in capsys.readouterr().out
     assert manage("export_project", project.name, "--out", str(tmp_path)) == 0
@@ -216,7 +218,7 @@ def test_run_pipeline_exits_1_when_some_claims_were_not_checked(
 
 def test_run_pipeline_on_a_broken_schema_exits_2(personas, capsys):
     project = personas.project
-    make_claim(make_document(project, external_id="d1"))
+    make_claim(make_document(project, external_id="d1"), checked_at=None)
     project.options["entity_schema"] = {"entity_types": 5}
     project.save(update_fields=["options"])
     assert manage("run_pipeline", project.name) == 2

@@ -11,7 +11,7 @@ from django.utils import timezone
 from annotator.labeling import gold as gold_set
 from annotator.labeling import handout, labels, queue
 from annotator.models import Claim, ClaimScore, Label, Lease
-from tests.annotator.factories import aligned, make_claim, make_document
+from tests.annotator.factories import aligned, make_claim, make_document, make_project
 
 pytestmark = pytest.mark.django_db
 
@@ -179,6 +179,28 @@ def test_undo_deletes_own_label_and_leases_it_back(personas, api):
     assert not Label.objects.exists()
     assert _next(api(personas.annotator2), project) == []
     assert _next(client, project) == [claim.pk]
+
+
+def test_a_claim_reaches_experts_only_once_checked(personas, api):
+    """Before its check a claim has no evidence to judge: it is not handed
+    out, and the progress says how many wait for their check."""
+    project = personas.project
+    document = make_document(project)
+    waiting = make_claim(document, checked_at=None)
+    client = api(personas.annotator)
+    assert _next(client, project) == []
+    progress = client.get(f"/api/projects/{project.pk}/progress/").json()
+    assert (progress["remaining"], progress["unchecked"], progress["claims"]) == (
+        0,
+        1,
+        True,
+    )
+    waiting.checked_at = timezone.now()
+    waiting.save()
+    assert _next(client, project) == [waiting.pk]
+    empty = make_project(members=[personas.annotator])
+    progress = client.get(f"/api/projects/{empty.pk}/progress/").json()
+    assert (progress["unchecked"], progress["claims"]) == (0, False)
 
 
 def test_progress_and_recent_labels(personas, api):

@@ -59,8 +59,12 @@ def test_a_project_of_the_test_kind_is_checked_by_its_checker():
         external_id="memo",
         text="The board met in March. The budget was approved by the board.",
     )
-    approved = make_claim(document, data={"statement": "the board approved the budget"})
-    rejected = make_claim(document, data={"statement": "the board rejected the budget"})
+    approved = make_claim(
+        document, data={"statement": "the board approved the budget"}, checked_at=None
+    )
+    rejected = make_claim(
+        document, data={"statement": "the board rejected the budget"}, checked_at=None
+    )
 
     summary = claims_check(project_id=project.pk)
 
@@ -105,7 +109,7 @@ def test_a_project_of_the_test_kind_retrains_its_own_scorer(settings, tmp_path):
             text="The board approved the budget. The meeting was held in March.",
         )
         for statement, label in statements:
-            claim = make_claim(document, data={"statement": statement})
+            claim = make_claim(document, data={"statement": statement}, checked_at=None)
             Label.objects.create(claim=claim, label=label)
     claims_check(project_id=project.pk)
 

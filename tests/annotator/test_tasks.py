@@ -41,9 +41,11 @@ def fake_scorer(monkeypatch):
 def test_check_task_twice_computes_once_and_never_duplicates_scores(fake_scorer):
     project = make_project()
     document = make_document(project)
-    make_claim(document, external_id="ok")
-    make_claim(document, external_id="wrong", value="Ottawa")
-    make_claim(document, external_id="absent", context="in a galaxy far away")
+    make_claim(document, external_id="ok", checked_at=None)
+    make_claim(document, external_id="wrong", value="Ottawa", checked_at=None)
+    make_claim(
+        document, external_id="absent", context="in a galaxy far away", checked_at=None
+    )
 
     first = tasks.check_claims(project.pk)
     assert first["checked"] == 3
@@ -69,8 +71,10 @@ def test_without_a_scorer_nothing_is_safe_and_unscored_claims_come_first(setting
     settings.DEFAULT_SCORER = ""
     project = make_project()
     document = make_document(project)
-    make_claim(document, external_id="found")
-    make_claim(document, external_id="invented", context="never said anywhere")
+    make_claim(document, external_id="found", checked_at=None)
+    make_claim(
+        document, external_id="invented", context="never said anywhere", checked_at=None
+    )
     summary = checking.claims_check(project_id=project.pk)
     assert (summary.checked, summary.scorer) == (2, "")
     assert (summary.safe, summary.unsafe, summary.unscored) == (0, 1, 1)
@@ -87,7 +91,7 @@ def test_sweep_finds_projects_with_unchecked_claims(monkeypatch):
     queued = []
     monkeypatch.setattr(tasks.check_claims, "delay", queued.append)
     project = make_project()
-    make_claim(make_document(project))
+    make_claim(make_document(project), checked_at=None)
     make_project()
     assert tasks.sweep_unchecked() == [project.pk]
     assert queued == [project.pk]
@@ -232,8 +236,10 @@ def test_check_with_the_packaged_scorer_stores_its_scores(settings):
     settings.DEFAULT_SCORER = DEFAULT_BASE_MODEL
     project = make_project()
     document = make_document(project)
-    make_claim(document, external_id="ok")
-    make_claim(document, external_id="absent", context="in a galaxy far away")
+    make_claim(document, external_id="ok", checked_at=None)
+    make_claim(
+        document, external_id="absent", context="in a galaxy far away", checked_at=None
+    )
 
     summary = checking.claims_check(project_id=project.pk)
     assert summary.checked == 2 and summary.scorer.startswith("nli:")

@@ -220,6 +220,7 @@ def test_a_grading_run_end_is_one_signed_call(personas, api, receiver, fake_open
         hypothesis="GPE: Toronto",
         premise="took place in Toronto",
         evidence_score=1.0,
+        checked_at=None,
     )
     run = grading.grading_run_start(project=project, model=MODEL, budget="1")
     assert tasks.run_grading(run.pk)["status"] == RunStatus.SUCCEEDED
@@ -286,8 +287,8 @@ def test_a_check_end_is_one_signed_call_to_the_webhooks_wanting_it(
         f"/api/webhooks/{paused['id']}/", {"is_active": False}, format="json"
     )
     document = make_document(project)
-    make_claim(document)
-    make_claim(document, value="Ottawa", context="went to Ottawa")
+    make_claim(document, checked_at=None)
+    make_claim(document, value="Ottawa", context="went to Ottawa", checked_at=None)
 
     result = tasks.check_claims(project.pk)
     assert result["checked"] == 2

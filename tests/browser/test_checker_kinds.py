@@ -110,3 +110,4 @@ def test_a_test_only_kind_is_labelled_end_to_end(
         Claim.objects.filter(project_id=project.pk).values_list("queue_open", flat=True)
     ) == {False}
     assert page.is_visible("#empty")
+    assert page.inner_text("#empty-why") == "Every claim here has the labels it needs."

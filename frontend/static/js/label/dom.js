@@ -10,6 +10,7 @@ const $ = (id) => document.getElementById(id);
 export const el = {
   item: $("item"),
   empty: $("empty"),
+  emptyWhy: $("empty-why"),
   progress: $("progress"),
   sync: $("sync"),
   claim: $("claim"),

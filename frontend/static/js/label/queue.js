@@ -48,10 +48,14 @@ export async function fetchMore() {
 // Counting what is left scans the project: asked once per batch, off the
 // path of the next item.
 async function refreshProgress() {
+  // Labels stored before the request are in its count; those acknowledged
+  // while it is on its way may not be, so they stay counted here (at worst
+  // one counts twice until the next batch; never a saved label missing).
+  const before = state.sentSince;
   try {
     const progress = await api("GET", urls.progress);
     state.progress = progress;
-    state.sentSince = 0;
+    state.sentSince -= before;
     renderStatus();
   } catch {
     // shown again at the next batch

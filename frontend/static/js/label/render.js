@@ -183,6 +183,25 @@ function renderSiblings(item) {
   el.siblings.replaceChildren(...rows);
 }
 
+// What the empty queue waits on: the server's last count of progress p,
+// with the claims left to the expert counted as the status line counts them.
+function renderEmptyWhy(p, left) {
+  const again = " This page checks again by itself.";
+  const why = [];
+  if (p.claims === false) {
+    why.push("This project has no claims yet: its admin uploads them on the set-up page.");
+  }
+  if (p.unchecked) {
+    why.push(`${p.unchecked} claims are waiting for their check (their evidence found and scored); each comes here once checked.`);
+  }
+  if (left) {
+    why.push(`${left} claims are with other experts just now; each comes back if its expert leaves it.`);
+  }
+  el.emptyWhy.textContent = why.length
+    ? why.join(" ") + (p.claims === false ? "" : again)
+    : "Every claim here has the labels it needs.";
+}
+
 export function renderStatus() {
   const p = state.progress || {};
   const pending = outbox.ops.filter((op) => op.kind === "label").length;
@@ -192,6 +211,7 @@ export function renderStatus() {
   const done = (p.done || 0) + state.sentSince + pending;
   const left = Math.max(0, (p.remaining || 0) - state.sentSince - pending);
   el.progress.textContent = `done ${done} · left ${left}${pace}`;
+  if (!el.empty.hidden) renderEmptyWhy(p, left);
   const failed = loadFailed().length;
   el.failedButton.hidden = !failed;
   el.failedButton.textContent = `${failed} set aside: review`;
