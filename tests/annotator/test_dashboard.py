@@ -53,10 +53,17 @@ def test_experts_get_403_outsiders_404_anonymous_a_login_redirect(personas, clie
     assert client.get(url).status_code == 302
     assert "/login/" in client.get(url)["Location"]
     client.force_login(personas.annotator)
-    assert client.get(url).status_code == 403
+    denied = client.get(url)
+    assert denied.status_code == 403
+    # A page of the app, saying why, with the way back.
+    html = denied.content.decode()
+    assert "Not allowed" in html and "needs the role admin" in html
+    assert 'href="/"' in html and 'class="topbar"' in html
     # Outsiders cannot tell the project exists, as everywhere else.
     client.force_login(personas.outsider)
-    assert client.get(url).status_code == 404
+    missing = client.get(url)
+    assert missing.status_code == 404
+    assert "Not found" in missing.content.decode()
     client.force_login(personas.admin)
     assert client.get(url).status_code == 200
     assert client.get("/projects/999999/dashboard/").status_code == 404
