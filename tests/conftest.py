@@ -58,6 +58,7 @@ def unread_broker(_celery_test_broker):
 def _celery_test_broker():
     from django.conf import settings
 
+    from annotator.core import embedded
     from annotator.core.celery import app
 
     app.conf.broker_url = _test_broker_url(settings.CELERY_BROKER_URL)
@@ -67,6 +68,10 @@ def _celery_test_broker():
     # The embedded Redis stops at exit only if it is then the last client;
     # pooled broker connections would keep it running after the tests.
     app.pool.force_close_all()
+    # Other clients (the cache, a worker's last connection) may still hold
+    # it: a server this session started is stopped, one a demo runs is not.
+    if settings.EMBEDDED_REDIS and embedded.redis_started_here(settings.VAR_DIR):
+        embedded.redis_stop(settings.VAR_DIR)
 
 
 def _database_url(db: dict) -> str:

