@@ -79,6 +79,7 @@ def _with_database(url: str, name: str) -> str:
 def _seed(*, annotators: int, documents: int, per_document: int) -> tuple[int, list]:
     from django.contrib.auth import get_user_model
     from django.contrib.auth.hashers import make_password
+    from django.utils import timezone
 
     from annotator.labeling import labels
     from annotator.models import Claim, Document, Project
@@ -99,6 +100,8 @@ def _seed(*, annotators: int, documents: int, per_document: int) -> tuple[int, l
         )
         for d in range(documents)
     )
+    # Checked, as the check leaves them: experts are handed only those.
+    checked_at = timezone.now()
     claims = []
     for doc in docs:
         for i in range(per_document):
@@ -129,6 +132,7 @@ def _seed(*, annotators: int, documents: int, per_document: int) -> tuple[int, l
                     evidence_score=0.85,
                     score=rng.random(),
                     verdict="safe",
+                    checked_at=checked_at,
                 )
             )
     Claim.objects.bulk_create(claims, batch_size=2000)
