@@ -699,13 +699,13 @@ class MyLabelsView(_LabelingView, generics.ListAPIView):
     serializer_class = s.MyLabelSerializer
 
     def get_serializer_context(self):
-        project = self.project(self.kwargs["pk"])
+        # The project get_queryset checked, which list() calls first.
         return super().get_serializer_context() | {
-            "statement": records.claim_statement(project)
+            "statement": records.claim_statement(self.checked_project)
         }
 
     def get_queryset(self):
-        project = self.project(self.kwargs["pk"])
+        project = self.checked_project = self.project(self.kwargs["pk"])
         return queue.labels_recent(
             project=project, annotator=self.request.user
         ).select_related("claim__document", "claim__project")

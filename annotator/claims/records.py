@@ -86,11 +86,14 @@ def claim_display(project: Project) -> Callable[[ClaimRecord], dict[str, str]]:
     return display
 
 
-def claim_statement(project: Project) -> Callable[[str, Any], str]:
+def claim_statement(
+    project: Project, display: Callable[[ClaimRecord], dict[str, str]] | None = None
+) -> Callable[[str, Any], str]:
     """What a project's claim states, from its stored hypothesis and its
     data, in its kind's words: the hypothesis once checked, else as the
-    labeling page names it (``claim_display``)."""
-    display = claim_display(project)
+    labeling page names it (``display``, the project's ``claim_display``,
+    passed where the caller has it already)."""
+    display = display or claim_display(project)
     spec = checker_class(project.kind).claim_data
 
     def statement(hypothesis: str, data: Any) -> str:

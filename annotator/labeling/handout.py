@@ -310,7 +310,7 @@ def labeling_items(
         )
     }
 
-    hypothesis = records.claim_statement(project)
+    hypothesis = records.claim_statement(project, display)
     hidden = checker.score_fields
 
     def label_of(claim_id: int) -> dict[str, Any] | None:
