@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -191,15 +192,12 @@ def redis_url(var_dir: Path) -> str:
     return f"redis+socket://{redis_socket(var_dir)}"
 
 
-QUEUES = ("llm", "pipeline", "training")
-
-
 def worker_start(
     *,
     log_path: Path,
     env: dict[str, str] | None = None,
-    queues: tuple[str, ...] = QUEUES,
-    name: str = "embedded@%h",
+    queues: tuple[str, ...],
+    name: str,
     pool: str = "solo",
     cwd: Path | None = None,
     new_session: bool = False,
@@ -242,6 +240,61 @@ def worker_start(
             stderr=subprocess.STDOUT,
             start_new_session=new_session,
         )
+
+
+#: A worker per queue class, as the demo and docker-compose run them: a
+#: training run or a slow LLM call never holds up another project's check.
+WORKER_CLASSES: dict[str, tuple[str, ...]] = {
+    "pipeline": ("pipeline",),
+    "llm": ("llm",),
+    "training": ("training",),
+}
+
+
+@dataclass
+class StartedWorker:
+    """A worker process and the log it writes (read to know it is ready)."""
+
+    process: subprocess.Popen
+    log_path: Path
+
+
+def workers_start(
+    *,
+    log_dir: Path,
+    prefix: str,
+    env: dict[str, str] | None = None,
+    beat_schedule: Path | None = None,
+    cwd: Path | None = None,
+    new_session: bool = False,
+) -> dict[str, StartedWorker]:
+    """A worker for each of :data:`WORKER_CLASSES`, named and logged
+    ``<prefix>-<class>``; beat, when ``beat_schedule`` names its file, runs in
+    the pipeline worker."""
+    started = {}
+    for name, queues in WORKER_CLASSES.items():
+        log_path = log_dir / f"{prefix}-{name}.log"
+        started[name] = StartedWorker(
+            worker_start(
+                log_path=log_path,
+                env=env,
+                queues=queues,
+                name=f"{prefix}-{name}@%h",
+                cwd=cwd,
+                new_session=new_session,
+                beat_schedule=beat_schedule if name == "pipeline" else None,
+            ),
+            log_path,
+        )
+    return started
+
+
+def workers_wait_ready(
+    workers: dict[str, StartedWorker], *, timeout: float = 60
+) -> None:
+    """Block until every worker is ready (:func:`worker_wait_ready`)."""
+    for worker in workers.values():
+        worker_wait_ready(worker.process, worker.log_path, timeout=timeout)
 
 
 def worker_wait_ready(

@@ -76,7 +76,9 @@ def promotion_decision(
     the active scorer stays. A first scorer is promoted, unless it was
     trained without labels and does no better on its silver validation than
     flagging everything (what an untuned base amounts to): it learned nothing
-    that can be measured, and "unscored" says more.
+    that can be measured, and "unscored" says more. A first scorer trained on
+    expert labels is promoted only once it is measured on the gold set: a
+    handful of labels validating it says nothing a verdict can rest on.
     """
     if active is None:
         if validation and validation.get("source") == "silver":
@@ -91,7 +93,14 @@ def promotion_decision(
                 f"no active scorer; silver validation F1 {f1:.3f} beats flagging "
                 f"everything ({floor:.3f})"
             )
-        return True, "no active scorer"
+        if new_gold is None:
+            return False, (
+                "no gold labels to measure it on; claims stay unscored until "
+                "experts label some in the gold set"
+            )
+        return True, (
+            f"no active scorer; gold F1 {new_gold['f1']:.3f} on {new_gold['n']} labels"
+        )
     if new_gold is None:
         return False, "no gold labels to compare on; the active scorer stays"
     if active_gold is None:

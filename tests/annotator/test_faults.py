@@ -169,8 +169,10 @@ def test_worker_killed_mid_check_is_recovered_when_a_worker_starts(workers):
 
 
 def test_the_demo_worker_runs_beat_whose_sweep_finds_lost_checks(workers):
-    # As the demo starts it: beat inside the worker.
-    worker = workers(beat=True, SWEEP_INTERVAL_SECONDS="1")
+    # As the demo starts it: beat inside the pipeline worker.
+    worker = workers(
+        embedded.WORKER_CLASSES["pipeline"], beat=True, SWEEP_INTERVAL_SECONDS="1"
+    )
     wait_for(lambda: "sweep_unchecked" in worker.output(), worker=worker)
     project = make_project()
     # Stored after the worker's start-up sweep, and never sent: as if the

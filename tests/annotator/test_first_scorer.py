@@ -63,11 +63,19 @@ def test_a_zero_label_scorer_is_promoted_only_if_it_beats_flagging_everything():
         active=None, new_gold=None, active_gold=None, validation=blank
     )
     assert not promote and "no better than flagging everything" in reason
-    # Labels validated it: the first scorer is promoted as before.
+
+
+def test_a_first_scorer_trained_on_labels_waits_for_a_gold_measurement():
+    # A few expert labels validated it, none in the gold set: not promoted.
     human = {"source": "human", "f1": 0.5, "flag_all_f1": 0.7}
-    assert registry.promotion_decision(
+    promote, reason = registry.promotion_decision(
         active=None, new_gold=None, active_gold=None, validation=human
-    ) == (True, "no active scorer")
+    )
+    assert not promote and reason.startswith("no gold labels to measure it on")
+    measured = {"f1": 0.62, "n": 40}
+    assert registry.promotion_decision(
+        active=None, new_gold=measured, active_gold=None, validation=human
+    ) == (True, "no active scorer; gold F1 0.620 on 40 labels")
 
 
 def test_runs_start_from_the_starter_scorer_once_it_is_built(settings, tmp_path):

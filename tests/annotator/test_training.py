@@ -36,7 +36,13 @@ from annotator.training import card, execute, schedule
 from annotator.training import data as training_data
 from annotator.training import runs as training_runs
 from pipeline.checkers import checker_class
-from tests.annotator.factories import make_claim, make_document, make_project
+from tests.annotator.factories import (
+    claims_jsonl,
+    documents_jsonl,
+    make_claim,
+    make_document,
+    make_project,
+)
 from tests.conftest import ROOT, Worker, _database_url, _test_broker_url, wait_for
 
 # Tiny training: a handful of pairs, one epoch, so a run takes seconds on CPU.
@@ -176,7 +182,7 @@ def training_worker(tmp_path, _celery_test_broker):
         process = embedded.worker_start(
             log_path=log,
             env=_worker_env(tmp_path, config),
-            queues=("training",),
+            queues=embedded.WORKER_CLASSES["training"],
             name=f"training-{os.getpid()}-{len(started)}@%h",
             pool=pool,
             cwd=ROOT,
@@ -468,7 +474,8 @@ def test_training_task_twice_trains_once_and_never_sees_the_gold_slice(
     assert scorer.gold_f1 == scorer.metrics["gold"]["f1"]
     assert scorer.metrics["promotion"] == {
         "promoted": True,
-        "reason": "no active scorer",
+        "reason": f"no active scorer; gold F1 {scorer.gold_f1:.3f} on "
+        f"{len(gold_labels)} labels",
     }
     assert run.metrics["version"] == "v1" and run.progress == 1.0
     assert run.val_f1 is not None and run.stage == "done"
@@ -857,6 +864,38 @@ def test_cancelled_run_stops_and_registers_nothing(
     assert not list((tmp_path / "var" / "scorers").glob(f"project-{project.pk}/*"))
     # Nothing blocks the project's next run.
     assert training_runs.training_run_start(project=project, enqueue=False)
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_a_retrain_running_does_not_delay_another_projects_check(
+    personas, api, corpus, celery_worker, training_worker
+):
+    """Workers per queue class, as the demo and compose run them: while one
+    project's scorer trains, another project's claims are checked."""
+    project = personas.project
+    load_corpus(project, corpus)
+    import_labels(project, corpus_labels(project, corpus, gold_set=False))
+    worker = training_worker(SLOW)
+    admin = api(personas.admin)
+    run_id = admin.post(
+        "/api/training-runs/", {"project": project.pk}, format="json"
+    ).json()["id"]
+    _wait_training(run_id, worker)
+
+    other = make_project(name="Checked meanwhile")
+    ingest.documents_import(
+        project=other, files=[("d.jsonl", io.BytesIO(documents_jsonl()))]
+    )
+    report = ingest.claims_import(project=other, stream=io.BytesIO(claims_jsonl()))
+    assert report.created == 3, report.errors
+    wait_for(
+        lambda: not Claim.objects.filter(project=other, checked_at=None).exists(),
+        timeout=90,
+        worker=celery_worker,
+    )
+    assert _run(run_id).status == RunStatus.RUNNING  # still training
+    admin.post(f"/api/training-runs/{run_id}/cancel/")
 
 
 def _children(pid: int) -> list[int]:

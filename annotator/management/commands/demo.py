@@ -1,9 +1,12 @@
 """The quick-start demo: the whole product on the embedded Postgres and Redis.
 
-Loads the demo corpus, trains a first scorer on 500 of its expert labels
-outside the gold test set (once; later runs reuse it), measures it and the
-untuned base on the gold set, checks every claim through a real Celery worker,
-creates an admin and an annotator and serves the app on 127.0.0.1.
+Loads the demo corpus, measures the untuned base on the gold set, starts a
+Celery worker per queue class (checks, LLM calls, training), checks every
+claim, creates an admin and an annotator and serves the app on 127.0.0.1
+while the training worker trains a first scorer on 500 of the corpus's
+expert labels outside the gold test set (once; later runs reuse it). The
+dashboard follows that run, and its verdicts replace the unscored ones when
+it lands.
 """
 
 from __future__ import annotations
@@ -17,12 +20,11 @@ import sys
 import time
 from datetime import timedelta
 from pathlib import Path
-from typing import cast
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 from django.utils import timezone
 
 from annotator.claims import checking, ingest
@@ -38,12 +40,11 @@ from annotator.models import (
     ScorerModel,
     TrainingRun,
 )
-from annotator.training import execute, registry
+from annotator.training import registry
 from annotator.training import runs as training_runs
 from annotator.training.data import labelled_data
 from pipeline.jsonl import claim_to_json, document_to_json, label_to_json
 from pipeline.score import DEFAULT_BASE_MODEL
-from pipeline.train import ProgressBars
 
 PROJECT_NAME = "Refugee decisions (demo)"
 EXPERT_LABELS = 500
@@ -109,23 +110,33 @@ class Command(BaseCommand):
                 label_to_json(lab) for lab in [*expert.values(), *gold_labels.values()]
             ),
         )
-        scorer = self.first_scorer(project, retrain=retrain)
+        self.base_measured(project)
         admin_password, annotator_password = self.accounts(project)
         self.simulated_overlap_labels(project, corpus)
 
-        log = settings.VAR_DIR / "log" / "demo-worker.log"
-        log.parent.mkdir(parents=True, exist_ok=True)
-        self.step("starting a Celery worker with beat (log: var/log/demo-worker.log)")
+        logs = settings.VAR_DIR / "log"
+        logs.mkdir(parents=True, exist_ok=True)
+        self.step(
+            "starting a Celery worker per queue class: "
+            + ", ".join(embedded.WORKER_CLASSES)
+            + " (logs: var/log/demo-<class>.log)"
+        )
         # Beat's sweeps recover what an interrupted earlier demo left, and the
         # worker sends the check sweep once as it starts.
-        worker = embedded.worker_start(
-            log_path=log, beat_schedule=settings.VAR_DIR / "celerybeat-schedule"
+        workers = embedded.workers_start(
+            log_dir=logs,
+            prefix="demo",
+            beat_schedule=settings.VAR_DIR / "celerybeat-schedule",
         )
         try:
-            embedded.worker_wait_ready(worker, log, timeout=120)
+            embedded.workers_wait_ready(workers, timeout=120)
+            training = self.first_scorer(project, retrain=retrain)
             self.wait_for_checks(project)
-            self.summary(project, scorer, admin_password, annotator_password, port)
+            self.summary(project, training, admin_password, annotator_password, port)
             self.stdout.write(f"set up in {time.monotonic() - started:.0f} s")
+            if no_serve and isinstance(training, TrainingRun):
+                # Stopping the workers would stop the run: wait for it.
+                self.wait_for_training(training)
             if not no_serve:
                 call_command(
                     "runserver",
@@ -134,7 +145,8 @@ class Command(BaseCommand):
                     skip_checks=True,
                 )
         finally:
-            embedded.worker_stop(worker)
+            for worker in workers.values():
+                embedded.worker_stop(worker.process)
             if settings.EMBEDDED_REDIS:
                 embedded.redis_stop(settings.VAR_DIR)
 
@@ -164,35 +176,36 @@ class Command(BaseCommand):
                 chosen[p.id] = truth[p.id]
         return chosen, gold_labels
 
-    def first_scorer(self, project, *, retrain: bool) -> ScorerModel:
-        """The untuned base model and a first fine-tuned scorer, both measured
-        on the gold test set: the first two points of the learning curve.
+    def base_measured(self, project) -> None:
+        """The untuned base model measured on the gold test set: the learning
+        curve's first point, before any expert label (once)."""
+        if ScorerModel.objects.filter(project=project, version="base").exists():
+            return
+        self.step("base model: measuring the untuned scorer on the gold set")
+        data = labelled_data(project, gold_set=True, labelled_only=True)
+        metrics = registry.gold_evaluate(
+            project=project,
+            data=data,
+            model=DEFAULT_BASE_MODEL,
+            threshold=project.nli_threshold,
+        )
+        ScorerModel.objects.create(
+            project=project,
+            version="base",
+            base_model=DEFAULT_BASE_MODEL,
+            path=DEFAULT_BASE_MODEL,
+            threshold=project.nli_threshold,
+            metrics={"gold": metrics},
+            gold_f1=None if metrics is None else metrics["f1"],
+            expert_labels=0,
+        )
 
-        Training goes through the app's training service (the worker's path:
-        gold documents excluded, silver pairs cached under var/silver), in
-        this process with progress bars. A later demo reuses the registered
-        scorer, so only the first run trains.
-        """
+    def first_scorer(self, project, *, retrain: bool) -> ScorerModel | TrainingRun:
+        """The scorer trained on the expert labels by an earlier demo, or the
+        run now training it on the training worker (the app's path: gold
+        documents excluded, measured on the gold set, promoted, every claim
+        checked again with it when it lands)."""
 
-        if not ScorerModel.objects.filter(project=project, version="base").exists():
-            self.step("base model: measuring the untuned scorer on the gold set")
-            data = labelled_data(project, gold_set=True, labelled_only=True)
-            metrics = registry.gold_evaluate(
-                project=project,
-                data=data,
-                model=DEFAULT_BASE_MODEL,
-                threshold=project.nli_threshold,
-            )
-            ScorerModel.objects.create(
-                project=project,
-                version="base",
-                base_model=DEFAULT_BASE_MODEL,
-                path=DEFAULT_BASE_MODEL,
-                threshold=project.nli_threshold,
-                metrics={"gold": metrics},
-                gold_f1=None if metrics is None else metrics["f1"],
-                expert_labels=0,
-            )
         done = (
             ScorerModel.objects.filter(
                 project=project, training_run__trigger=TrainingRun.Trigger.DEMO
@@ -202,32 +215,22 @@ class Command(BaseCommand):
         )
         if done is not None and not retrain and Path(done.path).is_dir():
             self.step(f"first scorer: {done.version}, trained earlier ({done.path})")
-        else:
-            self.step(
-                "first scorer: training on silver pairs, then the expert labels "
-                "(a few minutes on CPU, once)"
-            )
-            run = training_runs.training_run_start(
-                project=project, trigger=TrainingRun.Trigger.DEMO, enqueue=False
-            )
-            bars = ProgressBars()
-            try:
-                # Just created pending and not enqueued: this call claims it.
-                run = cast(
-                    TrainingRun,
-                    execute.training_run_execute(run_id=run.pk, on_progress=bars),
-                )
-            finally:
-                bars.close()
-            if run.status != RunStatus.SUCCEEDED:
-                raise CommandError(f"training failed: {run.error}\n{run.log}")
-            self.stdout.write(run.log)
-            done = ScorerModel.objects.get(pk=run.metrics["scorer"])
-        active = ScorerModel.objects.filter(project=project, is_active=True).first()
-        if active is None:
-            # Resets verdicts and queues the check: the worker scores with it.
-            active = checking.scorer_activate(scorer=done)
-        return active
+            if not ScorerModel.objects.filter(project=project, is_active=True).exists():
+                # Resets verdicts and queues the check: the worker scores with it.
+                checking.scorer_activate(scorer=done)
+            return done
+        under_way = TrainingRun.objects.filter(
+            project=project, status__in=[RunStatus.PENDING, RunStatus.RUNNING]
+        ).first()
+        run = under_way or training_runs.training_run_start(
+            project=project, trigger=TrainingRun.Trigger.DEMO
+        )
+        self.step(
+            f"first scorer: training run {run.pk} on the training worker "
+            "(silver pairs, then the expert labels; the dashboard follows it, "
+            "log: var/log/demo-training.log)"
+        )
+        return run
 
     def accounts(self, project) -> tuple[str, str]:
         """An admin and an annotator with fresh passwords for this session."""
@@ -258,26 +261,47 @@ class Command(BaseCommand):
                     return
                 time.sleep(1)
 
+    def wait_for_training(self, run: TrainingRun) -> None:
+        """Progress of the training worker's run, as its dashboard shows it."""
+        from tqdm import tqdm
+
+        with tqdm(total=100, desc="training worker", unit="%") as bar:
+            while True:
+                run.refresh_from_db()
+                bar.n = round(100 * run.progress)
+                bar.set_postfix_str(run.stage or run.status)
+                if run.status not in (RunStatus.PENDING, RunStatus.RUNNING):
+                    break
+                time.sleep(2)
+        self.stdout.write(run.log)
+
     def summary(self, project, scorer, admin_password, annotator_password, port):
         claims = Claim.objects.filter(project=project)
         unsafe = claims.filter(verdict="unsafe").count()
         base = f"http://127.0.0.1:{port}"
-        gold_f1 = "n/a" if scorer.gold_f1 is None else f"{scorer.gold_f1:.3f}"
         base_f1 = (
             ScorerModel.objects.filter(project=project, version="base")
             .values_list("gold_f1", flat=True)
             .first()
         )
-        untuned = "" if base_f1 is None else f"; untuned base {base_f1:.3f}"
-        self.stdout.write(
-            self.style.SUCCESS(
-                f"\n{claims.count()} claims checked, {unsafe} judged unsafe "
-                f"(scorer {scorer.version}, gold-set F1 {gold_f1}{untuned}, "
-                f"threshold {scorer.threshold:.3f})"
+        untuned = "" if base_f1 is None else f"; untuned base gold-set F1 {base_f1:.3f}"
+        if isinstance(scorer, TrainingRun):
+            judged = (
+                f"the first scorer is training (run {scorer.pk}{untuned}): "
+                "its verdicts replace these when it lands"
             )
+        else:
+            gold_f1 = "n/a" if scorer.gold_f1 is None else f"{scorer.gold_f1:.3f}"
+            judged = (
+                f"{unsafe} judged unsafe (scorer {scorer.version}, gold-set F1 "
+                f"{gold_f1}{untuned}, threshold {scorer.threshold:.3f})"
+            )
+        self.stdout.write(
+            self.style.SUCCESS(f"\n{claims.count()} claims checked, {judged}")
         )
         self.stdout.write(
-            f"  claims  {base}/projects/{project.pk}/claims/\n"
+            f"  dashboard    {base}/projects/{project.pk}/dashboard/\n"
+            f"  claims       {base}/projects/{project.pk}/claims/\n"
             f"  API docs     {base}/api/docs/\n"
             f"  admin        {base}/admin/\n"
             f"  login as     admin / {admin_password}   (admin)\n"
