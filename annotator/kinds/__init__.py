@@ -38,6 +38,30 @@ class DashboardPanels:
 
 
 @dataclass(frozen=True)
+class SetupPage:
+    """A kind's steps on its projects' set-up page, before the annotators':
+    what to upload, in which format, with sample files to download.
+
+    ``template`` is included with ``context(project, user)`` as
+    ``kind_setup``; ``actions``: the forms it posts, by their ``action``
+    name, each ``handler(request, project)`` returning what the page shows
+    of its outcome (as the shared upload actions do); ``samples``: the
+    sample files offered, what each is by its static path.
+    """
+
+    template: str
+    context: Callable[[Any, Any], dict[str, Any]] | None = None
+    actions: Mapping[str, Callable[[Any, Any], dict[str, Any]]] = field(
+        default_factory=dict
+    )
+    samples: Mapping[str, str] = field(default_factory=dict)
+
+
+#: The set-up steps of a kind that brings none: documents, then claims.
+DOCUMENTS_AND_CLAIMS = SetupPage(template="setup/documents_claims.html")
+
+
+@dataclass(frozen=True)
 class ProjectOption:
     """A setting a kind adds to its projects, kept in ``Project.options``.
 
@@ -72,6 +96,10 @@ class KindHook:
     as corrections).
     ``api_urls``: the module of its endpoints, under ``/api/``.
     ``dashboard``: its panels on the project dashboard.
+    ``setup``: its steps on the set-up page.
+    ``training_blocked``: why a project cannot train a scorer yet (no case
+    law to read the cited passages from, say), or None; a run is refused
+    with that reason, and no first-scorer run is started.
     """
 
     kind: str
@@ -82,6 +110,8 @@ class KindHook:
     labeling_page: Callable[[Any], dict[str, Any]] | None = None
     api_urls: str | None = None
     dashboard: DashboardPanels | None = None
+    setup: SetupPage = DOCUMENTS_AND_CLAIMS
+    training_blocked: Callable[[Any], str | None] | None = None
 
     def options_cleaned(self, sent: Any, stored: Mapping[str, Any]) -> dict[str, Any]:
         """``stored`` options with those ``sent`` checked and put in, every

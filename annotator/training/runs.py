@@ -26,6 +26,7 @@ from django.utils import timezone
 from annotator.core.allowlists import project_scorers_dir
 from annotator.core.dispatch import send_after_commit
 from annotator.core.errors import ApplicationError
+from annotator.kinds import kind_hook
 from annotator.models import Project, RunStatus, ScorerModel, TrainingRun
 from annotator.runs.lifecycle import run_create_alone, run_end, run_ended
 from annotator.training.config import train_config
@@ -73,6 +74,12 @@ def tmp_folder_remove(run_id: int) -> None:
         shutil.rmtree(final, ignore_errors=True)
 
 
+def training_blocked(project: Project) -> str | None:
+    """Why the project's kind cannot train a scorer yet, or None."""
+    blocked = kind_hook(project.kind).training_blocked
+    return blocked(project) if blocked else None
+
+
 def training_run_start(
     *,
     project: Project,
@@ -85,8 +92,11 @@ def training_run_start(
 
     Raises:
         ApplicationError: a run of the project is already pending or running,
-            or ``params`` are not TrainConfig fields.
+            ``params`` are not TrainConfig fields, or its kind cannot train
+            yet (named).
     """
+    if reason := training_blocked(project):
+        raise ApplicationError(f"no scorer can be trained yet: {reason}")
     config = train_config(params, project=project)
     return run_create_alone(
         TrainingRun,

@@ -20,8 +20,11 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from annotator.claims import ingest
 from annotator.dashboard import stats
+from annotator.kinds import kind_hook
 from annotator.models import Project, Role
 from annotator.projects import access, services
+from annotator.training import runs as training_runs
+from annotator.views import uploads
 from annotator.views.access import project_page
 
 
@@ -111,51 +114,27 @@ def project_new(request):
     )
 
 
-def _upload_problem(files) -> str | None:
-    if not files:
-        return "choose a file to upload"
-    # Again after parsing: a body sent without a Content-Length.
-    size = sum(f.size or 0 for f in files)
-    if size > settings.MAX_UPLOAD_BYTES:
-        return (
-            f"{size} bytes sent, over the limit of {settings.MAX_UPLOAD_BYTES} "
-            "bytes (MAX_UPLOAD_BYTES); split the upload"
-        )
-    return None
-
-
-def _opened(upload):
-    upload.open("rb")  # binary lines, as the import services read them
-    return upload
-
-
-def _reported(report: ingest.ImportReport, what: str) -> dict:
-    # In file and line order: the database's refusals come after the
-    # parse's in the report, a batch later.
-    errors = sorted(report.errors, key=lambda e: (e.source, e.line or 0))
-    return {"report": report, "report_what": what, "report_errors": errors}
-
-
 def _documents(request, project: Project) -> dict:
     files = request.FILES.getlist("files")
-    problem = _upload_problem(files)
+    problem = uploads.upload_problem(files)
     if problem:
         return {"upload_problem": problem, "upload_what": "documents"}
     report = ingest.documents_import(
-        project=project, files=[(f.name, _opened(f)) for f in files]
+        project=project, files=[(f.name, uploads.opened(f)) for f in files]
     )
-    return _reported(report, "Items" if ingest.takes_items(project) else "Documents")
+    what = "Items" if ingest.takes_items(project) else "Documents"
+    return uploads.reported(report, what)
 
 
 def _claims(request, project: Project) -> dict:
     upload = request.FILES.get("file")
-    problem = _upload_problem([upload] if upload else [])
+    problem = uploads.upload_problem([upload] if upload else [])
     if problem:
         return {"upload_problem": problem, "upload_what": "claims"}
     report = ingest.claims_import(
-        project=project, stream=_opened(upload), source=upload.name
+        project=project, stream=uploads.opened(upload), source=upload.name
     )
-    return _reported(report, "Claims")
+    return uploads.reported(report, "Claims")
 
 
 def _member(request, project: Project) -> dict:
@@ -194,7 +173,7 @@ def _refused(result: dict) -> bool:
     report = result.get("report")
     if report is not None:
         return report.outcome is ingest.Outcome.REFUSED
-    return "upload_problem" in result or any(
+    return any(key.endswith("_problem") for key in result) or any(
         form.errors for key, form in result.items() if key.endswith("_form")
     )
 
@@ -206,15 +185,17 @@ def _refused(result: dict) -> bool:
 @login_required
 def project_setup(request, pk: int):
     project = _managed_project(request, pk)
+    setup = kind_hook(project.kind).setup
     result: dict = {}
     if request.method == "POST":
-        action = _ACTIONS.get(request.POST.get("action", ""))
+        action = {**setup.actions, **_ACTIONS}.get(request.POST.get("action", ""))
         if action is None:
             return HttpResponse("unknown action", status=400)
         result = action(request, project)
     context = {
         "project": project,
         "progress": stats.overview(project),
+        "training_blocked": training_runs.training_blocked(project),
         "members": project.memberships.select_related("user").order_by(
             "user__username"
         ),
@@ -224,10 +205,10 @@ def project_setup(request, pk: int):
         "account_form": AccountForm(),
         "upload_bytes": settings.MAX_UPLOAD_BYTES,
         "pdf_max_pages": settings.PDF_MAX_PAGES,
-        # What an item line holds, in the words of the project's kind.
-        "items_partial": (
-            f"items/{project.kind}.html" if ingest.takes_items(project) else None
-        ),
+        "kind_setup": {
+            "template": setup.template,
+            **(setup.context(project, request.user) if setup.context else {}),
+        },
         **result,
     }
     return render(

@@ -99,7 +99,7 @@ def test_answers_come_in_on_the_set_up_page_and_by_command(
     client.force_login(personas.admin)
     response = client.get(f"/projects/{project.pk}/setup/")
     html = response.content.decode()
-    assert "Upload items" in html and "one answer a line" in html
+    assert "Upload answers" in html and "one answer a line" in html
     response = client.post(
         f"/projects/{project.pk}/setup/",
         {

@@ -115,7 +115,7 @@ def test_items_come_in_on_the_set_up_page(personas, client):
     project = _provenance(personas)
     client.force_login(personas.admin)
     response = client.get(f"/projects/{project.pk}/setup/")
-    assert "Upload items" in response.content.decode()
+    assert "Upload answers" in response.content.decode()
     response = client.post(
         f"/projects/{project.pk}/setup/",
         {

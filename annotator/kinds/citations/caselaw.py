@@ -14,6 +14,7 @@ from typing import IO, Any
 from django.conf import settings
 from django.db import transaction
 
+from annotator.claims import checking
 from annotator.claims.ingest import (
     IMPORT_BATCH_SIZE,
     ImportReport,
@@ -22,6 +23,7 @@ from annotator.claims.ingest import (
 )
 from annotator.core.errors import ConfigurationError
 from annotator.kinds.citations.models import CaseCitation, CaseOpinion
+from annotator.models import Project
 from pipeline.checkers.citations.checks import CaseLaw
 from pipeline.checkers.citations.courtlistener import CourtListener
 from pipeline.checkers.citations.reporters import Coverage, citation_key
@@ -42,7 +44,8 @@ def _split(key: str) -> tuple[str, int | None, int | None]:
 def opinions_import(*, stream: IO[bytes], name: str) -> ImportReport:
     """Upsert opinions (the case-law JSONL: ``id``, ``case_name``,
     ``citations``, ``text``, ``pages``...) by id, with their citations.
-    A bad line is reported and skipped; each batch is one transaction."""
+    A bad line is reported and skipped; each batch is one transaction.
+    What changed has every citation project checked again."""
 
     report = ImportReport()
 
@@ -91,6 +94,8 @@ def opinions_import(*, stream: IO[bytes], name: str) -> ImportReport:
                 )
             report.updated += len(existing)
             report.created += len(latest) - len(existing)
+    if report.created or report.updated:
+        citations_recheck()
     return report
 
 
@@ -141,7 +146,19 @@ def index_import(*, stream: IO[bytes], name: str) -> ImportReport:
             report.updated += len(changed)
             report.unchanged += len(known) - len(changed)
             report.created += len(latest) - len(known)
+    if report.created or report.updated:
+        citations_recheck()
     return report
+
+
+def citations_recheck() -> int:
+    """Every citation project's claims checked again, their verdicts kept
+    until replaced: case law just loaded can verify a citation that was
+    unverifiable, or show one does not exist. Returns how many wait."""
+    return sum(
+        checking.claims_check_queue(project=project, force=True)
+        for project in Project.objects.filter(kind="citations")
+    )
 
 
 def _citation_row(key: str, case_name: str, date: str, opinion=None) -> CaseCitation:

@@ -1,8 +1,9 @@
 """What the consistency kind brings to the app: its runs' endpoints and
-their dashboard panel."""
+their dashboard panel, and its set-up page (answers, samples)."""
 
 from annotator.kinds import DashboardPanels, KindHook
 from annotator.kinds.consistency.dashboard import dashboard_panel
+from annotator.kinds.consistency.setup import SETUP
 
 HOOK = KindHook(
     kind="consistency",
@@ -12,4 +13,5 @@ HOOK = KindHook(
         context=dashboard_panel,
         script="js/dashboard/consistency.js",
     ),
+    setup=SETUP,
 )

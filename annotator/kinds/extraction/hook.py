@@ -1,8 +1,8 @@
 """What the extraction kind brings to the app: its projects' settings (schema,
 prompt, alignment threshold), which its checker is built with, how its claims
-read on the labeling page, and its runs' endpoints."""
+read on the labeling page, its runs' endpoints and its set-up page."""
 
-from annotator.kinds import KindHook
+from annotator.kinds import KindHook, SetupPage
 from annotator.kinds.extraction.labeling import claim_display, labeling_page
 from annotator.kinds.extraction.options import OPTIONS, project_schema
 
@@ -17,4 +17,5 @@ HOOK = KindHook(
     claim_display=claim_display,
     labeling_page=labeling_page,
     api_urls="annotator.kinds.extraction.urls",
+    setup=SetupPage(template="setup/extraction.html"),
 )
