@@ -23,6 +23,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Cast, Floor, Least
 
+from annotator.claims.checking import finds_claims
 from annotator.dashboard.charts import (
     BarSeries,
     Reference,
@@ -40,11 +41,14 @@ from annotator.models import (
     GradingRun,
     Label,
     Project,
+    Role,
+    RunStatus,
     ScorerModel,
     TrainingRun,
     Verdict,
 )
 from annotator.training.calibration import reliability, reliability_svg
+from annotator.training.runs import training_blocked
 from annotator.training.schedule import retrain_status
 from pipeline.checkers import checker_class
 from pipeline.evaluate import (
@@ -61,11 +65,9 @@ from pipeline.evaluate import (
 # not set the pace, so one scripted session cannot show thousands an hour.
 PACE_MIN_SECONDS = 1.0
 PACE_MAX_SECONDS = 300.0
-# Paper section 4.2.2: "annotators were able to generate 250 labels an hour".
-PAPER_LABELS_PER_HOUR = 250
-# Paper Table 1, NLI synth>human: the scorer this loop reproduces.
-PAPER_TABLE1 = {"precision": 0.928, "recall": 0.857, "f1": 0.891}
 HISTOGRAM_BINS = 20
+#: The source LLM of claims that name none.
+UNKNOWN_MODEL = "unknown"
 
 
 def overview(project: Project) -> dict[str, Any]:
@@ -97,6 +99,67 @@ def overview(project: Project) -> dict[str, Any]:
         "labelled_share": labels["labelled"] / total if total else None,
         "unsafe_rate": counts["unsafe"] / checked if checked else None,
     }
+
+
+def stages(project: Project, counts: dict[str, Any]) -> list[dict[str, Any]]:
+    """The project's pipeline as stages (uploaded, found, checked, scored,
+    labelled), each with its count, what it counts (``of``: the stage before
+    it) and what it waits on (None: nothing), from ``overview``'s counts."""
+    claims, checked = counts["claims"], counts["checked"]
+    scored = counts["safe"] + counts["unsafe"]
+    found_waits = None
+    if not counts["documents"]:
+        found_waits = "documents: none uploaded yet"
+    elif not claims:
+        found_waits = (
+            "the checking worker, which finds them in the documents"
+            if finds_claims(project)
+            else "claims: none uploaded yet"
+        )
+    return [
+        {
+            "name": "uploaded",
+            "count": counts["documents"],
+            "of": None,
+            "waits": None if counts["documents"] else "an upload",
+        },
+        {"name": "found", "count": claims, "of": None, "waits": found_waits},
+        {
+            "name": "checked",
+            "count": checked,
+            "of": claims,
+            "waits": "the checking worker" if counts["unchecked"] else None,
+        },
+        {
+            "name": "scored",
+            "count": scored,
+            "of": checked,
+            "waits": _scoring_waits(project) if counts["unscored"] else None,
+        },
+        {
+            "name": "labelled",
+            "count": counts["labelled"],
+            "of": claims,
+            "waits": None
+            if not claims or project.memberships.filter(role=Role.EXPERT).exists()
+            else "an expert: none is a member yet",
+        },
+    ]
+
+
+def _scoring_waits(project: Project) -> str:
+    """What unscored claims wait on: a scorer training, one that cannot be
+    trained yet, or checks that could not be made."""
+    run = TrainingRun.objects.filter(
+        project=project, status__in=ACTIVE_RUN_STATUSES
+    ).first()
+    if run is not None:
+        return f"a scorer training (run {run.pk}, {run.progress:.0%} done)"
+    if ScorerModel.objects.filter(project=project, is_active=True).exists():
+        return "nothing: their checks could not be made (unverifiable)"
+    if blocked := training_blocked(project):
+        return f"a scorer, which cannot be trained yet: {blocked}"
+    return "a scorer: none trained yet (expert labels train one)"
 
 
 class Median(Aggregate):
@@ -332,7 +395,7 @@ def llm_scores(project: Project) -> list[dict[str, Any]]:
         human = labelled.get(row["model"])
         out.append(
             {
-                "model": row["model"] or "unknown",
+                "model": row["model"] or UNKNOWN_MODEL,
                 "claims": row["n"],
                 "checked": row["checked"],
                 "safepassage_score": (
@@ -410,6 +473,25 @@ def evidence_histogram(project: Project, *, bins: int = HISTOGRAM_BINS) -> list[
     return counts
 
 
+def retrain_takes(project: Project) -> str:
+    """How long "Retrain now" will take, by the last finished run of the
+    project (of any project before its first), so no one starts one blind."""
+    finished = TrainingRun.objects.filter(
+        status=RunStatus.SUCCEEDED, started_at__isnull=False, finished_at__isnull=False
+    ).order_by("-finished_at")
+    run = finished.filter(project=project).first()
+    whose = "this project's last run"
+    if run is None:
+        run, whose = finished.first(), "the last run of another project"
+    if run is None:
+        return "No run has finished yet to time a retrain by."
+    minutes = max(1, round((run.finished_at - run.started_at).total_seconds() / 60))
+    return (
+        f"A retrain takes about {minutes} minute{'s' if minutes != 1 else ''} "
+        f"({whose}); checks go on meanwhile."
+    )
+
+
 def recent_runs(project: Project, *, limit: int = 8) -> dict[str, Any]:
     # One run of each kind is pending or running at a time (the services
     # refuse a second), and it is the newest: the first of the recent ones.
@@ -434,14 +516,22 @@ def dashboard(project: Project) -> dict[str, Any]:
     pr = gold_pr_curve(project, active)
     runs = recent_runs(project)
     llms = llm_scores(project)
+    checker = checker_class(project.kind)
     stats = {
+        # Its own paper's figures (none: no reference line) and whether its
+        # evidence is an alignment whose scores the histogram shows.
+        "paper": checker.paper_figures,
+        "aligns": checker.aligns,
         "overview": overview(project),
         "rates": labels_per_hour(project),
         "agreement": agreement(project),
         "agreement_detail": agreement_breakdown(project),
         "retrain": retrain_status(project),
+        "retrain_takes": retrain_takes(project),
         "curve": learning_curve(versions),
         "llms": llms,
+        # Worth a chart only where claims name the LLM that made them.
+        "llms_named": any(r["model"] != UNKNOWN_MODEL for r in llms),
         "llm_rank_rho": model_rank_rho({r["model"]: r for r in llms}),
         "pr": pr,
         "reliability": reliability(active),
@@ -462,6 +552,10 @@ def dashboard(project: Project) -> dict[str, Any]:
     }
     stats["charts"] = charts(project, stats)
     return stats
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def charts(project: Project, stats: dict[str, Any]) -> dict[str, str]:
@@ -501,13 +595,18 @@ def charts(project: Project, stats: dict[str, Any]) -> dict[str, str]:
                 ],
             )
         )
-    operating.append(
-        Series(
-            "Paper Table 1",
-            [(PAPER_TABLE1["recall"], PAPER_TABLE1["precision"])],
-            notes=["Paper Table 1, NLI synth>human: precision 0.928, recall 0.857"],
+    paper = checker.paper_figures
+    if paper is not None:
+        operating.append(
+            Series(
+                _sentence(paper.source.split(",")[0]),
+                [(paper.recall, paper.precision)],
+                notes=[
+                    f"{_sentence(paper.source)}: precision {paper.precision}, "
+                    f"recall {paper.recall}"
+                ],
+            )
         )
-    )
     return {
         "learning_curve": line_chart(
             learning,
@@ -515,7 +614,9 @@ def charts(project: Project, stats: dict[str, Any]) -> dict[str, str]:
             x_label="Expert labels trained on",
             y_label="F1 flagging unsafe (gold set)",
             y_range=(0.0, 1.0),
-            references=[Reference(PAPER_TABLE1["f1"], "paper Table 1 F1 0.891")],
+            references=[]
+            if paper is None
+            else [Reference(paper.f1, f"{paper.source.split(',')[0]} F1 {paper.f1}")],
             empty_message="No scorer version measured on the gold set yet",
         ),
         "llms": bar_chart(
@@ -562,8 +663,10 @@ def charts(project: Project, stats: dict[str, Any]) -> dict[str, str]:
             ],
             title="Labels per hour per expert (median pace)",
             value_label="Labels per hour at the median time per label",
-            references=[
-                Reference(PAPER_LABELS_PER_HOUR, "paper: 250/h"),
+            references=[]
+            if paper is None or paper.labels_per_hour is None
+            else [
+                Reference(paper.labels_per_hour, f"paper: {paper.labels_per_hour}/h")
             ],
             empty_message="No labels with a plausible time yet",
         ),

@@ -28,6 +28,7 @@ from annotator.models import (
     Project,
     Reason,
     Verdict,
+    verdict_text,
 )
 from pipeline.checkers import checker_class
 
@@ -195,6 +196,11 @@ def _why(p: dict[str, Any], *, gold: bool, reasons: dict[str, str]) -> dict[str,
     verdict, reason = p["verdict"], p["reason"]
     if verdict == Verdict.UNCHECKED:
         return {"code": "unchecked", "text": "Not checked yet"}
+    if verdict == Verdict.UNSCORED and reason:
+        # A check that could not be made (a citation the case law cannot
+        # confirm): no scorer would change that.
+        said = verdict_text(verdict, reason)
+        return {"code": reason, "text": f"{said}: its check could not be made"}
     if verdict == Verdict.UNSCORED:
         return {"code": "unscored", "text": "No scorer has judged this yet"}
     if verdict == Verdict.UNSAFE:
@@ -410,6 +416,7 @@ def labeling_items(
                 "scored_by": p["scored_by"],
                 "verdict": p["verdict"],
                 "reason": p["reason"],
+                "verdict_text": verdict_text(p["verdict"], p["reason"]),
                 "scores": scores.get(pk, []),
             }
         items.append(item)

@@ -139,6 +139,17 @@ class Verdict(TextChoices):
     UNSCORED = "unscored", "Unscored (no scorer yet)"
 
 
+def verdict_text(verdict: str, reason: str) -> str:
+    """What a check concluded, as a badge says it: an unsafe verdict with
+    its reason; an unscored one whose check could not be made names why
+    ("Unverifiable" is not waiting for a scorer)."""
+    text = Verdict(verdict).label
+    if not reason:
+        return text
+    why = dict(reason_choices()).get(reason, reason)
+    return why if verdict == Verdict.UNSCORED else f"{text}: {why}"
+
+
 #: Claim.uncertainty of an unscored claim: the most uncertain of all, so
 #: the queue hands it out first.
 UNSCORED_UNCERTAINTY = 0.0
@@ -563,6 +574,9 @@ class Claim(models.Model):
 
     def __str__(self) -> str:
         return self.external_id
+
+    def verdict_text(self) -> str:
+        return verdict_text(self.verdict, self.reason)
 
     def clean(self) -> None:
         super().clean()

@@ -194,7 +194,7 @@ def project_setup(request, pk: int):
         result = action(request, project)
     context = {
         "project": project,
-        "progress": stats.overview(project),
+        **_progress(project),
         "training_blocked": training_runs.training_blocked(project),
         "members": project.memberships.select_related("user").order_by(
             "user__username"
@@ -225,5 +225,11 @@ def project_setup_progress(request, pk: int):
     return render(
         request,
         "project_setup_progress.html",
-        {"project": project, "progress": stats.overview(project)},
+        {"project": project, **_progress(project)},
     )
+
+
+def _progress(project: Project) -> dict:
+    """The check-progress part's context: counts and pipeline stages."""
+    progress = stats.overview(project)
+    return {"progress": progress, "stages": stats.stages(project, progress)}

@@ -241,6 +241,20 @@ class ScorerCard:
     example: tuple[str, str]
 
 
+@dataclass(frozen=True)
+class PaperFigures:
+    """What a checker's paper reports that a project's dashboard can be held
+    against: precision, recall and F1 flagging unsafe claims, and the pace of
+    its experts in labels an hour (None where it reports none), ``source``
+    naming where (e.g. "paper Table 1")."""
+
+    source: str
+    precision: float
+    recall: float
+    f1: float
+    labels_per_hour: int | None = None
+
+
 class Checker(Protocol, Generic[C]):
     """What the rest of the system knows of a checker.
 
@@ -255,7 +269,8 @@ class Checker(Protocol, Generic[C]):
     scorer, ``reasons`` what each reason for an unsafe verdict means, for
     people, and ``score_fields`` which keys of a finding's ``extra`` (at any
     depth) hold a scorer's judgement, hidden from experts where a project
-    hides machine scores. A
+    hides machine scores, ``paper_figures`` what its paper reports in
+    the dashboard's terms (None: nothing comparable, so no reference line). A
     checker is built with the documents its claims came from (by id) and
     keyword options (the web app passes those its constructor names among
     the project's ``schema`` and ``align_threshold`` and the deployment's
@@ -276,6 +291,7 @@ class Checker(Protocol, Generic[C]):
     claim_data: ClassVar[ClaimData]
     evidence_score_name: ClassVar[str]
     aligns: ClassVar[bool]
+    paper_figures: ClassVar[PaperFigures | None]
     grader_prompt: ClassVar[GraderPrompt | None]
     scorer_card: ClassVar[ScorerCard]
     reasons: ClassVar[dict[str, str]]

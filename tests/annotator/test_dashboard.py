@@ -10,7 +10,7 @@ from django.utils import timezone
 from annotator.dashboard import stats
 from annotator.labeling import gold
 from annotator.models import Claim, Label, ScorerModel, TrainingRun
-from tests.annotator.factories import make_claim, make_document
+from tests.annotator.factories import make_claim, make_document, make_project
 
 pytestmark = pytest.mark.django_db
 
@@ -530,3 +530,62 @@ def test_only_alignments_are_drawn_against_the_alignment_threshold(
     svg = stats.dashboard(project)["charts"]["histogram"]
     texts = "".join(ET.fromstring(svg).itertext())
     assert ("keep >= " in texts) is marked
+
+
+@pytest.mark.parametrize("kind", ["citations", "provenance", "consistency"])
+def test_each_kinds_dashboard_holds_it_to_its_own_paper_or_none(personas, client, kind):
+    extraction = personas.project
+    make_claim(make_document(extraction), model="gpt-x")
+    other = make_project(kind=kind)
+    make_claim(make_document(other), model="")
+    client.force_login(personas.admin)
+    pages = {
+        p.kind: client.get(f"/projects/{p.pk}/dashboard/").content.decode()
+        for p in (extraction, other)
+    }
+    # Extraction is SafePassage's: its Table 1, its experts' pace, alignments.
+    assert "paper Table 1 F1 0.891" in pages["extraction"]
+    assert "paper: 250/h" in pages["extraction"]
+    assert 'id="chart-histogram"' in pages["extraction"]
+    assert 'id="chart-llms"' in pages["extraction"]
+    # Another kind's paper reports nothing comparable, and its evidence is
+    # no alignment; its claims name no LLM.
+    assert "Table 1" not in pages[kind] and "250/h" not in pages[kind]
+    assert 'id="chart-histogram"' not in pages[kind]
+    assert 'id="chart-llms"' not in pages[kind]
+    assert "Learning curve: gold-set F1 by expert labels" in pages[kind]
+
+
+def test_a_badge_says_what_the_check_concluded():
+    from annotator.models import verdict_text
+
+    assert verdict_text("unscored", "") == "Unscored (no scorer yet)"
+    assert verdict_text("unscored", "unverifiable") == "Unverifiable"
+    assert verdict_text("unsafe", "not_in_document") == "Unsafe: Not in document"
+    assert verdict_text("safe", "") == "Safe"
+    assert verdict_text("", "") == "Not checked yet"
+
+
+def test_retrain_now_says_how_long_it_will_take(personas):
+    project = personas.project
+    assert stats.retrain_takes(project) == (
+        "No run has finished yet to time a retrain by."
+    )
+    now = timezone.now()
+    TrainingRun.objects.create(
+        project=make_project(),
+        status="succeeded",
+        started_at=now - timedelta(minutes=7),
+        finished_at=now,
+    )
+    assert stats.retrain_takes(project) == (
+        "A retrain takes about 7 minutes (the last run of another project); "
+        "checks go on meanwhile."
+    )
+    TrainingRun.objects.create(
+        project=project,
+        status="succeeded",
+        started_at=now - timedelta(seconds=50),
+        finished_at=now,
+    )
+    assert "about 1 minute (this project's last run)" in stats.retrain_takes(project)

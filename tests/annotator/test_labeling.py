@@ -607,6 +607,13 @@ HIDDEN_SCORE = 0.6180339
             True,
         ),
         (dict(verdict=""), "unchecked", "Not checked yet", None),
+        # A check that could not be made is not waiting for a scorer.
+        (
+            dict(verdict="unscored", reason="unverifiable", uncertainty=0.0),
+            "unverifiable",
+            "Unverifiable: its check could not be made",
+            True,
+        ),
     ],
 )
 def test_items_say_why_they_are_shown_without_the_hidden_score(
@@ -632,7 +639,7 @@ def test_items_say_why_they_are_shown_without_the_hidden_score(
     project.save(update_fields=["show_machine_scores"])
     item = _item(api(personas.annotator), project, claim).json()
     assert item["why"] == {"code": code, "text": why}
-    assert "machine" in item
+    assert item["machine"]["verdict_text"] == claim.verdict_text()
 
 
 def test_a_gold_item_says_it_is_a_gold_check_whatever_the_machine_said(personas, api):

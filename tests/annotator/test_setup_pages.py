@@ -196,3 +196,49 @@ def test_a_consistency_project_asks_other_models_for_samples_from_the_page(
     )
     assert response.status_code == 400
     assert 'id="sample-problem"' in response.content.decode()
+
+
+def _stages(client, project) -> dict[str, str]:
+    html = _page(client, project)
+    return {
+        name: re.sub(r"<[^>]+>", "", body).strip()
+        for name, body in re.findall(r'<li data-stage="(\w+)"[^>]*>(.*?)</li>', html)
+    }
+
+
+def test_the_set_up_page_shows_each_stage_and_what_it_waits_on(
+    personas, client, unread_broker
+):
+    client.force_login(personas.admin)
+    extraction = make_project()
+    stages = _stages(client, extraction)
+    assert list(stages) == ["uploaded", "found", "checked", "scored", "labelled"]
+    assert stages["uploaded"] == "Uploaded 0 waits on an upload"
+    document = make_document(extraction)
+    assert "waits on claims: none uploaded yet" in _stages(client, extraction)["found"]
+
+    make_claim(document, checked_at=None)
+    make_claim(document, verdict="unscored")
+    stages = _stages(client, extraction)
+    assert stages["checked"] == "Checked 1 of 2 waits on the checking worker"
+    assert stages["scored"] == (
+        "Scored 0 of 1 waits on a scorer: none trained yet (expert labels train one)"
+    )
+    assert (
+        stages["labelled"] == "Labelled 0 of 2 waits on an expert: none is a member yet"
+    )
+    run = TrainingRun.objects.create(project=extraction, status="running", progress=0.4)
+    assert _stages(client, extraction)["scored"].endswith(
+        f"waits on a scorer training (run {run.pk}, 40% done)"
+    )
+
+    citations = make_project(kind="citations", members=[personas.annotator])
+    brief = make_document(citations, text="See Doe v. Roe, 5 U.S. 11 (1990).")
+    stages = _stages(client, citations)
+    assert stages["found"].endswith(
+        "waits on the checking worker, which finds them in the documents"
+    )
+    make_claim(brief, type="citation", value="5 U.S. 11", verdict="unscored")
+    stages = _stages(client, citations)
+    assert "cannot be trained yet: no case law loaded" in stages["scored"]
+    assert stages["labelled"] == "Labelled 0 of 1"

@@ -65,7 +65,8 @@ def test_a_briefs_citations_are_labelled_with_their_evidence(
             assert page.locator(".cite-evidence .lbl-text").all_inner_texts()[1] == (
                 "We hold that the statute does not create a private right of action"
             )
-            assert "quote: passed" in page.inner_text(".cite-checks")
+            checks = page.inner_text(".cite-checks")
+            assert "The quotation is in the opinion: yes" in checks
             key = "s"
             page.screenshot(path=str(artifacts / "label-citation.png"), full_page=True)
         else:
@@ -74,7 +75,7 @@ def test_a_briefs_citations_are_labelled_with_their_evidence(
                 "Failed check: Case name mismatch: 5 U.S. 11 is Doe v. Roe"
             )
             assert page.inner_text(".cite-matched") == "Doe v. Roe"
-            assert "case_name: failed" in page.inner_text(".cite-checks")
+            assert "The case name matches: no" in page.inner_text(".cite-checks")
             key = "u"
         shown[citation] = "safe" if key == "s" else "unsafe"
         label_by_key(page, key)

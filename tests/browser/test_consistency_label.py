@@ -58,14 +58,14 @@ def test_answer_sentences_are_labelled_against_the_samples(
             j["evidence"] for j in details["judgements"]
         ]
         assert judgements.locator(".cons-label").all_inner_texts() == [
-            j["label"] for j in details["judgements"]
+            j["judged"] for j in details["judgements"]
         ]
         assert page.locator(".cons-p").count() == 0
         first = judgements.nth(0)
         assert "cons-deciding" in (first.get_attribute("class") or "")
         if block == CONTRADICTED:
             assert first.locator(".cons-sentence").inner_text() == BRANDEIS
-            assert first.locator(".cons-label").inner_text() == "CONTRADICTION"
+            assert first.locator(".cons-label").inner_text() == "contradicts"
             assert "sample 1 (model-a)" in first.inner_text()
             assert "identity" in first.inner_text()
             page.screenshot(

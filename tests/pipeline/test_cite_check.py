@@ -145,17 +145,26 @@ def test_checker_turns_results_into_findings(caselaw):
     briefs = {
         "b": Document(
             "b",
-            "See Smith v. Jones, 5 U.S. 11 (1990). See Zed v. Zoe, 5 U.S. 30 (1990).",
+            "See Smith v. Jones, 5 U.S. 11 (1990). See Zed v. Zoe, 5 U.S. 30 (1990)."
+            " See Ames v. Bell, 7 F.3d 9 (9th Cir. 1993).",
         )
     }
     checker = checker_class("citations")(briefs, caselaw=caselaw)
     claims = citation_claims(briefs)
     result = checker.check(claims)
+    # A citation the case law cannot check is unverifiable, and says so: it
+    # is not waiting for a scorer.
     assert [(f.verdict, f.reason) for f in result.findings] == [
         ("unsafe", "case_name_mismatch"),
         ("safe", None),
+        ("unscored", "unverifiable"),
     ]
+    assert checker.reasons["unverifiable"] == "Unverifiable"
     assert result.findings[0].extra["matched"]["case_name"] == "Doe v. Roe"
+    # Each check in words, for the labeling page.
+    assert [c["title"] for c in result.findings[2].extra["checks"]] == [
+        "The case exists"
+    ]
     stale = [claims[0].__class__(**{**claims[0].__dict__, "extra": {"start": 3}})]
     assert "no citation at that offset" in str(checker.check(stale).errors[0])
 

@@ -26,6 +26,7 @@ from ..base import (
     Example,
     Finding,
     Pair,
+    PaperFigures,
     ScorerCard,
     text_claim_data,
 )
@@ -33,6 +34,14 @@ from .checks import CaseLaw, CitationResult, Span, check_citations
 from .parse import Citation, find_citations
 from .silver import proposition_examples
 
+#: What each check asks, as the labeling page says it.
+CHECK_TITLES = {
+    "exists": "The case exists",
+    "case_name": "The case name matches",
+    "quote": "The quotation is in the opinion",
+    "pincite": "The pin cite is within the opinion",
+    "proposition": "The opinion supports the proposition",
+}
 #: ``Claim.type`` of a citation claim.
 CLAIM_TYPE = "case_citation"
 _VERDICT: dict[str, VerdictValue] = {
@@ -82,6 +91,7 @@ class CitationChecker:
     claim_data: ClassVar[ClaimData] = CLAIM_DATA
     evidence_score_name: ClassVar[str] = "Score of the deciding check"
     aligns: ClassVar[bool] = False
+    paper_figures: ClassVar[PaperFigures | None] = None
     grader_prompt: ClassVar[GraderPrompt | None] = SUPPORT_PROMPT
     scorer_card: ClassVar[ScorerCard] = ScorerCard(
         "whether a passage of the cited opinion supports the proposition a "
@@ -99,6 +109,8 @@ class CitationChecker:
         "pincite_out_of_range": "Pincite out of range",
         "quote_not_found": "Quotation not found",
         "proposition_not_supported": "Proposition not supported",
+        # Not a hallucination: a check the case law could not make.
+        "unverifiable": "Unverifiable",
     }
 
     def __init__(
@@ -242,7 +254,9 @@ def finding_of(claim_id: str, r: CitationResult) -> Finding:
         claim_id=claim_id,
         hypothesis=claim,
         verdict=_VERDICT[r.status],
-        reason=r.problems[0] if r.problems else None,
+        reason=r.problems[0]
+        if r.problems
+        else ("unverifiable" if r.status == "unverifiable" else None),
         score=next((ch.score for ch in r.checks if ch.score is not None), None),
         evidence=evidence,
         premise=r.proposition_pair[0] if r.proposition_pair else "",
@@ -279,6 +293,7 @@ def result_extra(r: CitationResult) -> dict[str, Any]:
         "checks": [
             {
                 "name": ch.name,
+                "title": CHECK_TITLES.get(ch.name, ch.name),
                 "passed": ch.passed,
                 "problem": ch.problem,
                 "detail": ch.detail,

@@ -36,6 +36,7 @@ from ..base import (
     Finding,
     ItemFormat,
     Pair,
+    PaperFigures,
     ScorerCard,
     text_claim_data,
 )
@@ -99,6 +100,15 @@ CLAIM_DATA = text_claim_data(
 )
 
 
+#: What a sample's sentence does to the block, as the labeling page says it.
+JUDGED = {
+    "ACCURATE": "agrees",
+    "CONTRADICTION": "contradicts",
+    "NEUTRAL": "does not say",
+    None: "not judged",
+}
+
+
 def sample_source(index: int, sample: Sample) -> str:
     """How evidence names the sample it was found in: "sample 2 (model)",
     counted from 1."""
@@ -137,6 +147,7 @@ class ConsistencyChecker:
     # evidence carries one.
     evidence_score_name: ClassVar[str] = "None (NLI scores are in the judgements)"
     aligns: ClassVar[bool] = False
+    paper_figures: ClassVar[PaperFigures | None] = None
     grader_prompt: ClassVar[GraderPrompt | None] = None
     scorer_card: ClassVar[ScorerCard] = ScorerCard(
         "whether another model's sample supports a block of a free-form "
@@ -414,6 +425,7 @@ def _judgement_json(s: SentenceJudgement, samples: Sequence[Sample]) -> dict[str
         "model": sample.model,
         "variant": sample.variant,
         "label": j.label,
+        "judged": JUDGED.get(j.label, j.label),
         "evidence": j.evidence,
         "start": s.start,
         "end": s.end,
@@ -431,6 +443,7 @@ def _unjudged(index: int, sample: Sample, block: str) -> dict[str, Any]:
         "model": sample.model,
         "variant": sample.variant,
         "label": None,
+        "judged": JUDGED[None],
         "evidence": sample.text[start:end] if span else "",
         "start": start,
         "end": end,

@@ -29,6 +29,7 @@ from ..base import (
     Finding,
     ItemFormat,
     Pair,
+    PaperFigures,
     ScorerCard,
     text_claim_data,
 )
@@ -106,6 +107,7 @@ class ProvenanceChecker:
     claim_data: ClassVar[ClaimData] = CLAIM_DATA
     evidence_score_name: ClassVar[str] = "Weight among the selected sources"
     aligns: ClassVar[bool] = False
+    paper_figures: ClassVar[PaperFigures | None] = None
     grader_prompt: ClassVar[GraderPrompt | None] = SUPPORT_PROMPT
     scorer_card: ClassVar[ScorerCard] = ScorerCard(
         "whether the retrieved sources support a sentence of a RAG answer: "

@@ -21,6 +21,7 @@ from pipeline.checkers.base import (
     Example,
     Finding,
     Pair,
+    PaperFigures,
     ScorerCard,
     text_claim_data,
 )
@@ -46,6 +47,7 @@ class StatementChecker:
     claim_data: ClassVar[ClaimData] = CLAIM_DATA
     evidence_score_name: ClassVar[str] = "Share of the statement's words"
     aligns: ClassVar[bool] = False
+    paper_figures: ClassVar[PaperFigures | None] = None
     grader_prompt: ClassVar[GraderPrompt | None] = SUPPORT_PROMPT
     scorer_card: ClassVar[ScorerCard] = ScorerCard(
         "whether a source sentence supports a statement: `p(supports | "

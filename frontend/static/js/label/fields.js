@@ -4,11 +4,13 @@
 //   data-field="name"        the item's field as text ("" when empty); a
 //                            dotted path reads inside it ("details.status");
 //     data-format="score"    a number with two decimals, data-empty otherwise;
-//     data-format="check"    true / false / null as passed / failed / not made;
+//     data-format="check"    true / false / null as yes / no / could not be
+//                            checked;
 //   data-hide-empty="path"   hidden while that field is empty (null, "", []);
 //   data-list="path"         a list filled from that array with its <template>
 //                            (data-ev="" is the element itself, data-ev="name"
-//                            its field);
+//                            its field; data-hide-empty="name" inside it hides
+//                            while that field of the entry is empty);
 //     data-mark="path"       the entry whose index that field holds gets the
 //                            class data-mark-class and aria-current="true"
 //                            (the deciding one of several);
@@ -32,7 +34,7 @@ function derived(item) {
   };
 }
 
-const CHECK = { true: "passed", false: "failed", null: "not made" };
+const CHECK = { true: "yes", false: "no", null: "could not be checked" };
 
 // The value at a dotted path of the item ("details.matched.case_name").
 function at(fields, path) {
@@ -90,6 +92,9 @@ function fillList(list, values, marked = null) {
     for (const node of card.querySelectorAll("[data-ev]")) {
       const name = node.dataset.ev;
       node.textContent = text(name ? value[name] : value, node);
+    }
+    for (const node of card.querySelectorAll("[data-hide-empty]")) {
+      node.hidden = empty(value[node.dataset.hideEmpty]);
     }
     if (index === marked && card.firstElementChild) {
       card.firstElementChild.classList.add(list.dataset.markClass || "marked");

@@ -92,8 +92,7 @@ function renderMachine(item) {
   el.machine.hidden = !m;
   el.machine.replaceChildren();
   if (!m) return;
-  const line = [`verdict ${m.verdict || "unchecked"}`];
-  if (m.reason) line.push(m.reason.replace(/_/g, " "));
+  const line = [m.verdict_text];
   if (m.score != null) line.push(`score ${m.score.toFixed(3)} (${m.scored_by || "?"})`);
   for (const s of m.scores) line.push(`${s.scorer}: ${s.score.toFixed(3)}`);
   el.machine.append(`Machine: ${line.join(" · ")}`);
