@@ -49,6 +49,7 @@ def test_answer_sentences_are_labelled_against_the_samples(
         assert page.inner_text(".cons-prompt") == ITEM["prompt"]
         # The whole answer, the sentence under review highlighted in it.
         assert page.inner_text(".cons-answer") == ITEM["response"]
+        assert page.is_hidden("#doc")  # not printed a second time
         background = "e => getComputedStyle(e).backgroundColor"
         assert page.locator(".cons-block").evaluate(background) == "rgb(254, 247, 195)"
         # Each sample's deciding sentence on the right, with its judgement;

@@ -29,7 +29,6 @@ import { renderDiff } from "./diff.js";
 function derived(item) {
   return {
     ...item,
-    type_raw: item.type_display === item.type ? "" : `(${item.type})`,
     model_from: item.model ? `from ${item.model}` : "",
   };
 }
