@@ -186,7 +186,11 @@ def test_an_imported_item_is_checked_with_its_sources(
     details = claim.details
     assert details["query"] == TOWER["query"]
     assert details["claim"] == claim.hypothesis
-    assert claim.hypothesis.startswith("The answer to the question Where is the")
+    # A sentence whatever the answer's form: the question quoted.
+    assert claim.hypothesis == (
+        'The answer to the question "Where is the Eiffel Tower?" is: '
+        "The Eiffel Tower is in Paris."
+    )
     assert claim.verdict in ("safe", "unsafe") and claim.score == details["score"]
     sources = details["sources"]
     assert [s["context"] for s in sources] == ["wiki", "wiki"]  # document order

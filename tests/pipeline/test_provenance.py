@@ -197,7 +197,7 @@ def test_silver_pairs_teach_both_classes_at_both_lengths():
     assert any((f"silver:{kind}", False) in kinds for kind in passage_pairs.ERROR_KINDS)
     for e in examples:
         if e.source == "silver:short_answer":
-            prefix = "The answer to the question Where is the head office? is "
+            prefix = 'The answer to the question "Where is the head office?" is: '
             assert e.hypothesis.startswith(prefix)
             wrong = e.hypothesis[len(prefix) : -1]
             # Another name or number of the context: short, and not the answer.

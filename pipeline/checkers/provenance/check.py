@@ -1,10 +1,11 @@
 """Checking RAG answers against their sources (paper section 3).
 
-For each answer: make the claim ("The answer to the question {query} is
-{answer}."), split the contexts into sentence items, rank them by relevance
-to the claim, select the sources (TopK / TopP), score each (source, claim)
-pair and the sources joined in document order with the NLI scorer, and
-aggregate. An answer of several sentences is checked sentence by sentence
+For each answer: make the claim ('The answer to the question "{query}" is:
+{answer}.', the paper's claim prompt with the question quoted, so that it
+reads as a sentence whatever the answer's form), split the contexts into
+sentence items, rank them by relevance to the claim, select the sources
+(TopK / TopP), score each (source, claim) pair and the sources joined in
+document order with the NLI scorer, and aggregate. An answer of several sentences is checked sentence by sentence
 as well; its weakest sentence decides. Work is batched over all items:
 one embedding pass and one scoring pass, pairs deduplicated.
 
@@ -26,8 +27,9 @@ from .limits import DEADLINE_SLICE, CheckLimits, LimitExceeded, in_time
 from .relevance import Relevance
 from .select import Selection, select_sources, softmax
 
-#: The paper's claim prompt; ``{query}`` and ``{answer}`` are filled in.
-CLAIM_PROMPT = "The answer to the question {query} is {answer}."
+#: The paper's claim prompt, its question quoted; ``{query}`` and
+#: ``{answer}`` are filled in.
+CLAIM_PROMPT = 'The answer to the question "{query}" is: {answer}.'
 #: How per-source NLI scores become the claim's score; ``joined`` scores the
 #: selected sources read together, in document order.
 AGGREGATES = ("min", "max", "weighted", "joined")
