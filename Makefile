@@ -12,7 +12,8 @@ export HF_HUB_OFFLINE ?= 1
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -r requirements-dev.txt
+	@echo "==> installing the requirements (a few minutes; pip shows each one)"
+	$(BIN)/pip install --progress-bar off -r requirements-dev.txt
 	touch $(STAMP)
 
 # The starter scorer every project's training starts from (silver pairs of
@@ -28,12 +29,14 @@ STARTER_DOCUMENTS ?= $(wildcard ../shared/data/caselaw/opinions.jsonl)
 NLI_DATA ?= $(wildcard ../shared/data/nli/pairs.jsonl)
 BENCHMARK_ROWS := bench/data/caselaw_claims.jsonl
 
+STARTER_BUILD = $(BIN)/python -m tools.starter_scorer --out $(STARTER) \
+	$(addprefix --documents ,$(STARTER_DOCUMENTS)) \
+	$(addprefix --nli ,$(NLI_DATA)) \
+	$(addprefix --exclude ,$(BENCHMARK_ROWS))
+
 # Rebuilt (--force) when its recipe or the benchmark's rows change.
 $(STARTER)/metadata.json: $(STAMP) $(BENCHMARK_ROWS) tools/starter_scorer.py
-	$(BIN)/python -m tools.starter_scorer --force --out $(STARTER) \
-		$(addprefix --documents ,$(STARTER_DOCUMENTS)) \
-		$(addprefix --nli ,$(NLI_DATA)) \
-		$(addprefix --exclude ,$(BENCHMARK_ROWS))
+	$(STARTER_BUILD) --force
 
 # Local development settings (a generated SECRET_KEY) so that `manage.py`
 # commands run as the README writes them; the environment wins, and a
@@ -71,10 +74,19 @@ docs: setup
 	$(BIN)/python -m tools.api_docs var/openapi.json docs/api.md
 	$(BIN)/mkdocs build --strict
 
-# `make demo PORT=8001` serves on another port.
+# `make demo PORT=8001` serves on another port. The demo serves first: the
+# starter scorer, where one is still to build, builds beside it (its log in
+# var/log/starter.log; Ctrl-C stops it too, and the next run picks it up),
+# and the demo's own first scorer trains from what is built when it starts.
 PORT ?= 8000
-demo: setup
-	DEBUG=1 $(BIN)/python manage.py demo --port $(PORT)
+demo: $(STAMP) $(DEV_ENV)
+	@mkdir -p var/log
+	@if test -f $(STARTER)/metadata.json; then :; else \
+		echo "==> building the starter scorer beside the demo (log: var/log/starter.log)"; \
+		$(STARTER_BUILD) > var/log/starter.log 2>&1 & fi; \
+	starter=$$!; \
+	DEBUG=1 $(BIN)/python manage.py demo --port $(PORT); status=$$?; \
+	test -z "$$starter" || kill $$starter 2>/dev/null; exit $$status
 
 test: lint browser
 	$(BIN)/python -m pytest --durations=20
