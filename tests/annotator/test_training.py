@@ -833,20 +833,27 @@ def test_killed_worker_leaves_the_run_failed_and_the_active_scorer_alone(
     assert not list((tmp_path / "var" / "scorers").glob(f"project-{project.pk}/*"))
 
 
+def _slow_run_training(project, corpus, admin, training_worker):
+    """The project's labelled corpus, a slow run started over the API and
+    caught training: (its id, its worker)."""
+    load_corpus(project, corpus)
+    import_labels(project, corpus_labels(project, corpus, gold_set=False))
+    worker = training_worker(SLOW)
+    run_id = admin.post(
+        "/api/training-runs/", {"project": project.pk}, format="json"
+    ).json()["id"]
+    _wait_training(run_id, worker)
+    return run_id, worker
+
+
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_cancelled_run_stops_and_registers_nothing(
     personas, api, corpus, training_worker, tmp_path
 ):
     project = personas.project
-    load_corpus(project, corpus)
-    import_labels(project, corpus_labels(project, corpus, gold_set=False))
-    worker = training_worker(SLOW)
     admin = api(personas.admin)
-    run_id = admin.post(
-        "/api/training-runs/", {"project": project.pk}, format="json"
-    ).json()["id"]
-    _wait_training(run_id, worker)
+    run_id, worker = _slow_run_training(project, corpus, admin, training_worker)
     live = admin.get(f"/api/training-runs/{run_id}/").json()
     assert live["status"] == "running" and live["loss"] is not None
     assert 0 < live["progress"] < 1 and "started" in live["log"]
@@ -874,14 +881,8 @@ def test_a_retrain_running_does_not_delay_another_projects_check(
     """Workers per queue class, as the demo and compose run them: while one
     project's scorer trains, another project's claims are checked."""
     project = personas.project
-    load_corpus(project, corpus)
-    import_labels(project, corpus_labels(project, corpus, gold_set=False))
-    worker = training_worker(SLOW)
     admin = api(personas.admin)
-    run_id = admin.post(
-        "/api/training-runs/", {"project": project.pk}, format="json"
-    ).json()["id"]
-    _wait_training(run_id, worker)
+    run_id, _ = _slow_run_training(project, corpus, admin, training_worker)
 
     other = make_project(name="Checked meanwhile")
     ingest.documents_import(
