@@ -288,3 +288,12 @@ def test_the_export_keeps_the_decision_and_the_guideline_version(personas, check
     assert row["claim_id"] == "lamport#b1"
     assert (row["suggestion"], row["correction"]) == ("accepted", {"sentence": FIXED})
     assert row["guideline_version"] == guideline.version
+
+
+def test_an_unverified_block_is_corrected_too_as_the_paper_does(checked):
+    # A block the samples do not settle (NEUTRAL) gets no verdict, yet the
+    # improver corrects it beside the contradicted ones.
+    block = Claim.objects.filter(project=checked, verdict="safe").order_by("pk")[0]
+    Claim.objects.filter(pk=block.pk).update(verdict="unscored", reason="unverified")
+    estimate = consistency_runs.run_estimate(checked, "corrections", _params())
+    assert estimate.calls_by_kind == {"summary_calls": 3, "correction_calls": 3}

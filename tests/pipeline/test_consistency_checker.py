@@ -149,7 +149,8 @@ def test_a_block_no_sample_speaks_of_is_unverified():
     checker = _checker(WATER)
     boils, pasta = checker.check(_claims(checker), scorer=WordOverlapScorer()).findings
     assert (boils.verdict, boils.reason, boils.score) == ("safe", None, 1.0)
-    assert (pasta.verdict, pasta.reason, pasta.score) == ("unsafe", "unverified", 0.5)
+    # Not confirmed unsafe: the paper counts only a contradiction.
+    assert (pasta.verdict, pasta.reason, pasta.score) == ("unscored", "unverified", 0.5)
     assert pasta.extra["block_label"] == "NEUTRAL"
     assert ConsistencyChecker.reasons["unverified"]
 

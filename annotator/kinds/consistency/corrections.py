@@ -1,11 +1,12 @@
 """The corrections job of consistency runs: the improver corrects the
-blocks the check flagged.
+blocks the check flagged (contradicted or unverified).
 
 FINCH-ZK corrects each block the samples contradict, or fail to confirm, one
 by one: an error summary, then a corrected text from the summary and the
 conflicting sample sentences, the accurate blocks left as they are (paper
 2.4, 2.5; the library's ``mitigate_blocks``). Here the flagged blocks are
-the check's unsafe verdicts; the run around it is :mod:`.consistency_runs`'.
+the check's unsafe and unverified verdicts; the run around it is
+:mod:`.consistency_runs`'.
 The corrections go into the document's metadata, so they outlive a re-check
 (each holds while its block's text is there), and the labeling screen shows
 each as a diff the expert accepts or rejects.
@@ -16,11 +17,13 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
+from django.db.models import Q
+
 from annotator.claims.records import document_record
 from annotator.core.errors import ApplicationError
 from annotator.kinds.consistency.jobs import Calls, model_param, tokens
 from annotator.models import Claim, Document, Project, Verdict
-from pipeline.checkers.consistency.checker import finding_block
+from pipeline.checkers.consistency.checker import UNVERIFIED, finding_block
 from pipeline.checkers.consistency.items import correction_to_json, item_from_document
 from pipeline.checkers.consistency.mitigate import (
     block_corrections,
@@ -81,9 +84,12 @@ class CorrectionsJob:
         blocks (the library's, judgements included, from the check's
         findings)."""
 
-        flagged = Claim.objects.filter(project=project, verdict=Verdict.UNSAFE).exclude(
-            checked_at=None
-        )
+        # The paper's flagged blocks: contradicted (unsafe) and unverified
+        # (the samples do not settle them) alike.
+        flagged = Claim.objects.filter(
+            Q(verdict=Verdict.UNSAFE) | Q(verdict=Verdict.UNSCORED, reason=UNVERIFIED),
+            project=project,
+        ).exclude(checked_at=None)
         if ids is not None:
             flagged = flagged.filter(document_id__in=ids)
         blocks: dict[int, list] = {}

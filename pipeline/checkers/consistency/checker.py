@@ -7,8 +7,9 @@ the response's blocks, found in the document (:func:`block_claims`). The
 offline NLI judge (:class:`~.judge.NLIJudge`) reads each block against every
 sample's sentences; the block's weighted score and label (:mod:`.verdicts`)
 give the verdict: ACCURATE safe, CONTRADICTION unsafe ("contradicted"),
-NEUTRAL unsafe ("unverified": no sample confirms it), a block with nothing
-to judge it by unscored. A correction kept with the item for the block
+NEUTRAL unscored ("unverified": no sample speaks to it, or they conflict;
+the paper counts only a contradiction against an answer), a block with
+nothing to judge it by unscored. A correction kept with the item for the block
 (the web app's corrections run) comes with its finding. Sampling, the LLM
 judge and corrections are otherwise the command line's (``python -m pipeline
 consistency``).
@@ -57,11 +58,14 @@ from .verdicts import block_label, block_score
 
 #: ``Claim.type`` of a block claim.
 CLAIM_TYPE = "response_block"
+#: The reason of a block the samples do not settle: no verdict, for an
+#: expert to decide (and the improver to correct, as the paper does).
+UNVERIFIED = "unverified"
 #: A block's label as a verdict and a reason.
 _VERDICT: dict[str, tuple[VerdictValue, str | None]] = {
     "ACCURATE": ("safe", None),
     "CONTRADICTION": ("unsafe", "contradicted"),
-    "NEUTRAL": ("unsafe", "unverified"),
+    "NEUTRAL": ("unscored", UNVERIFIED),
     "UNKNOWN": ("unscored", None),
 }
 #: The order judgements are shown in: what speaks against the block first.
@@ -160,7 +164,7 @@ class ConsistencyChecker:
     )
     reasons: ClassVar[dict[str, str]] = {
         "contradicted": "Contradicted by other models' samples",
-        "unverified": "Confirmed by none of the other models' samples",
+        UNVERIFIED: "Unverified: the samples do not settle it",
     }
     item_format: ClassVar[ItemFormat] = ItemFormat(
         read=item_from_json, document=item_document

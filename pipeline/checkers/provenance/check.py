@@ -5,9 +5,10 @@ For each answer: make the claim ('The answer to the question "{query}" is:
 reads as a sentence whatever the answer's form), split the contexts into
 sentence items, rank them by relevance to the claim, select the sources
 (TopK / TopP), score each (source, claim) pair and the sources joined in
-document order with the NLI scorer, and aggregate. An answer of several sentences is checked sentence by sentence
-as well; its weakest sentence decides. Work is batched over all items:
-one embedding pass and one scoring pass, pairs deduplicated.
+document order with the NLI scorer, and aggregate. An answer of several
+sentences is checked sentence by sentence as well; its weakest sentence
+decides. Work is batched over all items: one embedding pass and one
+scoring pass, pairs deduplicated.
 
 A caller waiting on the answer (the online check) bounds the work with
 :class:`CheckLimits` and a deadline.
