@@ -12,24 +12,26 @@ from annotator.kinds import SetupPage
 from annotator.kinds.citations import caselaw
 from annotator.kinds.citations.models import CaseCitation, CaseOpinion
 from annotator.views import uploads
+from pipeline.checkers.citations.reporters import Coverage
+from pipeline.errors import InputError
 
 #: Loading case law changes every citation project's checks.
 LOAD_PERMISSION = "annotator.add_caseopinion"
 
 
 def _complete(spec: str) -> str:
-    """``U.S.:329-579`` as "U.S. volumes 329 to 579"."""
-    items = []
-    for item in filter(None, (s.strip() for s in spec.split(","))):
-        reporter, _, span = item.rpartition(":")
-        first, _, last = span.partition("-")
-        volumes = (
-            f"volumes {first.strip()} to {last.strip()}"
-            if last
-            else f"volume {first.strip()}"
-        )
-        items.append(f"{reporter.strip()} {volumes}")
-    return "; ".join(items)
+    """The deployment's complete reporters in words: ``U.S.:329-579`` as
+    "U.S. volumes 329 to 579"."""
+    try:
+        volumes = Coverage.parse(spec).volumes
+    except InputError as e:
+        return f"not readable ({e})"
+    return "; ".join(
+        f"{reporter} volumes {first} to {last}"
+        if last > first
+        else f"{reporter} volume {first}"
+        for reporter, first, last in volumes
+    )
 
 
 def setup_context(project, user) -> dict[str, Any]:
