@@ -48,7 +48,13 @@ SAMPLES: dict[str, dict[str, Callable[[], list]]] = {
         "caselaw.jsonl": lambda: citation_example.OPINIONS,
         "index.jsonl": lambda: citation_example.INDEX,
     },
-    "provenance": {"items.jsonl": lambda: provenance_example.items(4)},
+    # Without the example's labels: a sample's answers are for experts to label.
+    "provenance": {
+        "items.jsonl": lambda: [
+            {k: v for k, v in item.items() if k != "label"}
+            for item in provenance_example.items(4)
+        ]
+    },
     "consistency": {"items.jsonl": lambda: consistency_example.items(4)[0]},
 }
 

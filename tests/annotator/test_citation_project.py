@@ -77,7 +77,7 @@ def test_an_uploaded_brief_has_its_citations_found_and_checked(caselaw, unread_b
         ("unsafe", "case_name_mismatch", "hallucinated"),
         ("unsafe", "no_such_case", "hallucinated"),
         ("safe", "", "verified"),
-        ("unscored", "", "unverifiable"),
+        ("unscored", "unverifiable", "unverifiable"),
     ]
     first = rows[0]
     assert first.external_id == f"brief:{BRIEF.index('Doe')}"
