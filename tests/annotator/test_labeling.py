@@ -1,3 +1,4 @@
+import random
 import threading
 import uuid
 from datetime import timedelta
@@ -482,11 +483,14 @@ def test_gold_slice_comes_in_random_order_beside_the_strategy(personas, api):
         make_claim(d, score=0.5 + i / 100)
         for i, d in enumerate(_documents(project, 30, gold=False), start=1)
     ]
+    # The hand-out draws its gold share with the random module: seeded, so
+    # the 1-in-1,200 draw of no gold at all cannot fail the test.
+    random.seed(3)
     first = _next(api(personas.annotator), project, count=20)
     gold_ids = {p.pk for p in gold}
     handed_gold = [pk for pk in first if pk in gold_ids]
     handed_rest = [pk for pk in first if pk not in gold_ids]
-    # About 30% gold (binomial: 20 draws at 0.3; 0 or 20 is < 1e-3).
+    # About 30% gold (binomial: 20 draws at 0.3).
     assert 0 < len(handed_gold) < 20
     # The rest in uncertainty order, from the nearest.
     assert handed_rest == [p.pk for p in rest[: len(handed_rest)]]
