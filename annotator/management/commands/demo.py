@@ -32,11 +32,11 @@ from annotator.core import embedded
 from annotator.labeling import gold
 from annotator.labeling.queue import is_overlap
 from annotator.models import (
+    ACTIVE_RUN_STATUSES,
     Claim,
     Document,
     Label,
     Project,
-    RunStatus,
     ScorerModel,
     TrainingRun,
 )
@@ -220,7 +220,7 @@ class Command(BaseCommand):
                 checking.scorer_activate(scorer=done)
             return done
         under_way = TrainingRun.objects.filter(
-            project=project, status__in=[RunStatus.PENDING, RunStatus.RUNNING]
+            project=project, status__in=ACTIVE_RUN_STATUSES
         ).first()
         run = under_way or training_runs.training_run_start(
             project=project, trigger=TrainingRun.Trigger.DEMO
@@ -270,7 +270,7 @@ class Command(BaseCommand):
                 run.refresh_from_db()
                 bar.n = round(100 * run.progress)
                 bar.set_postfix_str(run.stage or run.status)
-                if run.status not in (RunStatus.PENDING, RunStatus.RUNNING):
+                if run.status not in ACTIVE_RUN_STATUSES:
                     break
                 time.sleep(2)
         self.stdout.write(run.log)
