@@ -44,18 +44,21 @@ def _library():
     return sampling
 
 
+#: An answer without samples: none given, null or an empty list.
+NO_SAMPLES = (
+    ~Q(metadata__has_key="samples")
+    | Q(metadata__samples=None)
+    | Q(metadata__samples=[])
+)
+
+
 def unsampled(project: Project) -> QuerySet[Document]:
     """The project's answers a run would sample: with a prompt, no samples."""
-    no_samples = (
-        ~Q(metadata__has_key="samples")
-        | Q(metadata__samples=None)
-        | Q(metadata__samples=[])
-    )
     return (
         Document.objects.filter(project=project, metadata__has_key="prompt")
         .exclude(metadata__prompt="")
         .exclude(metadata__prompt=None)
-        .filter(no_samples)
+        .filter(NO_SAMPLES)
     )
 
 

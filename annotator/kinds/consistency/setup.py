@@ -9,18 +9,13 @@ from annotator.core.errors import ApplicationError
 from annotator.kinds import SetupPage
 from annotator.kinds.consistency import consistency_runs
 from annotator.kinds.consistency.models import ConsistencyRun
-from annotator.kinds.consistency.sampling import unsampled
+from annotator.kinds.consistency.sampling import NO_SAMPLES, unsampled
 from annotator.models import Document
 
 
 def setup_context(project, user) -> dict[str, Any]:
     answers = Document.objects.filter(project=project)
-    sampled = (
-        answers.filter(metadata__has_key="samples")
-        .exclude(metadata__samples=None)
-        .exclude(metadata__samples=[])
-        .count()
-    )
+    sampled = answers.exclude(NO_SAMPLES).count()
     waiting = unsampled(project).count()
     total = answers.count()
     return {
