@@ -148,6 +148,39 @@ def test_the_relevant_sentence_is_selected_and_scores_aggregate_as_asked(relevan
     assert (joined.premise, joined.claim) in scorer.pairs
 
 
+def test_sources_are_ranked_against_the_claim_or_as_the_paper_against_the_question(
+    relevance,
+):
+    """A wrong answer copied from another sentence: ranked against the
+    question, the sentence the question asks about takes the weight the
+    claim gave to the copied one."""
+    wrong = item_from_json(
+        {
+            "id": "q2",
+            "query": "Where is the Oberoi Group based?",
+            "answer": "Mumbai holds a film festival every winter.",
+            "contexts": [
+                "The Oberoi Group is based in Delhi.",
+                "Mumbai holds a film festival every winter.",
+            ],
+        }
+    )
+    asked = {
+        against: check_items(
+            [wrong],
+            relevance=relevance,
+            config=ProvenanceConfig(
+                selection=Selection("topk", 2), rank_against=against
+            ),
+        )[0]
+        .claim.sources[0]
+        .relevance
+        for against in ("claim", "query")
+    }
+    assert asked["query"] > 0.9
+    assert asked["query"] - asked["claim"] > 0.2
+
+
 def test_a_multi_sentence_answer_is_judged_by_its_weakest_sentence(relevance):
     answer = "The head office is in Delhi. The Oberoi Group sells cars in Paris."
     r = check_items(

@@ -3,7 +3,8 @@
 For each answer: make the claim ('The answer to the question "{query}" is:
 {answer}.', the paper's claim prompt with the question quoted, so that it
 reads as a sentence whatever the answer's form), split the contexts into
-sentence items, rank them by relevance to the claim, select the sources
+sentence items, rank them by relevance to the claim (or, as the paper does,
+to the question: ``rank_against``), select the sources
 (TopK / TopP), score each (source, claim) pair and the sources joined in
 document order with the NLI scorer, and aggregate. An answer of several
 sentences is checked sentence by sentence as well; its weakest sentence
@@ -35,6 +36,14 @@ CLAIM_PROMPT = 'The answer to the question "{query}" is: {answer}.'
 #: selected sources read together, in document order.
 AGGREGATES = ("min", "max", "weighted", "joined")
 Aggregate = Literal["min", "max", "weighted", "joined"]
+#: What context sentences are ranked against: the claim (the question and
+#: the answer) or, as the paper's query-passage reranker reads them, the
+#: question alone. The claim is the default: with the packaged embedder it
+#: selects the sentence holding the right answer more often, for right and
+#: hallucinated answers alike (``bench/bench_provenance_relevance.py``, on
+#: HaluEval QA dev lines).
+RANK_AGAINST = ("claim", "query")
+RankAgainst = Literal["claim", "query"]
 
 
 @dataclass(frozen=True)
@@ -51,6 +60,7 @@ class ProvenanceConfig:
     split_contexts: bool = True
     split_answer: bool = True
     joined_chars: int = 500
+    rank_against: RankAgainst = "claim"
 
 
 @dataclass(frozen=True)
@@ -230,7 +240,11 @@ def check_items(
         plans.append((item, units, parts, claims))
         in_time(deadline, "splitting")
     logits = relevance.logits(
-        [c for _, _, _, claims in plans for c in claims],
+        [
+            item.query.strip() or c if config.rank_against == "query" else c
+            for item, _, _, claims in plans
+            for c in claims
+        ],
         [[u.text for u in units] for _, units, _, claims in plans for _ in claims],
         deadline=deadline,
     )

@@ -16,7 +16,14 @@ from ...jsonl import write_jsonl
 from ...score import DEFAULT_BASE_MODEL, DEFAULT_BATCH_SIZE
 from ...train import ProgressBars, TrainConfig, train_scorer
 from ..base import Example
-from .check import AGGREGATES, CLAIM_PROMPT, ItemResult, ProvenanceConfig, check_items
+from .check import (
+    AGGREGATES,
+    CLAIM_PROMPT,
+    RANK_AGAINST,
+    ItemResult,
+    ProvenanceConfig,
+    check_items,
+)
 from .checker import ProvenanceChecker, result_extra, training_pairs
 from .items import item_from_json, item_to_json
 from .relevance import BiEncoderRelevance, CrossEncoderRelevance, LexicalRelevance
@@ -47,6 +54,7 @@ def _config(args) -> ProvenanceConfig:
         claim_prompt=args.claim_prompt,
         split_contexts=not args.whole_contexts,
         split_answer=not args.whole_answer,
+        rank_against=args.rank_against,
     )
 
 
@@ -187,6 +195,13 @@ def _check_options(p: argparse.ArgumentParser) -> None:
         "--whole-contexts",
         action="store_true",
         help="rank whole contexts instead of their sentences",
+    )
+    p.add_argument(
+        "--rank-against",
+        choices=RANK_AGAINST,
+        default=ProvenanceConfig.rank_against,
+        help="rank context sentences against the claim, or against the question "
+        "as the paper's query-passage reranker does (default %(default)s)",
     )
     p.add_argument(
         "--whole-answer",
