@@ -3,10 +3,12 @@
 Loads the demo corpus, measures the untuned base on the gold set, starts a
 Celery worker per queue class (checks, LLM calls, training), checks every
 claim, creates an admin and an annotator and serves the app on 127.0.0.1
-while the training worker trains a first scorer on 500 of the corpus's
-expert labels outside the gold test set (once; later runs reuse it). The
-dashboard follows that run, and its verdicts replace the unscored ones when
-it lands.
+while the training worker trains the scorer in two runs, so that the
+dashboard's learning curve shows what expert labels add: a first scorer on
+silver pairs alone (0 labels), then, once the corpus's 500 expert labels
+outside the gold test set have arrived, that scorer fine-tuned on them. Both
+are measured on the gold set, trained once (later demos reuse them), and
+their verdicts replace the unscored ones as they land.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import random
 import secrets
 import signal
 import sys
+import threading
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -25,6 +28,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
+from django.db import connection
 from django.utils import timezone
 
 from annotator.claims import checking, ingest
@@ -65,7 +69,7 @@ class Command(BaseCommand):
             "--no-serve", action="store_true", help="set everything up, then exit"
         )
         parser.add_argument(
-            "--retrain", action="store_true", help="ignore the cached first scorer"
+            "--retrain", action="store_true", help="train the demo's scorers again"
         )
 
     def handle(self, *args, docs, port, no_serve, retrain, **options):
@@ -101,18 +105,12 @@ class Command(BaseCommand):
         )
         expert, gold_labels = self.expert_labels(project, corpus)
         self.step(
-            f"importing {len(expert)} expert labels and {len(gold_labels)} "
-            "labels of the gold test set"
+            f"importing the {len(gold_labels)} labels of the gold test set "
+            "(they only measure scorers)"
         )
-        ingest.labels_import(
-            project=project,
-            stream=jsonl(
-                label_to_json(lab) for lab in [*expert.values(), *gold_labels.values()]
-            ),
-        )
+        labels_import(project, gold_labels.values())
         self.base_measured(project)
         admin_password, annotator_password = self.accounts(project)
-        self.simulated_overlap_labels(project, corpus)
 
         logs = settings.VAR_DIR / "log"
         logs.mkdir(parents=True, exist_ok=True)
@@ -130,14 +128,18 @@ class Command(BaseCommand):
         )
         try:
             embedded.workers_wait_ready(workers, timeout=120)
-            training = self.first_scorer(project, retrain=retrain)
+            training = self.silver_scorer(project, retrain=retrain)
             self.wait_for_checks(project)
             self.summary(project, training, admin_password, annotator_password, port)
             self.stdout.write(f"set up in {time.monotonic() - started:.0f} s")
-            if no_serve and isinstance(training, TrainingRun):
-                # Stopping the workers would stop the run: wait for it.
-                self.wait_for_training(training)
-            if not no_serve:
+            experts = (project, corpus, expert, training, retrain)
+            if no_serve:
+                # Stopping the workers would stop the runs: wait for them.
+                self.experts_label(*experts, wait=True)
+            else:
+                threading.Thread(
+                    target=self.experts_label, args=experts, daemon=True
+                ).start()
                 call_command(
                     "runserver",
                     f"127.0.0.1:{port}",
@@ -200,37 +202,82 @@ class Command(BaseCommand):
             expert_labels=0,
         )
 
-    def first_scorer(self, project, *, retrain: bool) -> ScorerModel | TrainingRun:
-        """The scorer trained on the expert labels by an earlier demo, or the
-        run now training it on the training worker (the app's path: gold
-        documents excluded, measured on the gold set, promoted, every claim
-        checked again with it when it lands)."""
+    def silver_scorer(self, project, *, retrain: bool) -> ScorerModel | TrainingRun:
+        """The first scorer, on silver pairs alone (no expert label has
+        arrived yet): trained by an earlier demo, or the run now training it
+        on the training worker (the app's path: measured on the gold set,
+        promoted, every claim checked again with it when it lands)."""
 
-        done = (
-            ScorerModel.objects.filter(
-                project=project, training_run__trigger=TrainingRun.Trigger.DEMO
-            )
-            .order_by("-created_at")
-            .first()
-        )
-        if done is not None and not retrain and Path(done.path).is_dir():
+        done = self.demo_scorer(project, labelled=False, retrain=retrain)
+        if done is not None:
             self.step(f"first scorer: {done.version}, trained earlier ({done.path})")
             if not ScorerModel.objects.filter(project=project, is_active=True).exists():
                 # Resets verdicts and queues the check: the worker scores with it.
                 checking.scorer_activate(scorer=done)
             return done
+        run = self.training_run(project)
+        self.step(
+            f"first scorer: training run {run.pk} on the training worker, on "
+            "silver pairs alone (the dashboard follows it, log: "
+            "var/log/demo-training.log)"
+        )
+        return run
+
+    def experts_label(self, project, corpus, expert, first, retrain, wait=False):
+        """The experts' turn, once the first scorer exists: their labels
+        arrive and a run fine-tunes that scorer on them alone, so the gap
+        between the two versions on the learning curve is what the labels
+        add. Runs beside the server (a thread) unless ``wait``."""
+        try:
+            if isinstance(first, TrainingRun):
+                first = self.landed(first, wait=wait)
+            if first is None:
+                self.step("no first scorer (see its run's log): no second run")
+                return
+            labels_import(project, expert.values())
+            self.simulated_overlap_labels(project, corpus)
+            done = self.demo_scorer(project, labelled=True, retrain=retrain)
+            if done is not None:
+                self.step(f"scorer on expert labels: {done.version}, trained earlier")
+                return
+            run = self.training_run(
+                project, params={"base": first.pk, "stages": ["human"]}
+            )
+            self.step(
+                f"{len(expert)} expert labels arrived: training run {run.pk} "
+                f"fine-tunes {first.version} on them"
+            )
+            if wait:
+                self.landed(run, wait=True)
+        finally:
+            if not wait:
+                connection.close()  # this thread's own
+
+    def demo_scorer(self, project, *, labelled: bool, retrain: bool):
+        """The newest version an earlier demo trained, with or without expert
+        labels, whose folder is still there; None to train it (again)."""
+        if retrain:
+            return None
+        versions = ScorerModel.objects.filter(
+            project=project, training_run__trigger=TrainingRun.Trigger.DEMO
+        )
+        versions = (
+            versions.filter(expert_labels__gt=0)
+            if labelled
+            else versions.filter(expert_labels=0)
+        )
+        done = versions.order_by("-created_at").first()
+        return done if done is not None and Path(done.path).is_dir() else None
+
+    def training_run(self, project, params=None) -> TrainingRun:
+        """The project's run under way (an earlier demo's, or one beat
+        started), else a new demo run."""
         under_way = TrainingRun.objects.filter(
             project=project, status__in=ACTIVE_RUN_STATUSES
         ).first()
-        run = under_way or training_runs.training_run_start(
-            project=project, trigger=TrainingRun.Trigger.DEMO
+        return under_way or training_runs.training_run_start(
+            project=project, trigger=TrainingRun.Trigger.DEMO, params=params
         )
-        self.step(
-            f"first scorer: training run {run.pk} on the training worker "
-            "(silver pairs, then the expert labels; the dashboard follows it, "
-            "log: var/log/demo-training.log)"
-        )
-        return run
 
     def accounts(self, project) -> tuple[str, str]:
         """An admin and an annotator with fresh passwords for this session."""
@@ -261,11 +308,14 @@ class Command(BaseCommand):
                     return
                 time.sleep(1)
 
-    def wait_for_training(self, run: TrainingRun) -> None:
-        """Progress of the training worker's run, as its dashboard shows it."""
+    def landed(self, run: TrainingRun, *, wait: bool) -> ScorerModel | None:
+        """The version ``run`` registered, once it has ended (None if it
+        registered none); with a progress bar where the demo waits on it."""
         from tqdm import tqdm
 
-        with tqdm(total=100, desc="training worker", unit="%") as bar:
+        with tqdm(
+            total=100, desc=f"training run {run.pk}", unit="%", disable=not wait
+        ) as bar:
             while True:
                 run.refresh_from_db()
                 bar.n = round(100 * run.progress)
@@ -273,7 +323,9 @@ class Command(BaseCommand):
                 if run.status not in ACTIVE_RUN_STATUSES:
                     break
                 time.sleep(2)
-        self.stdout.write(run.log)
+        if wait:
+            self.stdout.write(run.log)
+        return ScorerModel.objects.filter(training_run=run).first()
 
     def summary(self, project, scorer, admin_password, annotator_password, port):
         claims = Claim.objects.filter(project=project)
@@ -287,8 +339,9 @@ class Command(BaseCommand):
         untuned = "" if base_f1 is None else f"; untuned base gold-set F1 {base_f1:.3f}"
         if isinstance(scorer, TrainingRun):
             judged = (
-                f"the first scorer is training (run {scorer.pk}{untuned}): "
-                "its verdicts replace these when it lands"
+                f"the first scorer is training on silver pairs (run {scorer.pk}"
+                f"{untuned}); then the expert labels arrive and a second run "
+                "trains on them: each one's verdicts replace these as it lands"
             )
         else:
             gold_f1 = "n/a" if scorer.gold_f1 is None else f"{scorer.gold_f1:.3f}"
@@ -369,6 +422,12 @@ class Command(BaseCommand):
             f"simulated a second expert's labels on {len(overlap)} overlap "
             "claims (for the dashboard's agreement and labels per hour)"
         )
+
+
+def labels_import(project, labels) -> None:
+    ingest.labels_import(
+        project=project, stream=jsonl(label_to_json(lab) for lab in labels)
+    )
 
 
 def jsonl(rows):
