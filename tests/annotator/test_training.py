@@ -779,6 +779,52 @@ def test_labels_through_the_api_make_beat_train_register_and_rescore(
     assert TrainingRun.objects.filter(project=project).count() == 2
 
 
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_the_demo_learns_from_silver_pairs_then_from_the_labels_that_arrive(
+    personas, corpus, training_worker, settings, tmp_path
+):
+    """The demo's learning curve isolates what labels add: a first scorer on
+    silver pairs before any training label, then that scorer fine-tuned on
+    the labels once they arrive; both measured on the gold set. A second
+    demo trains neither again."""
+    from annotator.dashboard import stats
+    from annotator.management.commands.demo import Command
+
+    settings.VAR_DIR = tmp_path / "var"  # the worker's, where versions land
+    project = personas.project
+    load_corpus(project, corpus)
+    import_labels(project, corpus_labels(project, corpus, gold_set=True))
+    gold_claims = set(
+        gold.restrict(
+            Claim.objects.filter(project=project), project, gold=True
+        ).values_list("external_id", flat=True)
+    )
+    expert = {
+        lab.claim_id: lab for lab in corpus.labels if lab.claim_id not in gold_claims
+    }
+    training_worker(TINY)
+    demo = Command(stdout=io.StringIO())
+    first = demo.silver_scorer(project, retrain=False)
+    assert isinstance(first, TrainingRun)
+    demo.experts_label(project, corpus, expert, first, retrain=False, wait=True)
+
+    silver, labelled = ScorerModel.objects.filter(project=project).order_by("pk")
+    assert silver.expert_labels == 0 and silver.training_run.trigger == "demo"
+    assert labelled.expert_labels >= len(expert)
+    assert labelled.training_run.params == {"base": silver.pk, "stages": ["human"]}
+    assert labelled.base_model == silver.path
+    assert silver.gold_f1 is not None and labelled.gold_f1 is not None
+    curve = stats.learning_curve([silver, labelled])["points"]
+    assert [p["expert_labels"] for p in curve] == [0, labelled.expert_labels]
+
+    again = Command(stdout=io.StringIO())
+    assert again.silver_scorer(project, retrain=False) == silver
+    again.experts_label(project, corpus, expert, silver, retrain=False, wait=True)
+    assert ScorerModel.objects.filter(project=project).count() == 2
+    assert "trained earlier" in again.stdout.getvalue()
+
+
 def _wait_training(run_id, worker):
     def training_now():
         run = _run(run_id)
