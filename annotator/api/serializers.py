@@ -658,7 +658,9 @@ class TrainingRunStartSerializer(serializers.Serializer):
         help_text="TrainConfig fields overriding the deployment's defaults, e.g. "
         '{"human_epochs": 4, "base": "cross-encoder/nli-deberta-v3-base"}. '
         "base: a model in SCORER_MODELS, a folder in SCORER_ROOTS, or one of the "
-        "project's own scorer versions by its id (an integer).",
+        "project's own scorer versions by its id (an integer). stages: "
+        '["silver"] learns from silver pairs alone and reads no expert label '
+        '(a learning curve\'s 0), ["human"] from the expert labels alone.',
     )
 
 

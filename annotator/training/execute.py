@@ -5,6 +5,7 @@ measure on the gold set beside the active scorer, register the version
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import shutil
 import threading
@@ -192,6 +193,10 @@ def _execute(run_id: int, on_progress) -> None:
     config = train_config(run.params, project=project)
     log = lambda message: run_log(run_id, message)  # noqa: E731
     data = labelled_data(project, gold_set=False)
+    if "human" not in config.stages:
+        # Silver pairs alone: no expert label is read, not even to validate
+        # on, so the version shows what they teach (a learning curve's 0).
+        data = dataclasses.replace(data, labels={})
     checker = project_checker(project, data.documents)
     unsafe = sum(lab.label == "unsafe" for lab in data.labels.values())
     log(

@@ -785,9 +785,10 @@ def test_the_demo_learns_from_silver_pairs_then_from_the_labels_that_arrive(
     personas, corpus, training_worker, settings, tmp_path
 ):
     """The demo's learning curve isolates what labels add: a first scorer on
-    silver pairs before any training label, then that scorer fine-tuned on
-    the labels once they arrive; both measured on the gold set. A second
-    demo trains neither again."""
+    silver pairs alone, then that scorer fine-tuned on the expert labels;
+    both measured on the gold set. The first reads no expert label even
+    where the database holds some (an earlier demo's), and a second demo
+    trains neither again."""
     from annotator.dashboard import stats
     from annotator.management.commands.demo import Command
 
@@ -803,6 +804,7 @@ def test_the_demo_learns_from_silver_pairs_then_from_the_labels_that_arrive(
     expert = {
         lab.claim_id: lab for lab in corpus.labels if lab.claim_id not in gold_claims
     }
+    import_labels(project, corpus_labels(project, corpus, gold_set=False))
     training_worker(TINY)
     demo = Command(stdout=io.StringIO())
     first = demo.silver_scorer(project, retrain=False)
@@ -811,6 +813,7 @@ def test_the_demo_learns_from_silver_pairs_then_from_the_labels_that_arrive(
 
     silver, labelled = ScorerModel.objects.filter(project=project).order_by("pk")
     assert silver.expert_labels == 0 and silver.training_run.trigger == "demo"
+    assert silver.training_run.params == {"stages": ["silver"]}
     assert labelled.expert_labels >= len(expert)
     assert labelled.training_run.params == {"base": silver.pk, "stages": ["human"]}
     assert labelled.base_model == silver.path

@@ -52,6 +52,9 @@ from pipeline.score import DEFAULT_BASE_MODEL
 
 PROJECT_NAME = "Refugee decisions (demo)"
 EXPERT_LABELS = 500
+#: The demo's two runs: silver pairs alone (no expert label read, whatever
+#: the database holds), then that scorer fine-tuned on the expert labels.
+SILVER, HUMAN = {"stages": ["silver"]}, {"stages": ["human"]}
 
 
 class Command(BaseCommand):
@@ -208,14 +211,14 @@ class Command(BaseCommand):
         on the training worker (the app's path: measured on the gold set,
         promoted, every claim checked again with it when it lands)."""
 
-        done = self.demo_scorer(project, labelled=False, retrain=retrain)
+        done = self.demo_scorer(project, SILVER, retrain=retrain)
         if done is not None:
             self.step(f"first scorer: {done.version}, trained earlier ({done.path})")
             if not ScorerModel.objects.filter(project=project, is_active=True).exists():
                 # Resets verdicts and queues the check: the worker scores with it.
                 checking.scorer_activate(scorer=done)
             return done
-        run = self.training_run(project)
+        run = self.training_run(project, SILVER)
         self.step(
             f"first scorer: training run {run.pk} on the training worker, on "
             "silver pairs alone (the dashboard follows it, log: "
@@ -236,13 +239,11 @@ class Command(BaseCommand):
                 return
             labels_import(project, expert.values())
             self.simulated_overlap_labels(project, corpus)
-            done = self.demo_scorer(project, labelled=True, retrain=retrain)
+            done = self.demo_scorer(project, HUMAN, retrain=retrain)
             if done is not None:
                 self.step(f"scorer on expert labels: {done.version}, trained earlier")
                 return
-            run = self.training_run(
-                project, params={"base": first.pk, "stages": ["human"]}
-            )
+            run = self.training_run(project, {"base": first.pk, **HUMAN})
             self.step(
                 f"{len(expert)} expert labels arrived: training run {run.pk} "
                 f"fine-tunes {first.version} on them"
@@ -253,23 +254,23 @@ class Command(BaseCommand):
             if not wait:
                 connection.close()  # this thread's own
 
-    def demo_scorer(self, project, *, labelled: bool, retrain: bool):
-        """The newest version an earlier demo trained, with or without expert
-        labels, whose folder is still there; None to train it (again)."""
+    def demo_scorer(self, project, stages: dict, *, retrain: bool):
+        """The newest version an earlier demo trained with ``stages``, whose
+        folder is still there; None to train it (again)."""
         if retrain:
             return None
-        versions = ScorerModel.objects.filter(
-            project=project, training_run__trigger=TrainingRun.Trigger.DEMO
+        done = (
+            ScorerModel.objects.filter(
+                project=project,
+                training_run__trigger=TrainingRun.Trigger.DEMO,
+                training_run__params__contains=stages,
+            )
+            .order_by("-created_at")
+            .first()
         )
-        versions = (
-            versions.filter(expert_labels__gt=0)
-            if labelled
-            else versions.filter(expert_labels=0)
-        )
-        done = versions.order_by("-created_at").first()
         return done if done is not None and Path(done.path).is_dir() else None
 
-    def training_run(self, project, params=None) -> TrainingRun:
+    def training_run(self, project, params: dict) -> TrainingRun:
         """The project's run under way (an earlier demo's, or one beat
         started), else a new demo run."""
         under_way = TrainingRun.objects.filter(
