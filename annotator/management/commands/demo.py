@@ -150,6 +150,10 @@ class Command(BaseCommand):
                     skip_checks=True,
                 )
         finally:
+            # A second Ctrl-C or SIGTERM must not cut the clean-up short,
+            # leaving workers and the embedded servers running.
+            for stop in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(stop, signal.SIG_IGN)
             for worker in workers.values():
                 embedded.worker_stop(worker.process)
             if settings.EMBEDDED_REDIS:
