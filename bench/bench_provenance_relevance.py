@@ -28,6 +28,7 @@ import provenance_sets as sets  # noqa: E402
 from pipeline.checkers.provenance.check import (  # noqa: E402
     RANK_AGAINST,
     ProvenanceConfig,
+    RankAgainst,
     check_items,
     context_units,
 )
@@ -44,10 +45,12 @@ def right_answers(raw: list[dict]) -> dict[str, str]:
     }
 
 
-def selected_share(raw: list[dict], relevance, rank_against: str) -> dict[str, list]:
+def selected_share(
+    raw: list[dict], relevance, rank_against: RankAgainst
+) -> dict[str, list]:
     """Per label, one bool per claim: its sources hold the answer's sentence."""
     right = right_answers(raw)
-    config = ProvenanceConfig(rank_against=rank_against)  # type: ignore[arg-type]
+    config = ProvenanceConfig(rank_against=rank_against)
     results = check_items(
         [item_from_json(r) for r in raw], relevance=relevance, config=config
     )
@@ -55,12 +58,13 @@ def selected_share(raw: list[dict], relevance, rank_against: str) -> dict[str, l
     for result in results:
         answer = right[result.item.id.rsplit("-", 1)[0]]
         units = context_units(result.item, split=config.split_contexts)
-        if len(units) < 2 or not any(answer in u.text.lower() for u in units):
+        label = result.item.label
+        if label is None or len(units) < 2:
+            continue
+        if not any(answer in u.text.lower() for u in units):
             continue
         for claim in result.claims:
-            hits[result.item.label].append(
-                any(answer in s.text.lower() for s in claim.sources)
-            )
+            hits[label].append(any(answer in s.text.lower() for s in claim.sources))
     return hits
 
 

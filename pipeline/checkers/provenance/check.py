@@ -42,8 +42,8 @@ Aggregate = Literal["min", "max", "weighted", "joined"]
 #: selects the sentence holding the right answer more often, for right and
 #: hallucinated answers alike (``bench/bench_provenance_relevance.py``, on
 #: HaluEval QA dev lines).
-RANK_AGAINST = ("claim", "query")
 RankAgainst = Literal["claim", "query"]
+RANK_AGAINST: tuple[RankAgainst, ...] = ("claim", "query")
 
 
 @dataclass(frozen=True)
@@ -241,7 +241,8 @@ def check_items(
         in_time(deadline, "splitting")
     logits = relevance.logits(
         [
-            item.query.strip() or c if config.rank_against == "query" else c
+            # Without a question (a summary) the claim is all there is.
+            (item.query.strip() or c) if config.rank_against == "query" else c
             for item, _, _, claims in plans
             for c in claims
         ],
