@@ -152,11 +152,19 @@ class DocumentIndex:
     def __init__(self, document: str):
         self.document = document
         self._norm = _Normalised(document)
+        # Sorted k-mer hashes per size. Nearly every context seeds with the
+        # long k-mers; the short ones, which only serve short or badly
+        # copied contexts, are made when one first needs them.
         self._kmers: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        for k in _KMER_SIZES:
+        self._sorted_kmers(_KMER_SIZES[0])
+
+    def _sorted_kmers(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The document's k-mer hashes sorted, and their offsets."""
+        if k not in self._kmers:
             hashes = _kmer_hashes(self._norm.codes, k)
             order = np.argsort(hashes)
             self._kmers[k] = (hashes[order], order)
+        return self._kmers[k]
 
     @property
     def text(self) -> str:
@@ -169,7 +177,7 @@ class DocumentIndex:
         """Shared k-mers: document offsets, context offsets, and how many
         context k-mers were left out for occurring over ``max_occurrences``
         times in the document."""
-        sorted_hashes, order = self._kmers[k]
+        sorted_hashes, order = self._sorted_kmers(k)
         query = _kmer_hashes(codes, k)
         left = np.searchsorted(sorted_hashes, query, side="left")
         counts = np.searchsorted(sorted_hashes, query, side="right") - left
@@ -221,7 +229,7 @@ def align_context(
     """Find where a context lies in its document and how faithfully.
 
     Gives the same span and score as :func:`align_full` whenever the best
-    alignment touches a seed of one of the most-voted k-mer diagonals (in
+    alignment runs through a seed of one of the most-voted k-mer diagonals (in
     tests and benchmarks, every copied or mistranscribed context), including
     Biopython's choice among equally good places (the last one). Invented
     contexts may get another low-scoring span. A context sharing no k-mer
@@ -262,20 +270,21 @@ def align_context(
     k, doc_pos, ctx_pos, frequent = _find_seeds(index, query.codes)
     if doc_pos.size == 0:
         return _NOTHING
-    clusters = _seed_clusters(doc_pos, ctx_pos, n)
+    clusters, diagonals = _seed_clusters(doc_pos, ctx_pos, n)
     size = len(doc.text)
 
     # The most-voted cluster gives a score the answer must reach: the best
-    # alignment scores at least that, so it spans at most _max_span
-    # characters, and clusters widened by that much hold it if it touches
-    # any of their seeds. A window with too few seeds to reach that score is
-    # skipped (see _min_seeds), so noise clusters cost nothing.
+    # alignment scores at least that, so it skips at most _max_deleted
+    # document characters, and a cluster's diagonals widened by that much
+    # (and by the context's length) hold it if it runs through any of its
+    # seeds. A window with too few seeds to reach that score is skipped (see
+    # _min_seeds), so noise clusters cost nothing.
     lo, hi = clusters[0]
     first = (max(0, lo - n // 4 - k), min(size, hi + n // 4 + k))
     floor = _ALIGNER.score(doc.text[first[0] : first[1]], q)
-    margin = _max_span(n, floor)
+    slack = _max_deleted(n, floor)
     needed = _min_seeds(n, k, floor) - frequent
-    spans = [(max(0, a - margin), min(size, b + margin)) for a, b in clusters]
+    spans = [(max(0, a - slack), min(size, b + n + slack)) for a, b in diagonals]
     windows = [
         (a, b)
         for a, b in _merge([*spans, first])
@@ -288,11 +297,13 @@ def align_context(
     return _align_window(document, doc, query, lo, hi)
 
 
-def _max_span(n: int, score: float) -> int:
-    """The widest document span an alignment scoring ``score`` can cover."""
-    # n aligned columns at best, and each deleted document character costs
-    # at least -GAP_EXTEND_SCORE out of the n * MATCH_SCORE there is to gain.
-    return n + math.ceil((n * MATCH_SCORE - score) / -GAP_EXTEND_SCORE) + 1
+def _max_deleted(n: int, score: float) -> int:
+    """The most document characters an alignment scoring ``score`` can skip
+    between context characters: each costs at least -GAP_EXTEND_SCORE out of
+    the n * MATCH_SCORE there is to gain. One through an intact seed on
+    diagonal d (document offset minus context offset) so starts at or after
+    d minus that many, and ends at or before d + n plus that many."""
+    return math.ceil((n * MATCH_SCORE - score) / -GAP_EXTEND_SCORE) + 1
 
 
 def _min_seeds(n: int, k: int, score: float) -> int:
@@ -341,8 +352,9 @@ def _find_seeds(
 
 def _seed_clusters(
     doc_pos: np.ndarray, ctx_pos: np.ndarray, n: int
-) -> list[tuple[int, int]]:
-    """Document ranges of the seeds on the most-voted diagonals, best first.
+) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """Document ranges of the seeds on the most-voted diagonals, best first,
+    and the range of their diagonals (document minus context offset).
 
     A seed at document offset p and context offset q votes for diagonal
     p - q; bins are wide enough that an inserted or elided word keeps its
@@ -370,11 +382,13 @@ def _seed_clusters(
     by_bin, positions = bins[order], doc_pos[order]
     lows = np.searchsorted(by_bin, np.array(chosen) - 1, side="left")
     highs = np.searchsorted(by_bin, np.array(chosen) + 1, side="right")
-    clusters = []
+    diagonal = doc_pos[order] - ctx_pos[order]
+    clusters, diagonals = [], []
     for lo, hi in zip(lows.tolist(), highs.tolist(), strict=True):
-        near = positions[lo:hi]
+        near, on = positions[lo:hi], diagonal[lo:hi]
         clusters.append((int(near.min()), int(near.max()) + 1))
-    return clusters
+        diagonals.append((int(on.min()), int(on.max())))
+    return clusters, diagonals
 
 
 def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
