@@ -320,7 +320,13 @@ def claims_check_queue(*, project: Project, force: bool = False) -> int:
 
 
 def check_enqueue(project_id: int) -> None:
-    send_after_commit("annotator.tasks.check_claims", project_id)
+    """One check message, or up to CHECK_PARALLEL where more than one batch
+    waits: each worker that takes one claims batches of its own, so a large
+    project's check spreads over that many workers."""
+    unchecked = Claim.objects.filter(project_id=project_id, checked_at=None).count()
+    batches = -(-unchecked // settings.CHECK_BATCH_SIZE)
+    for _ in range(max(1, min(settings.CHECK_PARALLEL, batches))):
+        send_after_commit("annotator.tasks.check_claims", project_id)
 
 
 def scorer_problem(scorer: ScorerModel) -> str | None:

@@ -293,6 +293,10 @@ DEFAULT_NLI_THRESHOLD = env_float("DEFAULT_NLI_THRESHOLD", 0.5)
 # name. Empty means alignment only: what aligns is "unscored", never safe.
 DEFAULT_SCORER = env_str("DEFAULT_SCORER", "")
 CHECK_BATCH_SIZE = env_int("CHECK_BATCH_SIZE", 500)
+# Check messages sent for a project with more than one batch to check: as
+# many worker processes as there are share its check (each claims its own
+# batches); a message that finds nothing left costs next to nothing.
+CHECK_PARALLEL = env_int("CHECK_PARALLEL", 2)
 # Dynamic int8 quantisation of scorers (and of the provenance bi-encoder) on
 # CPU: about 1.5x the pairs per second for a point or two of AUC.
 SCORER_INT8 = env_bool("SCORER_INT8", False)

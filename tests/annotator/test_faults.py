@@ -181,6 +181,46 @@ def test_a_worker_killed_after_its_warm_shutdown_takes_its_beat_with_it(workers)
     assert not alive
 
 
+def _checked_per_task(log: str, project) -> list[int]:
+    """What each check task of a worker logged as checked, from its progress
+    lines (a solo worker runs one task at a time; a new one starts low)."""
+    counts = [
+        int(line.rsplit(" ", 1)[1].split("/")[0])
+        for line in log.splitlines()
+        if f"project {project.pk}: checked " in line
+    ]
+    ends = [a for a, b in zip(counts, counts[1:], strict=False) if b <= a]
+    return ends + counts[-1:]
+
+
+def test_two_workers_share_one_projects_check_and_lose_nothing_when_one_dies(
+    workers, settings
+):
+    """A large project's check goes out as CHECK_PARALLEL messages, which two
+    workers take side by side; one is killed mid-check and the other checks
+    the rest: every claim checked, none twice."""
+    settings.CHECK_BATCH_SIZE = 4
+    # Started first: a worker's start-up sweep would send a check of its own.
+    first, second = (workers(CHECK_BATCH_SIZE="4") for _ in range(2))
+    project = make_project()
+    _many_claims(project, 200)
+    checking.check_enqueue(project.pk)
+
+    def both_checking():
+        logs = first.output(), second.output()
+        return all(f"project {project.pk}: checked " in log for log in logs)
+
+    wait_for(both_checking, worker=second)
+    _kill(first)
+    assert _unchecked(project) > 0  # killed mid-check
+    wait_for(lambda: _unchecked(project) == 0, worker=second)
+    done = [
+        *_checked_per_task(first.output(), project),
+        *_checked_per_task(second.output(), project),
+    ]
+    assert sum(done) == 200, done
+
+
 def test_the_demo_worker_runs_beat_whose_sweep_finds_lost_checks(workers):
     # As the demo starts it: beat inside the pipeline worker.
     worker = workers(
