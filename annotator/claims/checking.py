@@ -323,9 +323,11 @@ def check_enqueue(project_id: int) -> None:
     """One check message, or up to CHECK_PARALLEL where more than one batch
     waits: each worker that takes one claims batches of its own, so a large
     project's check spreads over that many workers."""
-    unchecked = Claim.objects.filter(project_id=project_id, checked_at=None).count()
-    batches = -(-unchecked // settings.CHECK_BATCH_SIZE)
-    for _ in range(max(1, min(settings.CHECK_PARALLEL, batches))):
+    size, most = settings.CHECK_BATCH_SIZE, max(1, settings.CHECK_PARALLEL)
+    # Counted no further than it matters: a project may hold a million.
+    waiting = Claim.objects.filter(project_id=project_id, checked_at=None)
+    unchecked = waiting[: (most - 1) * size + 1].count()
+    for _ in range(max(1, min(most, -(-unchecked // size)))):
         send_after_commit("annotator.tasks.check_claims", project_id)
 
 
