@@ -270,7 +270,7 @@ def align_context(
     k, doc_pos, ctx_pos, frequent = _find_seeds(index, query.codes)
     if doc_pos.size == 0:
         return _NOTHING
-    clusters, diagonals = _seed_clusters(doc_pos, ctx_pos, n)
+    (lo, hi), diagonals = _seed_clusters(doc_pos, ctx_pos, n)
     size = len(doc.text)
 
     # The most-voted cluster gives a score the answer must reach: the best
@@ -279,7 +279,6 @@ def align_context(
     # (and by the context's length) hold it if it runs through any of its
     # seeds. A window with too few seeds to reach that score is skipped (see
     # _min_seeds), so noise clusters cost nothing.
-    lo, hi = clusters[0]
     first = (max(0, lo - n // 4 - k), min(size, hi + n // 4 + k))
     floor = _ALIGNER.score(doc.text[first[0] : first[1]], q)
     slack = _max_deleted(n, floor)
@@ -352,9 +351,10 @@ def _find_seeds(
 
 def _seed_clusters(
     doc_pos: np.ndarray, ctx_pos: np.ndarray, n: int
-) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
-    """Document ranges of the seeds on the most-voted diagonals, best first,
-    and the range of their diagonals (document minus context offset).
+) -> tuple[tuple[int, int], list[tuple[int, int]]]:
+    """The document range of the most-voted cluster's seeds, and the range
+    of diagonals (document minus context offset) of each most-voted
+    cluster's seeds, best first.
 
     A seed at document offset p and context offset q votes for diagonal
     p - q; bins are wide enough that an inserted or elided word keeps its
@@ -382,13 +382,13 @@ def _seed_clusters(
     by_bin, positions = bins[order], doc_pos[order]
     lows = np.searchsorted(by_bin, np.array(chosen) - 1, side="left")
     highs = np.searchsorted(by_bin, np.array(chosen) + 1, side="right")
-    diagonal = doc_pos[order] - ctx_pos[order]
-    clusters, diagonals = [], []
-    for lo, hi in zip(lows.tolist(), highs.tolist(), strict=True):
-        near, on = positions[lo:hi], diagonal[lo:hi]
-        clusters.append((int(near.min()), int(near.max()) + 1))
-        diagonals.append((int(on.min()), int(on.max())))
-    return clusters, diagonals
+    diagonal = positions - ctx_pos[order]
+    diagonals = [
+        (int(diagonal[lo:hi].min()), int(diagonal[lo:hi].max()))
+        for lo, hi in zip(lows.tolist(), highs.tolist(), strict=True)
+    ]
+    best = positions[lows[0] : highs[0]]
+    return (int(best.min()), int(best.max()) + 1), diagonals
 
 
 def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
