@@ -5,6 +5,12 @@ claims on documents no training step saw. Prints one JSON object per
 evaluated scorer, with precision / recall / F1, and the same on documents of
 a style the training never saw (``tribunal``).
 
+It also times the check end to end (align, score, judge: claims a second,
+best of two runs over the held-out and unseen-style claims, all distinct) of
+the trained scorer in fp32, the baseline, and in the precisions the CPU
+offers: the default (bf16 where the CPU computes it natively, else fp32)
+and int8, each with its F1 and its speed as a ratio to fp32's in this run.
+
     python bench/bench_quality.py [--docs 600] [--labels 500] [--stages silver,human]
 """
 
@@ -49,11 +55,60 @@ def split_corpus(corpus, *, test_share: float, n_labels: int, seed: int):
 
 
 def evaluate_on(scorer, corpus, doc_ids, gold) -> dict:
-    documents = {d.id: d for d in corpus.documents if d.id in doc_ids}
-    claims = [p for p in corpus.claims if p.document_id in doc_ids]
+    documents, claims, _ = _measured(corpus, doc_ids, gold)
     report = check_claims(documents, claims, scorer=scorer)
     result = evaluate_checked(report.checked, gold)
     return {k: result[k] for k in ("n", "precision", "recall", "f1", "confusion")}
+
+
+def _measured(corpus, doc_ids, gold) -> tuple[dict, list, dict]:
+    """(documents, claims, gold labels) of these documents of ``corpus``."""
+    documents = {d.id: d for d in corpus.documents if d.id in doc_ids}
+    return documents, [p for p in corpus.claims if p.document_id in doc_ids], gold
+
+
+def check_speed(folder: str, measured: dict, device: str | None) -> dict:
+    """F1 and end-to-end claims a second of the scorer in ``folder`` in each
+    precision, fp32 first (the baseline of the ratios).
+
+    Args:
+        measured: (documents, claims, gold labels) by the name of each set.
+    """
+    precisions = {"fp32": dict(bf16=False), "default": {}, "int8": dict(quantize=True)}
+    claims = sum(len(c) for _, c, _ in measured.values())
+    distinct = len(
+        {
+            (p.document_id, p.type, json.dumps(p.value, sort_keys=True), p.context)
+            for _, items, _ in measured.values()
+            for p in items
+        }
+    )
+    rows: dict[str, dict] = {}
+    for name, options in precisions.items():
+        if device not in (None, "cpu") and name != "default":
+            continue  # the other precisions are the CPU's
+        scorer = NLIScorer(folder, device=device, **options)
+        runs = []
+        for _ in range(2):
+            started = time.perf_counter()
+            reports = {
+                where: check_claims(documents, items, scorer=scorer)
+                for where, (documents, items, _) in measured.items()
+            }
+            runs.append(time.perf_counter() - started)
+        rows[name] = {
+            f"{where}_f1": evaluate_checked(reports[where].checked, gold)["f1"]
+            for where, (_, _, gold) in measured.items()
+        }
+        rows[name]["claims_per_second"] = round(claims / min(runs), 1)
+        if name == "default":
+            rows[name]["computes_in"] = "bf16" if scorer.bf16 else "fp32"
+    for row in rows.values():
+        if "fp32" in rows:
+            row["x_fp32"] = round(
+                row["claims_per_second"] / rows["fp32"]["claims_per_second"], 2
+            )
+    return {"claims": claims, "distinct": distinct, "precisions": rows}
 
 
 def main() -> None:
@@ -106,6 +161,14 @@ def main() -> None:
             "label_counts": metadata["label_counts"],
             "train_seconds": round(time.monotonic() - started, 1),
         }
+        speed = check_speed(
+            out,
+            {
+                "held_out": _measured(corpus, test_docs, gold),
+                "unseen_style": _measured(unseen, unseen_docs, unseen_gold),
+            },
+            args.device,
+        )
     print(
         json.dumps(
             {
@@ -113,6 +176,7 @@ def main() -> None:
                 "held_out_docs": len(test_docs),
                 "human_labels": len(labels),
                 "scorers": rows,
+                "check_speed": speed,
             },
             indent=2,
         )

@@ -298,7 +298,8 @@ CHECK_BATCH_SIZE = env_int("CHECK_BATCH_SIZE", 500)
 # batches); a message that finds nothing left costs next to nothing.
 CHECK_PARALLEL = env_int("CHECK_PARALLEL", 2)
 # Dynamic int8 quantisation of scorers (and of the provenance bi-encoder) on
-# CPU: about 1.5x the pairs per second for a point or two of AUC.
+# CPU: about 1.5x the pairs per second for a point or two of AUC. Without it
+# a CPU that computes bfloat16 natively scores in bf16 (NLIScorer's bf16).
 SCORER_INT8 = env_bool("SCORER_INT8", False)
 # Retries of an LLM run's task after a transient failure (429, 5xx, a
 # timeout), with backoff; EXTRACTION_MAX_RETRIES is its former name.

@@ -42,6 +42,7 @@ class TableScorer:
         self.table, self.rival_margin = table, rival_margin
 
     def score_pairs(self, pairs, *, progress=False):
+        self.asked = [h for _, h in pairs]
         return [self.table[h] for _, h in pairs]
 
 
@@ -67,6 +68,17 @@ def test_a_claim_its_rival_outscores_by_the_margin_is_flagged():
     assert verdicts[None] == {"p1": "safe", "p2": "safe"}  # rivals unread
     assert verdicts[0.2] == {"p1": "unsafe", "p2": "safe"}
     assert verdicts[0.3] == {"p1": "safe", "p2": "safe"}  # 0.25 is within it
+
+
+def test_a_claim_its_span_states_is_scored_without_its_rivals():
+    """The caption states the roles, so its verdict needs no rival: only its
+    own score is asked for (the queue orders by it)."""
+    documents = {"d1": Document("d1", CAPTION)}
+    stated = claim("p1", "Appellant", "Jane Roe")
+    scorer = TableScorer({"Appellant: Jane Roe": 0.9}, 0.1)
+    (checked,) = check_claims(documents, [stated], scorer=scorer).checked
+    assert (checked.verdict, checked.score) == ("safe", 0.9)
+    assert scorer.asked == ["Appellant: Jane Roe"]
 
 
 def test_the_margin_is_the_narrowest_whose_own_flags_are_precise():

@@ -96,6 +96,16 @@ def check_claims(
     aligned, errors = align_claims(documents, claims, progress=progress)
     hypotheses = [render_hypothesis(p.type, p.value, schema=schema) for p, _ in aligned]
     kept = [i for i, (_, a) in enumerate(aligned) if a.score >= align_threshold]
+    # Whether the span states the field as claimed or otherwise: such a
+    # verdict needs no rival, only its score (which the queue orders by).
+    stated = {
+        i: pattern_agreement(
+            aligned[i][1].text,
+            type_display_name(aligned[i][0].type, schema),
+            aligned[i][0].value,
+        )
+        for i in kept
+    }
     scores: dict[int, float] = {}
     rivals: dict[int, float] = {}
     margin = getattr(scorer, "rival_margin", None)
@@ -107,6 +117,8 @@ def check_claims(
             for p, _ in aligned:
                 by_document.setdefault(p.document_id, []).append(p)
             for i in kept:
+                if stated[i] is not None:
+                    continue
                 p, a = aligned[i]
                 for h in rival_hypotheses(
                     p, a.text, by_document[p.document_id], schema=schema
@@ -122,24 +134,16 @@ def check_claims(
         zip(aligned, hypotheses, strict=True)
     ):
         score = scores.get(i)
-        stated = (
-            pattern_agreement(
-                alignment.text,
-                type_display_name(claim.type, schema),
-                claim.value,
-            )
-            if alignment.score >= align_threshold
-            else None
-        )
+        states = stated.get(i)
         verdict: VerdictValue
         reason: Reason | None
         if alignment.score < align_threshold:
             verdict, reason = "unsafe", "not_in_document"
-        elif stated is False:
+        elif states is False:
             verdict, reason = "unsafe", "not_supported"
         elif score is None or scorer is None:  # no scorer, no scores
             verdict, reason = "unscored", None
-        elif stated is None and (
+        elif states is None and (
             score < scorer.threshold
             # rivals are read only with a margin
             or (margin is not None and i in rivals and rivals[i] - score > margin)

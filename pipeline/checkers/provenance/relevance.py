@@ -16,7 +16,12 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from ...errors import ScorerError
-from ...score import DEFAULT_BASE_MODEL, load_cross_encoder, resolve_model
+from ...score import (
+    DEFAULT_BASE_MODEL,
+    load_cross_encoder,
+    quantize_int8,
+    resolve_model,
+)
 from .limits import DEADLINE_SLICE, in_time
 
 #: all-MiniLM-L6-v2 was trained contrastively with similarities scaled by 20,
@@ -70,11 +75,7 @@ class BiEncoderRelevance:
         except (OSError, ValueError) as e:
             raise ScorerError(f"cannot load sentence embedder {model!r}: {e}") from e
         if quantize:
-            import torch
-
-            self._model = torch.ao.quantization.quantize_dynamic(
-                self._model, {torch.nn.Linear}, dtype=torch.qint8
-            )
+            self._model = quantize_int8(self._model)
         self.scale = scale
         self.batch_size = batch_size
         self.name = f"cosine:{model}"
