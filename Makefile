@@ -7,7 +7,10 @@ STAMP := $(VENV)/.installed
 
 export HF_HUB_OFFLINE ?= 1
 
-.PHONY: setup demo test test-fast lint bench browser docs
+.PHONY: setup starter demo test test-fast lint bench browser docs
+
+# When make started: `make setup` prints how long it took at its end.
+SETUP_START := $(shell date +%s)
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -18,12 +21,18 @@ $(STAMP): requirements.txt requirements-dev.txt
 
 # The starter scorer every project's training starts from (silver pairs of
 # many document styles and human-labelled NLI pairs, no label of yours; a few
-# minutes on a CPU, once). Real documents of the styles you expect make it
-# travel: STARTER_DOCUMENTS names documents JSONL files (by default the court
-# opinions beside this repository, where they are), less the opinions the
-# real-documents benchmark measures on (bench/README.md). NLI_DATA names NLI
-# pairs JSONL files (by default the shared pairs, where they are) that teach
-# it entailment; without them it says so and learns from silver pairs alone.
+# minutes on a CPU, once per machine). Real documents of the styles you
+# expect make it travel: STARTER_DOCUMENTS names documents JSONL files (by
+# default the court opinions beside this repository, where they are), less
+# the opinions the real-documents benchmark measures on (bench/README.md).
+# NLI_DATA names NLI pairs JSONL files (by default the shared pairs, where
+# they are) that teach it entailment; without them it says so and learns
+# from silver pairs alone.
+# The tool runs on every `make setup`: it hashes its recipe and the bytes of
+# its inputs (well under a second) and trains only a build this machine has
+# never made; one it has made is left as it is or copied from the scorer
+# cache (SCORER_CACHE, by default ~/.cache/safepassage/scorers), so a pull, a
+# checkout or a second clone never trains it twice.
 STARTER := var/scorers/starter
 STARTER_DOCUMENTS ?= $(wildcard ../shared/data/caselaw/opinions.jsonl)
 NLI_DATA ?= $(wildcard ../shared/data/nli/pairs.jsonl)
@@ -34,9 +43,8 @@ STARTER_BUILD = $(BIN)/python -m tools.starter_scorer --out $(STARTER) \
 	$(addprefix --nli ,$(NLI_DATA)) \
 	$(addprefix --exclude ,$(BENCHMARK_ROWS))
 
-# Rebuilt (--force) when its recipe or the benchmark's rows change.
-$(STARTER)/metadata.json: $(STAMP) $(BENCHMARK_ROWS) tools/starter_scorer.py
-	$(STARTER_BUILD) --force
+starter: $(STAMP)
+	$(STARTER_BUILD)
 
 # Local development settings (a generated SECRET_KEY) so that `manage.py`
 # commands run as the README writes them; the environment wins, and a
@@ -48,7 +56,8 @@ $(DEV_ENV):
 	printf '# Local development settings made by make setup; the environment wins.\nSECRET_KEY=%s\n' \
 		"$$($(PYTHON) -c 'import secrets; print(secrets.token_urlsafe(50))')" > $@
 
-setup: $(STAMP) $(DEV_ENV) $(STARTER)/metadata.json
+setup: $(STAMP) $(DEV_ENV) starter
+	@echo "==> set up in $$(( $$(date +%s) - $(SETUP_START) )) s"
 
 # Debian's Chromium for the browser tests (Playwright drives it; no download).
 browser:
@@ -75,13 +84,15 @@ docs: setup
 	$(BIN)/mkdocs build --strict
 
 # `make demo PORT=8001` serves on another port. The demo serves first: the
-# starter scorer, where one is still to build, builds beside it (its log in
-# var/log/starter.log; Ctrl-C stops it too, and the next run picks it up),
-# and the demo's own first scorer trains from what is built when it starts.
+# starter scorer, where it is built or in the scorer cache, is in place
+# before it (a copy of seconds); where only training builds it, it builds
+# beside it (its log in var/log/starter.log; Ctrl-C stops it too, and the
+# next run picks it up), and the demo's own first scorer trains from what is
+# built when it starts.
 PORT ?= 8000
 demo: $(STAMP) $(DEV_ENV)
 	@mkdir -p var/log
-	@if test -f $(STARTER)/metadata.json; then :; else \
+	@if $(STARTER_BUILD) --no-train; then :; else \
 		echo "==> building the starter scorer beside the demo (log: var/log/starter.log)"; \
 		$(STARTER_BUILD) > var/log/starter.log 2>&1 & fi; \
 	starter=$$!; \

@@ -238,13 +238,14 @@ def cmd_train(args, run: Run) -> None:
 
 
 def cmd_train_nli(args, run: Run) -> None:
+    import shutil
     from dataclasses import replace
+    from pathlib import Path
 
-    from .nli import NLI_CONFIG, read_nli_pairs, train_nli
+    from .build_cache import keep_build, mark_build, reuse_build
+    from .nli import NLI_CONFIG, nli_key, read_nli_pairs, train_nli
     from .train import ProgressBars
 
-    pairs, errors = read_nli_pairs(args.pairs)
-    run.report(errors)
     config = replace(
         NLI_CONFIG,
         base=args.base,
@@ -253,16 +254,33 @@ def cmd_train_nli(args, run: Run) -> None:
         device=args.device,
         seed=args.seed,
     )
-    bars = ProgressBars()
-    metadata = train_nli(
-        pairs,
-        args.out,
-        config=config,
-        held_out_sources=args.hold_out,
-        limit=args.limit,
-        on_progress=bars,
+    key = nli_key(
+        args.pairs, config=config, held_out_sources=args.hold_out, limit=args.limit
     )
-    bars.close()
+    if not args.force and reuse_build(args.out, key):
+        return
+    pairs, errors = read_nli_pairs(args.pairs)
+    run.report(errors)
+    # Written whole or not at all, as the starter is.
+    out = Path(args.out)
+    tmp = out.with_name(out.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    bars = ProgressBars()
+    try:
+        train_nli(
+            pairs,
+            tmp,
+            config=config,
+            held_out_sources=args.hold_out,
+            limit=args.limit,
+            on_progress=bars,
+        )
+    finally:
+        bars.close()
+    metadata = mark_build(tmp, key)
+    shutil.rmtree(out, ignore_errors=True)
+    tmp.replace(out)
+    keep_build(out, key)
     print(
         json.dumps(
             {k: metadata[k] for k in ("pairs", "held_out", "train_seconds", "device")},
@@ -407,6 +425,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-size", type=int, default=TrainConfig.batch_size)
     p.add_argument("--device")
     p.add_argument("--seed", type=int, default=TrainConfig.seed)
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="train even if it is built or in the scorer cache ($SCORER_CACHE)",
+    )
     p.set_defaults(func=cmd_train_nli)
 
     p = sub.add_parser("evaluate", help="precision/recall/F1 of flagging unsafe")

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
+from .build_cache import build_key, model_identity
 from .checkers.base import Example
 from .errors import InputError, TrainingError
 from .evaluate import roc_auc
@@ -161,6 +162,29 @@ def per_source(scores: Sequence[float], pairs: Sequence[NLIPair]) -> dict[str, d
             "roc_auc": None if auc is None else round(auc, 4),
         }
     return out
+
+
+def nli_key(
+    paths: Sequence[str | Path],
+    *,
+    config: TrainConfig = NLI_CONFIG,
+    held_out_sources: Iterable[str] = (),
+    limit: int | None = None,
+) -> str:
+    """The build key (:func:`pipeline.build_cache.build_key`) of the base
+    :func:`train_nli` trains on the pairs of these files: this module, the
+    settings, the base it starts from and the files' bytes. Where it trains
+    is not what it learns: the device is left out."""
+    config = replace(config, base=model_identity(config.base), device=None)
+    return build_key(
+        recipe=[__file__],
+        settings={
+            "config": asdict(config),
+            "held_out_sources": sorted(set(held_out_sources)),
+            "limit": limit,
+        },
+        inputs={"pairs": paths},
+    )
 
 
 def train_nli(

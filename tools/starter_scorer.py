@@ -7,10 +7,16 @@ span support this typed value". The starter learns it before any project
 exists, from silver pairs only (no label): the demo corpus's claims and
 fields found by pattern in its documents and in any real documents given
 (court opinions, contracts: the styles a deployment expects). The more
-styles, the better it travels. ``make setup`` builds it once into
+styles, the better it travels. ``make setup`` builds it into
 ``var/scorers/starter``, where the app finds it (``STARTER_SCORER``),
 leaving out the documents the benchmarks measure on (``--exclude``), so
 their figures are on documents the starter never saw.
+
+A build is keyed by its recipe and the bytes of its inputs
+(:mod:`pipeline.build_cache`): a folder of the same key is already built, a
+key in the machine's scorer cache (``SCORER_CACHE``) is copied from there
+in seconds, and only a new one trains (then kept in the cache), so ``make
+setup`` runs this every time and trains each recipe once per machine.
 
 It starts from the best entailment base there is
 (:func:`pipeline.bases.entailment_base`), and human-labelled NLI pairs
@@ -26,16 +32,22 @@ import json
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from pipeline.bases import entailment_base
+from pipeline.build_cache import (
+    build_key,
+    keep_build,
+    mark_build,
+    model_identity,
+    reuse_build,
+)
 from pipeline.checkers.base import Example
 from pipeline.checkers.extraction import ExtractionChecker
 from pipeline.errors import PipelineError
 from pipeline.jsonl import document_from_json, read_jsonl
 from pipeline.nli import read_nli_pairs, training_examples
-from pipeline.score import model_folder_problem
 from pipeline.train import ProgressBars, ProgressCallback, TrainConfig, train_scorer
 from pipeline.types import Document
 
@@ -60,6 +72,7 @@ def build_starter(
     config: TrainConfig = CONFIG,
     nli: Sequence[Example] = (),
     on_progress: ProgressCallback | None = None,
+    key: str | None = None,
 ) -> dict:
     """Train the starter into ``out`` (written whole or not at all).
 
@@ -69,6 +82,8 @@ def build_starter(
         seed: the demo corpus's and the training's seed.
         nli: NLI pairs mixed into the training, beside the silver pairs.
         on_progress: called after every step (progress bars).
+        key: the build's key (:func:`starter_key`), written into its
+            metadata.
 
     Returns:
         The scorer's metadata.
@@ -88,6 +103,8 @@ def build_starter(
         mixed=nli,
         on_progress=on_progress,
     )
+    if key is not None:
+        metadata = mark_build(tmp, key)
     shutil.rmtree(out, ignore_errors=True)
     tmp.replace(out)
     return metadata
@@ -132,7 +149,31 @@ def benchmark_documents(paths: Sequence[str]) -> set[str]:
     return ids
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def starter_key(
+    *,
+    base: str,
+    documents: Sequence[str] = (),
+    nli: Sequence[str] = (),
+    nli_pairs: int = NLI_PAIRS,
+    exclude: Sequence[str] = (),
+    seed: int = 0,
+) -> str:
+    """The key of the starter these arguments build: this tool and the demo
+    corpus, the training settings, the base, and the bytes of every input
+    file (:func:`pipeline.build_cache.build_key`)."""
+    config = replace(CONFIG, base=model_identity(base), seed=seed)
+    return build_key(
+        recipe=[__file__, Path(__file__).with_name("demo_corpus")],
+        settings={
+            "config": asdict(config),
+            "demo_documents": DEMO_DOCUMENTS,
+            "nli_pairs": nli_pairs,
+        },
+        inputs={"documents": documents, "nli": nli, "exclude": exclude},
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m tools.starter_scorer", description=__doc__.split("\n\n")[0]
     )
@@ -163,39 +204,74 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
-        "--force", action="store_true", help="rebuild even if it is already built"
+        "--force",
+        action="store_true",
+        help="train even if it is built or in the scorer cache",
     )
-    args = parser.parse_args(argv)
-    if not args.force and model_folder_problem(args.out) is None:
-        print(f"{args.out}: already built (--force rebuilds it)")
-        return 0
+    parser.add_argument(
+        "--no-train",
+        action="store_true",
+        help="build it only where that takes no training (built, or in the scorer"
+        " cache); exit 1 where it would",
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     try:
-        documents = read_documents(args.documents)
-        held_out = benchmark_documents(args.exclude)
-        documents = {k: d for k, d in documents.items() if k not in held_out}
-        nli = read_nli(args.nli, args.nli_pairs)
         base, what = (args.base, "--base") if args.base else entailment_base()
-        print(
-            f"starter: from {base} ({what}), {len(nli)} NLI pairs mixed in"
-            + ("" if args.nli else " (none given: NLI_DATA names NLI pairs files)"),
-            file=sys.stderr,
+        key = starter_key(
+            base=base,
+            documents=args.documents,
+            nli=args.nli,
+            nli_pairs=args.nli_pairs,
+            exclude=args.exclude,
+            seed=args.seed,
         )
-        bars = ProgressBars()
-        try:
-            metadata = build_starter(
-                args.out,
-                documents,
-                seed=args.seed,
-                config=replace(CONFIG, base=base),
-                nli=nli,
-                on_progress=bars,
-            )
-        finally:
-            bars.close()
+        if not args.force and reuse_build(args.out, key):
+            return 0
+        if args.no_train:
+            print(f"{args.out}: to train (left as it is: --no-train)", file=sys.stderr)
+            return 1
+        summary = train(args, base, what, key)
     except (PipelineError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    summary = {
+    keep_build(args.out, key)
+    print(json.dumps(summary))
+    return 0
+
+
+def train(args: argparse.Namespace, base: str, what: str, key: str) -> dict:
+    """Train the starter these arguments ask for.
+
+    Returns:
+        A summary of what it was trained on and how it validates.
+    """
+    documents = read_documents(args.documents)
+    held_out = benchmark_documents(args.exclude)
+    documents = {k: d for k, d in documents.items() if k not in held_out}
+    nli = read_nli(args.nli, args.nli_pairs)
+    print(
+        f"starter: from {base} ({what}), {len(nli)} NLI pairs mixed in"
+        + ("" if args.nli else " (none given: NLI_DATA names NLI pairs files)"),
+        file=sys.stderr,
+    )
+    bars = ProgressBars()
+    try:
+        metadata = build_starter(
+            args.out,
+            documents,
+            seed=args.seed,
+            config=replace(CONFIG, base=base),
+            nli=nli,
+            on_progress=bars,
+            key=key,
+        )
+    finally:
+        bars.close()
+    return {
         "out": args.out,
         "real_documents": len(documents),
         "left_out_for_benchmarks": len(held_out),
@@ -206,8 +282,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         "flag_all_f1": metadata["validation"]["flag_all_f1"],
         "train_seconds": metadata["train_seconds"],
     }
-    print(json.dumps(summary))
-    return 0
 
 
 if __name__ == "__main__":

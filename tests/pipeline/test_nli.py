@@ -1,16 +1,27 @@
 """``python -m pipeline train-nli``: an entailment base trained on NLI pairs,
-measured per held-out source before and after."""
+measured per held-out source before and after, once per machine for the same
+pairs and settings (the scorer cache)."""
 
 import json
+import shutil
 
 import pytest
 
+from pipeline import nli
 from pipeline.cli import main
 from pipeline.nli import nli_pair_from_json, split_pairs
 from pipeline.score import NLIScorer
+from tests.pipeline.test_build_cache import Trained, files, no_training
+from tests.pipeline.tiny_models import tiny_nli_folder
 
 COLOURS = ["red", "blue", "green", "yellow", "black", "white", "grey", "pink"]
 THINGS = ["car", "house", "boat", "kite", "chair", "door", "bike", "lamp", "tent"]
+
+
+@pytest.fixture(autouse=True)
+def scorer_cache(tmp_path, monkeypatch):
+    """The test's own scorer cache: no build of another run is taken."""
+    monkeypatch.setenv("SCORER_CACHE", str(tmp_path / "cache"))
 
 
 def toy_pairs(source: str, things: list[str]) -> list[dict]:
@@ -110,3 +121,34 @@ def test_cli_trains_a_base_that_reads_a_held_out_source_better(tmp_path, capsys)
         ]
     )
     assert right > wrong
+
+
+def test_an_entailment_base_trains_once_then_comes_from_the_cache(
+    tmp_path, capsys, monkeypatch
+):
+    base = tmp_path / "tiny"
+    tiny_nli_folder(base)
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text("".join(json.dumps(r) + "\n" for r in toy_pairs("toy", THINGS)))
+    out = tmp_path / "nli"
+    argv = ["train-nli", "--pairs", str(pairs), "--out", str(out), "--base", str(base)]
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["pairs"]["train"] > 0  # trained
+    key = json.loads((out / "metadata.json").read_text())["build_key"]
+    cached = tmp_path / "cache" / key
+    assert files(out) == files(cached)
+    monkeypatch.setattr(nli, "train_nli", no_training)
+    # Where it would train is not what it learns.
+    assert main([*argv, "--device", "cpu"]) == 0
+    assert "already built" in capsys.readouterr().out
+    shutil.rmtree(out)
+    assert main(argv) == 0
+    assert capsys.readouterr().out == f"{out}: from the cache: {cached}\n"
+    assert files(out) == files(cached)
+    # Another base in the same folder is another build: it trains (stopped
+    # as it starts here), and the folder keeps its build meanwhile.
+    tiny_nli_folder(base, seed=1)
+    with pytest.raises(Trained):
+        main(argv)
+    assert "the recipe or its inputs changed" in capsys.readouterr().err
+    assert json.loads((out / "metadata.json").read_text())["build_key"] == key
