@@ -7,8 +7,10 @@ zero-label scorer trained from it), HaluEval QA dev items 4,000-7,999
     python bench/bench_starter_mix.py [--mixes 8000/0,4000/4000,8000/4000]
         [--work DIR]
 
-Each mix is ``SILVER/NLI`` pairs, two passes; the starters and project
-scorers are kept under ``--work`` and reused. Prints one JSON line a mix.
+Each mix is ``SILVER/NLI`` pairs, two passes, or ``SILVER/NLI/PASSES``
+(the curve of training steps against these figures: issue 31); the
+starters and project scorers are kept under ``--work`` and reused. Prints
+one JSON line a mix.
 Needs ``../shared/`` (opinions, NLI pairs, HaluEval).
 """
 
@@ -56,20 +58,22 @@ def main() -> None:
     held = held_out_pairs()
     qa_dev = sets.halueval_qa(*sets.QA_DEV, n=500, name="halueval_qa_dev")
     for mix in args.mixes.split(","):
-        silver, nli = (int(n) for n in mix.split("/"))
-        starter = args.work / f"starter-s{silver}-n{nli}"
+        silver, nli, *passes = (int(n) for n in mix.split("/"))
+        epochs = passes[0] if passes else CONFIG.silver_epochs
+        name = f"s{silver}-n{nli}" + (f"-e{epochs}" if passes else "")
+        starter = args.work / f"starter-{name}"
         started = time.monotonic()
         real.starter_scorer(
             starter,
             opinions,
             benchmark_docs,
             0,
-            config=replace(CONFIG, silver_limit=silver),
+            config=replace(CONFIG, silver_limit=silver, silver_epochs=epochs),
             nli_pairs=nli,
         )
         built = time.monotonic() - started
         project = real.project_scorer(
-            starter.with_name(f"project-s{silver}-n{nli}"),
+            starter.with_name(f"project-{name}"),
             starter,
             documents,
             claims,
