@@ -438,3 +438,25 @@ def test_cli_ranks_by_bm25_with_lexical_and_refuses_it_beside_a_reranker(
         main([*args, "--reranker", "some/model"])
     assert refused.value.code == 2
     assert "not allowed with argument" in capsys.readouterr().err
+
+
+def test_the_embedder_ranks_alike_in_bf16_and_fp32():
+    """bf16 (the default where the CPU computes it) moves a cosine logit by
+    a rounding, never the order of clearly ranked sentences."""
+    claims = ["The company's head office is in Paris."]
+    sentences = [
+        [
+            "Its head office stands in Paris, by the river.",
+            "The weather was mild that spring.",
+            "Shares rose two percent on Monday.",
+        ]
+    ]
+    fp32 = BiEncoderRelevance(bf16=False)
+    bf16 = BiEncoderRelevance(bf16=True)
+    assert (fp32.bf16, bf16.bf16) == (False, True)
+    exact = fp32.logits(claims, sentences)[0]
+    rounded = bf16.logits(claims, sentences)[0]
+    assert rounded != exact  # computed in bf16 indeed
+    assert rounded == pytest.approx(exact, abs=0.1)  # cosine x 20: 0.005 of cosine
+    assert sorted(range(3), key=lambda i: -rounded[i])[0] == 0
+    assert BiEncoderRelevance(quantize=True).bf16 is False

@@ -19,6 +19,7 @@ from ...errors import ScorerError
 from ...score import (
     DEFAULT_BASE_MODEL,
     load_cross_encoder,
+    native_bf16,
     quantize_int8,
     resolve_model,
 )
@@ -56,6 +57,9 @@ class BiEncoderRelevance:
         model: a sentence-transformers model folder or hub name; the default
             is the packaged all-MiniLM-L6-v2.
         quantize: dynamic int8 quantisation of the linear layers (CPU).
+        bf16: compute in bfloat16 on the CPU; ``None``: as
+            :class:`~pipeline.score.NLIScorer` decides it (where the CPU
+            computes it natively and no int8 is asked for).
     """
 
     def __init__(
@@ -66,6 +70,7 @@ class BiEncoderRelevance:
         scale: float = COSINE_SCALE,
         batch_size: int = 32,
         quantize: bool = False,
+        bf16: bool | None = None,
     ):
         from sentence_transformers import SentenceTransformer
 
@@ -76,6 +81,11 @@ class BiEncoderRelevance:
             raise ScorerError(f"cannot load sentence embedder {model!r}: {e}") from e
         if quantize:
             self._model = quantize_int8(self._model)
+        self.bf16 = (
+            str(self._model.device) == "cpu"
+            and not quantize
+            and (native_bf16() if bf16 is None else bf16)
+        )
         self.scale = scale
         self.batch_size = batch_size
         self.name = f"cosine:{model}"
@@ -112,13 +122,17 @@ class BiEncoderRelevance:
         ]
 
     def _encode(self, texts: list[str]):
-        return self._model.encode(
-            texts,
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
+        import torch
+
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
+            vectors = self._model.encode(
+                texts,
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_tensor=True,
+                show_progress_bar=False,
+            )
+        return vectors.float().cpu().numpy()
 
 
 class CrossEncoderRelevance:
