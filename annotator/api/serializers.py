@@ -694,7 +694,11 @@ class ProgressSerializer(serializers.Serializer):
     )
     remaining = serializers.IntegerField(
         help_text="Checked claims still needing a label from you (whoever holds "
-        "them now)."
+        "them now), counted up to 10,000."
+    )
+    remaining_more = serializers.BooleanField(
+        help_text="Whether more claims than ``remaining`` are left (it stopped "
+        "counting)."
     )
     unchecked = serializers.IntegerField(
         help_text="Claims still needing labels that wait for their check: "

@@ -204,6 +204,22 @@ def test_a_claim_reaches_experts_only_once_checked(personas, api):
     assert (progress["unchecked"], progress["claims"]) == (0, False)
 
 
+def test_progress_counts_what_is_left_only_so_far(personas, api, monkeypatch):
+    """A million claims are not counted for every batch: past the bound the
+    progress says there are more."""
+    project = personas.project
+    _claims(project, 5)
+    url = f"/api/projects/{project.pk}/progress/"
+    client = api(personas.annotator)
+    assert client.get(url).json()["remaining_more"] is False
+    monkeypatch.setattr(queue, "REMAINING_COUNTED", 3)
+    progress = client.get(url).json()
+    assert (progress["remaining"], progress["remaining_more"]) == (3, True)
+    monkeypatch.setattr(queue, "REMAINING_COUNTED", 5)
+    progress = client.get(url).json()
+    assert (progress["remaining"], progress["remaining_more"]) == (5, False)
+
+
 def test_progress_and_recent_labels(personas, api):
     project = personas.project
     claims = _claims(project, 5)

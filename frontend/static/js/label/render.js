@@ -209,7 +209,8 @@ export function renderStatus() {
   // on its way counts twice until the next one); exact at each batch.
   const done = (p.done || 0) + state.sentSince + pending;
   const left = Math.max(0, (p.remaining || 0) - state.sentSince - pending);
-  el.progress.textContent = `done ${done} · left ${left}${pace}`;
+  const more = p.remaining_more ? "+" : "";
+  el.progress.textContent = `done ${done} · left ${left}${more}${pace}`;
   if (!el.empty.hidden) renderEmptyWhy(p, left);
   const failed = loadFailed().length;
   el.failedButton.hidden = !failed;
