@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,8 @@ class Site:
     url: str
     project_id: int
     usernames: list[str]
+    #: Labels a claim asks for, by its id (the project's overlap rule).
+    labels_needed: Callable[[int], int]
     password: str = PASSWORD
 
 
@@ -145,6 +148,14 @@ def _seed(*, annotators: int, documents: int, per_document: int) -> tuple[int, l
     return project.pk, [u.username for u in users]
 
 
+def _labels_needed(project_id: int) -> Callable[[int], int]:
+    from annotator.labeling.queue import is_overlap
+    from annotator.models import Project
+
+    project = Project.objects.get(pk=project_id)
+    return lambda claim: project.overlap_labels if is_overlap(project, claim) else 1
+
+
 @contextmanager
 def labeling_site(
     *,
@@ -222,7 +233,12 @@ def labeling_site(
                 if time.monotonic() > deadline or server.poll() is not None:
                     raise RuntimeError("gunicorn did not start") from None
                 time.sleep(0.2)
-        yield Site(url=url, project_id=project_id, usernames=usernames)
+        yield Site(
+            url=url,
+            project_id=project_id,
+            usernames=usernames,
+            labels_needed=_labels_needed(project_id),
+        )
     finally:
         if server is not None:
             server.terminate()

@@ -7,6 +7,12 @@ time, and asks for more when fewer than half a batch is left. Latencies are
 measured client-side around each HTTP request to gunicorn on 127.0.0.1.
 Bounded: ``--labels`` per expert and ``--seconds`` overall.
 
+It also counts duplicate hand-outs: a claim handed to an expert while more
+other experts hold it (handed to them, not yet answered) than it needs
+labels beside theirs (one, or the project's ``overlap_labels`` for its
+overlap share). An expert stops holding a claim as it sends its label, so a
+claim passed as "unsure" and handed on is not counted.
+
 The default think time, 3.6 s on average, is 1000 labels an hour per expert:
 four times the paper's experts (250 an hour), 20,000 labels an hour in all.
 ``--think 1`` (3600 an hour each) is a stress test past any human pace. Each
@@ -17,6 +23,7 @@ shift (a worst case). Every run starts the shift with all experts asking for
 their first batch within ``--stagger`` seconds.
 
     python bench/bench_queue_load.py                 # ~4 minutes
+    python bench/bench_queue_load.py --experts 100   # 100 experts, 20,000 claims
     python bench/bench_queue_load.py --think 1       # stress: 72,000 labels/hour
     python bench/bench_queue_load.py --jitter 0      # experts in lockstep
     python bench/bench_queue_load.py --think 0       # saturation, no think time
@@ -92,7 +99,27 @@ class Session:
             raise RuntimeError(f"login of {username} failed: {status}")
 
 
-def expert(site, username, args, stop, samples, errors, ready):
+class Holders:
+    """Who holds which claim, client side, to count duplicate hand-outs."""
+
+    def __init__(self, needed):
+        self.needed = needed  # labels a claim asks for, by its id
+        self.held: dict[int, set[str]] = {}
+        self.duplicates = 0
+        self.lock = threading.Lock()
+
+    def handed(self, claim: int, username: str) -> None:
+        with self.lock:
+            others = self.held.setdefault(claim, set()) - {username}
+            self.duplicates += len(others) + 1 > self.needed(claim)
+            self.held[claim].add(username)
+
+    def answered(self, claim: int, username: str) -> None:
+        with self.lock:
+            self.held[claim].discard(username)
+
+
+def expert(site, username, args, stop, samples, errors, ready, holders):
     session = Session(site.url)
     session.login(username, site.password)
     # Logins (PBKDF2, ~0.3 s of CPU each) are not what is measured; experts
@@ -122,6 +149,8 @@ def expert(site, username, args, stop, samples, errors, ready):
             status, _ = session.request("GET", f"{prefix}/progress/")
             samples["progress"].append(time.perf_counter() - t)
             fresh = [i for i in items if i not in held]
+            for i in fresh:
+                holders.handed(i, username)
             exhausted = not fresh
             queue += fresh
             held.update(fresh)
@@ -137,6 +166,7 @@ def expert(site, username, args, stop, samples, errors, ready):
             "label": ("safe", "unsafe", "unsure")[done % 3],
             "seconds_spent": think,
         }
+        holders.answered(claim, username)
         t = time.perf_counter()
         status, _ = session.request("POST", f"{prefix}/labels/", {"labels": [label]})
         samples["submit"].append(time.perf_counter() - t)
@@ -168,23 +198,31 @@ def main() -> int:
         "--stagger", type=float, default=2.0, help="experts start within this"
     )
     parser.add_argument("--seconds", type=float, default=300, help="overall cap")
+    parser.add_argument(
+        "--documents",
+        type=int,
+        help="10 claims each (default: 200 per expert, at least 400)",
+    )
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers")
     parser.add_argument("--threads", type=int, default=4, help="threads per worker")
     args = parser.parse_args()
+    documents = args.documents or max(400, 20 * args.experts)
     with labeling_site(
         annotators=args.experts,
-        documents=400,
+        documents=documents,
         per_document=10,
         workers=args.workers,
         threads=args.threads,
     ) as site:
         samples = {"next": [], "submit": [], "progress": []}
         errors: list[str] = []
+        holders = Holders(site.labels_needed)
         stop = threading.Event()
         ready = threading.Barrier(len(site.usernames))
         threads = [
             threading.Thread(
-                target=expert, args=(site, name, args, stop, samples, errors, ready)
+                target=expert,
+                args=(site, name, args, stop, samples, errors, ready, holders),
             )
             for name in site.usernames
         ]
@@ -203,7 +241,7 @@ def main() -> int:
         f"({3600 / args.think if args.think else float('inf'):.0f} labels/hour "
         f"each), batch "
         f"{args.batch}, gunicorn {args.workers}x{args.threads} gthread, "
-        f"4000 claims, {elapsed:.1f}s"
+        f"{documents * 10} claims, {elapsed:.1f}s"
     )
     ok = True
     for kind, values in samples.items():
@@ -221,7 +259,9 @@ def main() -> int:
             f"({len(ms) / elapsed:.1f}/s)"
         )
     print(f"errors: {len(errors)} {sorted(set(errors))[:5]}")
-    print(f"target p95 <= 50 ms: {'met' if ok and not errors else 'NOT met'}")
+    print(f"duplicate hand-outs: {holders.duplicates}")
+    met = ok and not errors and not holders.duplicates
+    print(f"target p95 <= 50 ms, no error, no duplicate: {'met' if met else 'NOT met'}")
     return 0
 
 
