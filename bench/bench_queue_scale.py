@@ -23,6 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _labeling_site import labeling_site  # noqa: E402
+from bench_queue_load import pct  # noqa: E402
 
 
 def _times_ms(fn, runs) -> list[float]:
@@ -32,11 +33,6 @@ def _times_ms(fn, runs) -> list[float]:
         fn(arg)
         times.append((time.perf_counter() - started) * 1000)
     return times
-
-
-def _p95(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
 
 
 def main() -> int:
@@ -126,10 +122,10 @@ def main() -> int:
             )
             hand_med = statistics.median(nexts)
             first = first or hand_med
-            worst = max(worst, _p95(nexts), _p95(submits))
+            worst = max(worst, pct(nexts, 0.95), pct(submits, 0.95))
             print(
-                f"{share:>8.0%} {_p95(nexts):>9.1f} {hand_med:>7.1f} "
-                f"{_p95(submits):>11.1f} {statistics.median(submits):>7.1f} "
+                f"{share:>8.0%} {pct(nexts, 0.95):>9.1f} {hand_med:>7.1f} "
+                f"{pct(submits, 0.95):>11.1f} {statistics.median(submits):>7.1f} "
                 f"{statistics.median(progress):>9.1f} {round_duplicates:>11}"
             )
         print(f"hand-out at 75% labelled / at none: {hand_med / first:.2f}x (medians)")

@@ -20,7 +20,8 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -135,6 +136,22 @@ def mark_build(folder: str | Path, key: str) -> dict[str, Any]:
     return metadata
 
 
+@contextmanager
+def written_whole(out: str | Path) -> Iterator[Path]:
+    """A folder to write ``out`` into (``out`` beside, ``.tmp`` added): it
+    replaces ``out`` when the block ends and is removed when the block
+    raises, so ``out`` is whole or as it was, never half written."""
+    out = Path(out)
+    tmp = out.with_name(out.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        yield tmp
+        shutil.rmtree(out, ignore_errors=True)
+        tmp.replace(out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def take_from_cache(
     out: str | Path, key: str, *, env: Mapping[str, str] = os.environ
 ) -> Path | None:
@@ -150,15 +167,8 @@ def take_from_cache(
     cached = scorer_cache(env) / key
     if not built_with(cached, key):
         return None
-    out = Path(out)
-    tmp = out.with_name(out.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    try:
+    with written_whole(out) as tmp:
         shutil.copytree(cached, tmp)
-        shutil.rmtree(out, ignore_errors=True)
-        tmp.replace(out)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     return cached
 
 

@@ -238,11 +238,9 @@ def cmd_train(args, run: Run) -> None:
 
 
 def cmd_train_nli(args, run: Run) -> None:
-    import shutil
     from dataclasses import replace
-    from pathlib import Path
 
-    from .build_cache import keep_build, mark_build, reuse_build
+    from .build_cache import keep_build, mark_build, reuse_build, written_whole
     from .nli import NLI_CONFIG, nli_key, read_nli_pairs, train_nli
     from .train import ProgressBars
 
@@ -261,26 +259,21 @@ def cmd_train_nli(args, run: Run) -> None:
         return
     pairs, errors = read_nli_pairs(args.pairs)
     run.report(errors)
-    # Written whole or not at all, as the starter is.
-    out = Path(args.out)
-    tmp = out.with_name(out.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
     bars = ProgressBars()
     try:
-        train_nli(
-            pairs,
-            tmp,
-            config=config,
-            held_out_sources=args.hold_out,
-            limit=args.limit,
-            on_progress=bars,
-        )
+        with written_whole(args.out) as tmp:
+            train_nli(
+                pairs,
+                tmp,
+                config=config,
+                held_out_sources=args.hold_out,
+                limit=args.limit,
+                on_progress=bars,
+            )
+            metadata = mark_build(tmp, key)
     finally:
         bars.close()
-    metadata = mark_build(tmp, key)
-    shutil.rmtree(out, ignore_errors=True)
-    tmp.replace(out)
-    keep_build(out, key)
+    keep_build(args.out, key)
     print(
         json.dumps(
             {k: metadata[k] for k in ("pairs", "held_out", "train_seconds", "device")},

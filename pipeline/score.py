@@ -185,6 +185,15 @@ def native_bf16() -> bool:
     return any(getattr(torch.cpu, name, lambda: False)() for name in probes)
 
 
+def bf16_on(device: str, *, quantize: bool, asked: bool | None) -> bool:
+    """Whether a model on ``device`` computes in bf16: on the CPU only, never
+    beside int8, and where not ``asked`` either way, where the CPU computes
+    it natively."""
+    return (
+        device == "cpu" and not quantize and (native_bf16() if asked is None else asked)
+    )
+
+
 class NLIScorer:
     """A cross-encoder scoring p(entails | premise, hypothesis) (paper eq. 3).
 
@@ -233,11 +242,7 @@ class NLIScorer:
         self._entails = entailment_index(self._model.config.id2label)
         if quantize:
             self._quantize()
-        self.bf16 = (
-            self.device == "cpu"
-            and not quantize
-            and (native_bf16() if bf16 is None else bf16)
-        )
+        self.bf16 = bf16_on(self.device, quantize=quantize, asked=bf16)
         self.metadata = metadata
         self.threshold = float(
             threshold if threshold is not None else metadata.get("threshold", 0.5)

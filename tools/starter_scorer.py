@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, replace
@@ -42,6 +41,7 @@ from pipeline.build_cache import (
     mark_build,
     model_identity,
     reuse_build,
+    written_whole,
 )
 from pipeline.checkers.base import Example
 from pipeline.checkers.extraction import ExtractionChecker
@@ -96,22 +96,18 @@ def build_starter(
     corpus = generate_corpus(docs=DEMO_DOCUMENTS, seed=seed + 7)
     pool = {d.id: d for d in corpus.documents}
     pool.update(documents)
-    out = Path(out)
-    tmp = out.with_name(out.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    metadata = train_scorer(
-        ExtractionChecker(pool),
-        corpus.claims,
-        {},
-        tmp,
-        config=replace(config, seed=seed),
-        mixed=nli,
-        on_progress=on_progress,
-    )
-    if key is not None:
-        metadata = mark_build(tmp, key)
-    shutil.rmtree(out, ignore_errors=True)
-    tmp.replace(out)
+    with written_whole(out) as tmp:
+        metadata = train_scorer(
+            ExtractionChecker(pool),
+            corpus.claims,
+            {},
+            tmp,
+            config=replace(config, seed=seed),
+            mixed=nli,
+            on_progress=on_progress,
+        )
+        if key is not None:
+            metadata = mark_build(tmp, key)
     return metadata
 
 

@@ -18,8 +18,8 @@ from typing import Protocol
 from ...errors import ScorerError
 from ...score import (
     DEFAULT_BASE_MODEL,
+    bf16_on,
     load_cross_encoder,
-    native_bf16,
     quantize_int8,
     resolve_model,
 )
@@ -81,11 +81,7 @@ class BiEncoderRelevance:
             raise ScorerError(f"cannot load sentence embedder {model!r}: {e}") from e
         if quantize:
             self._model = quantize_int8(self._model)
-        self.bf16 = (
-            str(self._model.device) == "cpu"
-            and not quantize
-            and (native_bf16() if bf16 is None else bf16)
-        )
+        self.bf16 = bf16_on(str(self._model.device), quantize=quantize, asked=bf16)
         self.scale = scale
         self.batch_size = batch_size
         self.name = f"cosine:{model}"
