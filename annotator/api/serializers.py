@@ -11,7 +11,7 @@ from rest_framework import serializers
 from annotator.claims import pdfs
 from annotator.core import allowlists
 from annotator.kinds import default_kind, kind_hook
-from annotator.labeling import labels
+from annotator.labeling import labels, queue
 from annotator.models import (
     Claim,
     ClaimScore,
@@ -694,7 +694,7 @@ class ProgressSerializer(serializers.Serializer):
     )
     remaining = serializers.IntegerField(
         help_text="Checked claims still needing a label from you (whoever holds "
-        "them now), counted up to 10,000."
+        f"them now), counted up to {queue.REMAINING_COUNTED:,}."
     )
     remaining_more = serializers.BooleanField(
         help_text="Whether more claims than ``remaining`` are left (it stopped "

@@ -284,9 +284,10 @@ def queue_held(
 
 
 #: Claims left counted no further: a million-claim project's count took a
-#: quarter of a second a batch (bench_queue_scale.py), and past this many
-#: "left 10000+" says all an expert needs.
-REMAINING_COUNTED = 10_000
+#: quarter of a second a batch (bench_queue_scale.py), counting 10,000 took
+#: 9 ms of every batch's 13 (bench_queue_load.py), and past this many (four
+#: hours of an expert's work) "left 1000+" says all an expert needs.
+REMAINING_COUNTED = 1_000
 
 
 def queue_progress(*, project: Project, annotator, now: datetime) -> dict[str, Any]:
