@@ -19,7 +19,15 @@ def project_of(obj) -> Project:
 
 def require_role(user, project: Project, roles, *, action: str) -> None:
     """PermissionDenied unless ``user`` holds one of ``roles`` on ``project``."""
-    if access.project_role(user, project) not in roles:
+    require_held_role(access.project_role(user, project), project, roles, action=action)
+
+
+def require_held_role(
+    role: str | None, project: Project, roles, *, action: str
+) -> None:
+    """PermissionDenied unless ``role`` (the user's on ``project``) is one of
+    ``roles``."""
+    if role not in roles:
         raise PermissionDenied(
             f"{action} needs the role {' or '.join(roles)} on project {project.name!r}"
         )

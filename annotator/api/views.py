@@ -34,7 +34,7 @@ from annotator.api.permissions import (
     IsProjectAdmin,
     ProjectAdminWrites,
     managed_project,
-    require_role,
+    require_held_role,
 )
 from annotator.claims import checking, export, ingest, records, selectors
 from annotator.core import errors
@@ -559,8 +559,8 @@ class _LabelingView(APIView):
 
     def project(self, pk) -> Project:
         """The project, if the user labels on it (viewers only look)."""
-        project = access.project_get(user=self.request.user, pk=pk)
-        require_role(self.request.user, project, access.LABEL, action="labeling")
+        project, role = access.project_and_role(user=self.request.user, pk=pk)
+        require_held_role(role, project, access.LABEL, action="labeling")
         return project
 
     def progress(self, project: Project) -> dict:

@@ -259,6 +259,8 @@ def test_project_roles_decide_what_a_member_may_do(personas, api):
     assert api(admin).patch(url, patch, format="json").status_code == 200
     elsewhere = Project.objects.get(name="elsewhere")
     assert api(admin).get(f"/api/projects/{elsewhere.pk}/").status_code == 404
+    elsewhere_next = f"/api/projects/{elsewhere.pk}/queue/next/"
+    assert api(admin).post(elsewhere_next, {}, format="json").status_code == 404
 
 
 def test_project_admin_manages_members(personas, api):
