@@ -23,6 +23,7 @@ import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from . import __version__
@@ -53,6 +54,16 @@ def tree_digest(path: str | Path) -> str:
         if file.is_file() and _SKIPPED.isdisjoint(relative.parts):
             digest.update(f"{relative.as_posix()}\0{file_digest(file)}\0".encode())
     return digest.hexdigest()
+
+
+def code_of(*modules: ModuleType) -> list[Path]:
+    """Where each module's source is, a package as its whole folder: the
+    library code a recipe runs through, for :func:`build_key`."""
+    return [
+        Path(m.__file__).parent if m.__name__ == m.__package__ else Path(m.__file__)
+        for m in modules
+        if m.__file__
+    ]
 
 
 def model_identity(model: str) -> str:

