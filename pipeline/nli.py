@@ -179,8 +179,9 @@ def nli_key(
 ) -> str:
     """The build key (:func:`pipeline.build_cache.build_key`) of the base
     :func:`train_nli` trains on the pairs of these files: this module and
-    the training code it runs through, the settings, the base it starts from and the files' bytes. Where it trains
-    is not what it learns: the device is left out."""
+    the training code it runs through, the settings, the base it starts from
+    and the files' bytes. Where it trains is not what it learns: the device
+    is left out."""
     config = replace(config, base=model_identity(config.base), device=None)
     return build_key(
         recipe=[__file__, *code_of(*map(importlib.import_module, _TRAINING_CODE))],
