@@ -233,8 +233,15 @@ def speed_items() -> list[dict]:
 def throughput(
     scorer_dir: Path, items: list[dict], *, relevance: str, int8: bool
 ) -> float:
-    relevance = named_relevance(relevance, quantize=int8)
-    scorer = NLIScorer(str(scorer_dir), quantize=int8)
+    return items_per_second(
+        items,
+        relevance=named_relevance(relevance, quantize=int8),
+        scorer=NLIScorer(str(scorer_dir), quantize=int8),
+    )
+
+
+def items_per_second(items: list[dict], *, relevance, scorer) -> float:
+    """Items checked a second, after a warm-up on the first eight."""
     parsed = [item_from_json(i) for i in items]
     check_items(parsed[:8], relevance=relevance, scorer=scorer)  # warm up
     started = time.perf_counter()

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -28,11 +27,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import provenance_sets as sets  # noqa: E402
-from bench_provenance import speed_items  # noqa: E402
+from bench_provenance import checked_auc, items_per_second, speed_items  # noqa: E402
 
-from pipeline.checkers.provenance import check_items, item_from_json  # noqa: E402
 from pipeline.checkers.provenance.relevance import BiEncoderRelevance  # noqa: E402
-from pipeline.evaluate import roc_auc  # noqa: E402
 from pipeline.score import NLIScorer  # noqa: E402
 
 #: (embedder, scorer) keyword arguments; the first is the reference.
@@ -49,28 +46,19 @@ def main() -> None:
     parser.add_argument("--scorer", type=Path, required=True)
     parser.add_argument("--lines", type=int, default=500)
     args = parser.parse_args()
-    dev = [
-        item_from_json(r)
-        for r in sets.halueval_qa(*sets.QA_DEV, n=args.lines, name="halueval_qa_dev")
-    ]
-    speed = [item_from_json(i) for i in speed_items()]
+    dev = sets.halueval_qa(*sets.QA_DEV, n=args.lines, name="halueval_qa_dev")
+    speed = speed_items()
     print("| embedder / scorer | dev AUC | verdicts as the first | items/s |")
     print("| --- | --- | --- | --- |")
     reference = None
     for name, (embedder, scorer_options) in MIXES.items():
         relevance = BiEncoderRelevance(**embedder)
         scorer = NLIScorer(str(args.scorer), **scorer_options)
-        results = check_items(dev, relevance=relevance, scorer=scorer)
+        auc, results = checked_auc(dev, relevance=relevance, scorer=scorer)
         verdicts = [r.verdict for r in results]
         reference = reference or verdicts
-        auc = roc_auc(
-            [r.score for r in results], [r.item.label == "supported" for r in results]
-        )
         same = sum(a == b for a, b in zip(reference, verdicts, strict=True))
-        check_items(speed[:8], relevance=relevance, scorer=scorer)  # warm up
-        started = time.perf_counter()
-        check_items(speed, relevance=relevance, scorer=scorer)
-        rate = len(speed) / (time.perf_counter() - started)
+        rate = items_per_second(speed, relevance=relevance, scorer=scorer)
         print(
             f"| {name} | {auc:.4f} | {same / len(verdicts):.3f} of {len(verdicts)} "
             f"| {rate:.1f} |",

@@ -15,6 +15,7 @@ its own key is taken back.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 import shutil
@@ -23,7 +24,6 @@ import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from . import __version__
@@ -56,9 +56,10 @@ def tree_digest(path: str | Path) -> str:
     return digest.hexdigest()
 
 
-def code_of(*modules: ModuleType) -> list[Path]:
-    """Where each module's source is, a package as its whole folder: the
-    library code a recipe runs through, for :func:`build_key`."""
+def code_of(*names: str) -> list[Path]:
+    """Where each named module's source is, a package as its whole folder:
+    the library code a recipe runs through, for :func:`build_key`."""
+    modules = [importlib.import_module(name) for name in names]
     return [
         Path(m.__file__).parent if m.__name__ == m.__package__ else Path(m.__file__)
         for m in modules
@@ -125,12 +126,6 @@ def built_with(folder: str | Path, key: str) -> bool:
         model_folder_problem(folder) is None
         and read_metadata(folder).get(KEY_FIELD) == key
     )
-
-
-def holds_other_build(folder: str | Path, key: str) -> bool:
-    """Whether ``folder`` holds a loadable scorer of another recipe or other
-    inputs (or one built before keys were written)."""
-    return model_folder_problem(folder) is None and not built_with(folder, key)
 
 
 def mark_build(folder: str | Path, key: str) -> dict[str, Any]:
@@ -227,7 +222,8 @@ def reuse_build(
     if built_with(out, key):
         print(f"{out}: already built (--force rebuilds it)")
         return True
-    if holds_other_build(out, key):
+    if model_folder_problem(out) is None:
+        # A scorer of another recipe or other inputs (or built before keys).
         print(f"{out}: the recipe or its inputs changed", file=sys.stderr)
     cached = take_from_cache(out, key, env=env)
     if cached is not None:

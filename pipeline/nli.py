@@ -15,7 +15,6 @@ per source, are measured for the base before training and after.
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 import time
 from collections.abc import Iterable, Sequence
@@ -184,7 +183,7 @@ def nli_key(
     is left out."""
     config = replace(config, base=model_identity(config.base), device=None)
     return build_key(
-        recipe=[__file__, *code_of(*map(importlib.import_module, _TRAINING_CODE))],
+        recipe=[__file__, *code_of(*_TRAINING_CODE)],
         settings={
             "config": asdict(config),
             "held_out_sources": sorted(set(held_out_sources)),
