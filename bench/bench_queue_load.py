@@ -1,11 +1,14 @@
 """Server latency of the labeling queue under 20 concurrent experts.
 
 Each expert is a thread with its own session (logged in through the login
-page, CSRF token from the cookie, like the labeling page): it asks for a batch
-of claims ("next items"), sends one label per claim after a think
-time, and asks for more when fewer than half a batch is left. Latencies are
-measured client-side around each HTTP request to gunicorn on 127.0.0.1.
-Bounded: ``--labels`` per expert and ``--seconds`` overall.
+page, CSRF token from the cookie), doing what the labeling page does: it
+opens the page, whose first batch of claims and progress come with it, sends
+one label per claim after a think time, and asks the API for more ("next
+items", then the progress) when fewer than half a batch is left. Latencies
+are measured client-side around each HTTP request to gunicorn on 127.0.0.1;
+the page's own (a batch, its progress and the page's HTML in one request) are
+reported apart from the API's. Bounded: ``--labels`` per expert and
+``--seconds`` overall.
 
 It also counts duplicate hand-outs: a claim handed to an expert while more
 other experts hold it (handed to them, not yet answered) than it needs
@@ -35,7 +38,9 @@ import argparse
 import http.client
 import http.cookies
 import json
+import os
 import random
+import re
 import statistics
 import sys
 import threading
@@ -47,6 +52,13 @@ from urllib.parse import urlencode, urlsplit
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _labeling_site import labeling_site  # noqa: E402
+
+#: The requests issue 31's 50 ms p95 is about: the API the page calls while
+#: an expert labels. The page itself is measured and shown, not targeted.
+TARGETED = ("next", "submit")
+PAGE_DATA = re.compile(
+    rb'<script id="label-data" type="application/json">(.*?)</script>', re.S
+)
 
 
 class Session:
@@ -127,10 +139,18 @@ def expert(site, username, args, stop, samples, errors, ready, holders):
     ready.wait()
     stop.wait(random.uniform(0, args.stagger))
     prefix = f"/api/projects/{site.project_id}"
-    queue: list[int] = []
-    held: set[int] = set()
+    t = time.perf_counter()
+    status, page = session.request("GET", f"/projects/{site.project_id}/label/")
+    samples["page"].append(time.perf_counter() - t)
+    if status != 200:
+        errors.append(f"page {status}")
+        return
+    queue = [i["id"] for i in page_data(page)["items"]]
+    held = set(queue)
+    for i in queue:
+        holders.handed(i, username)
     done = 0
-    exhausted = False
+    exhausted = not queue
     while done < args.labels and not stop.is_set():
         if len(queue) < args.batch // 2 and not exhausted:
             t = time.perf_counter()
@@ -175,6 +195,14 @@ def expert(site, username, args, stop, samples, errors, ready, holders):
         done += 1
 
 
+def page_data(html: bytes) -> dict:
+    """The labeling page's data, as its script reads it (``json_script``)."""
+    found = PAGE_DATA.search(html)
+    if found is None:
+        raise RuntimeError("the labeling page has no label-data script")
+    return json.loads(found.group(1))
+
+
 def pct(values, q):
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
@@ -212,6 +240,8 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=1, help="threads per worker")
     args = parser.parse_args()
     documents = args.documents or max(400, 20 * args.experts)
+    # The page hands out the server's batch; the API calls ask for --batch.
+    os.environ["LABEL_BATCH_SIZE"] = str(args.batch)
     with labeling_site(
         annotators=args.experts,
         documents=documents,
@@ -219,7 +249,7 @@ def main() -> int:
         workers=args.workers,
         threads=args.threads,
     ) as site:
-        samples = {"next": [], "submit": [], "progress": []}
+        samples = {"page": [], "next": [], "submit": [], "progress": []}
         errors: list[str] = []
         holders = Holders(site.labels_needed)
         stop = threading.Event()
@@ -256,7 +286,7 @@ def main() -> int:
             continue
         ms = [v * 1000 for v in values]
         p95 = pct(ms, 0.95)
-        if kind != "progress":
+        if kind in TARGETED:
             ok &= p95 <= 50
         print(
             f"{kind:>6}: n={len(ms):5d}  median {statistics.median(ms):6.1f} ms  "
@@ -266,7 +296,10 @@ def main() -> int:
     print(f"errors: {len(errors)} {sorted(set(errors))[:5]}")
     print(f"duplicate hand-outs: {holders.duplicates}")
     met = ok and not errors and not holders.duplicates
-    print(f"target p95 <= 50 ms, no error, no duplicate: {'met' if met else 'NOT met'}")
+    print(
+        f"target {' and '.join(TARGETED)} p95 <= 50 ms, no error, no duplicate: "
+        f"{'met' if met else 'NOT met'}"
+    )
     return 0
 
 
