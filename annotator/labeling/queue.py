@@ -212,13 +212,23 @@ def available_sql(
         )"""
     params: list[Any] = [annotator.pk]
     if now is not None:
+        # Open and leased to no one else, or room for one label more than
+        # the others' leases: the live leases are hashed once, so a scan
+        # passes the claims other experts hold (the head of the queue) by a
+        # lookup each, and counts leases only for claims needing two labels.
+        needed = f"annotator_labels_needed({table}.id, %s, %s)"
         sql += f"""
-        AND {table}.decisive_labels + (
-            SELECT count(*) FROM {_LEASE} l
-            WHERE l.{CLAIM_COLUMN} = {table}.id AND l.expires_at > %s
-                AND l.annotator_id <> %s
-        ) < annotator_labels_needed({table}.id, %s, %s)"""
-        params += [now, annotator.pk, project.overlap_share, project.overlap_labels]
+        AND ({table}.id NOT IN (
+            SELECT l.{CLAIM_COLUMN} FROM {_LEASE} l
+            WHERE l.expires_at > %s AND l.annotator_id <> %s
+        ) OR ({table}.decisive_labels + 1 < {needed}
+            AND {table}.decisive_labels + (
+                SELECT count(*) FROM {_LEASE} l
+                WHERE l.{CLAIM_COLUMN} = {table}.id AND l.expires_at > %s
+                    AND l.annotator_id <> %s
+            ) < {needed}))"""
+        overlap = [project.overlap_share, project.overlap_labels]
+        params += [now, annotator.pk, *overlap, now, annotator.pk, *overlap]
     return sql, params
 
 
