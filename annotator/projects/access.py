@@ -6,12 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TypeVar
 
-from django.db.models import (
-    OuterRef,
-    Q,
-    QuerySet,
-    Subquery,
-)
+from django.db.models import F, Q, QuerySet
 
 from annotator.models import (
     Claim,
@@ -60,16 +55,14 @@ def project_and_role(*, user, pk: int) -> tuple[Project, str]:
     labeling API asks both on every request."""
     if user.is_superuser:
         return project_get(user=user, pk=pk), Role.ADMIN
+    if not user.is_authenticated:
+        raise Project.DoesNotExist
+    # One join on the membership (one per user and project): the filter
+    # comes first so that the role is read from the row it matched.
     project = (
-        projects_for(user)
-        .annotate(
-            member_role=Subquery(
-                Membership.objects.filter(user=user, project=OuterRef("pk")).values(
-                    "role"
-                )[:1]
-            )
-        )
-        .get(pk=pk)
+        Project.objects.filter(pk=pk, memberships__user=user)
+        .annotate(member_role=F("memberships__role"))
+        .get()
     )
     return project, project.member_role
 
