@@ -21,6 +21,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -178,6 +179,24 @@ def take_from_cache(
     return cached
 
 
+#: A copy into the cache takes seconds; a copy's folder (``.KEY.*.tmp``) not
+#: written to for this long was left by a process killed midway.
+STALE_COPY_SECONDS = 3600
+
+
+def _remove_stale_copies(cache: Path) -> None:
+    """Remove the folders of copies killed midway (each a scorer's size);
+    those of copies still running are written to, so they are kept."""
+    cutoff = time.time() - STALE_COPY_SECONDS
+    for copy in cache.glob(".*.tmp"):
+        try:
+            stale = copy.is_dir() and copy.stat().st_mtime < cutoff
+        except OSError:
+            continue  # removed by another build meanwhile
+        if stale:
+            shutil.rmtree(copy, ignore_errors=True)
+
+
 def keep_in_cache(
     folder: str | Path, key: str, *, env: Mapping[str, str] = os.environ
 ) -> Path:
@@ -196,6 +215,7 @@ def keep_in_cache(
     if built_with(cached, key):
         return cached
     cache.mkdir(parents=True, exist_ok=True)
+    _remove_stale_copies(cache)
     # A name of its own per copy: two builds may store the same key at once.
     tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", suffix=".tmp", dir=cache))
     try:

@@ -100,6 +100,22 @@ def test_a_copy_cut_short_leaves_nothing_under_the_key(tmp_path, monkeypatch):
     assert files(keep_in_cache(build, "k1", env=env)) == files(build)
 
 
+def test_a_copy_killed_midway_is_removed_by_the_next_one(tmp_path):
+    env = {"SCORER_CACHE": str(tmp_path / "cache")}
+    killed = tmp_path / "cache" / ".k0.abc.tmp"
+    running = tmp_path / "cache" / ".k1.def.tmp"
+    for folder in (killed, running):
+        folder.mkdir(parents=True)
+        (folder / "config.json").write_text("{}")
+    long_ago = killed.stat().st_mtime - build_cache.STALE_COPY_SECONDS - 1
+    os.utime(killed, (long_ago, long_ago))
+    keep_in_cache(built(tmp_path / "build", "k1"), "k1", env=env)
+    assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == [
+        ".k1.def.tmp",
+        "k1",
+    ]
+
+
 def test_a_broken_folder_under_the_key_is_passed_over_then_replaced(tmp_path):
     env = {"SCORER_CACHE": str(tmp_path / "cache")}
     half = built(tmp_path / "cache" / "k1", "k1")
