@@ -108,10 +108,11 @@ def check_claims(project_id: int, force: bool = False) -> dict:
 def sweep_unchecked() -> list[int]:
     """Periodic (beat), and once when a worker starts: send checks again whose
     message was lost (broker down at commit) or whose worker died mid-check.
-    Harmless when one is already queued: checks split the rows."""
+    Harmless when one is already queued: checks split the rows. Sent as a new
+    check is, so a large project's rest still spreads over the workers."""
     projects = recovery.projects_with_unchecked()
     for project_id in projects:
-        check_claims.delay(project_id)
+        checking.check_enqueue(project_id)
     return projects
 
 

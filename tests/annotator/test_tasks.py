@@ -87,14 +87,22 @@ def test_without_a_scorer_nothing_is_safe_and_unscored_claims_come_first(setting
     assert (invented.verdict, invented.reason) == ("unsafe", "not_in_document")
 
 
-def test_sweep_finds_projects_with_unchecked_claims(monkeypatch):
+def test_sweep_sends_each_unchecked_project_as_a_new_check_goes(monkeypatch, settings):
+    """One message per batch waiting, up to CHECK_PARALLEL: the rest of a
+    large project's check spreads over the workers as its first send did."""
+    settings.CHECK_BATCH_SIZE, settings.CHECK_PARALLEL = 2, 3
     queued = []
-    monkeypatch.setattr(tasks.check_claims, "delay", queued.append)
-    project = make_project()
-    make_claim(make_document(project), checked_at=None)
+    monkeypatch.setattr(
+        checking, "send_after_commit", lambda task, *args: queued.append((task, args))
+    )
+    small, large = make_project(), make_project()
+    make_claim(make_document(small), checked_at=None)
+    for i in range(5):
+        make_claim(make_document(large, external_id=f"d{i}"), checked_at=None)
     make_project()
-    assert tasks.sweep_unchecked() == [project.pk]
-    assert queued == [project.pk]
+    assert sorted(tasks.sweep_unchecked()) == sorted([small.pk, large.pk])
+    check = "annotator.tasks.check_claims"
+    assert sorted(queued) == sorted([(check, (small.pk,)), *[(check, (large.pk,))] * 3])
 
 
 def _entities(*items):
