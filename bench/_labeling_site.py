@@ -156,6 +156,22 @@ def _labels_needed(project_id: int) -> Callable[[int], int]:
     return lambda claim: project.overlap_labels if is_overlap(project, claim) else 1
 
 
+def worker_options(threads: int) -> list[str]:
+    """gunicorn's worker: the plain sync one for one request at a time, as
+    docker-compose serves (a new connection per request), else threads with
+    keep-alive."""
+    if threads == 1:
+        return ["--worker-class", "sync"]
+    return [
+        "--worker-class",
+        "gthread",
+        "--threads",
+        str(threads),
+        "--keep-alive",
+        "30",
+    ]
+
+
 @contextmanager
 def labeling_site(
     *,
@@ -211,12 +227,7 @@ def labeling_site(
                 f"127.0.0.1:{port}",
                 "--workers",
                 str(workers),
-                "--worker-class",
-                "gthread",
-                "--threads",
-                str(threads),
-                "--keep-alive",
-                "30",
+                *worker_options(threads),
                 "--log-level",
                 "warning",
             ],

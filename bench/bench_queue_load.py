@@ -51,7 +51,7 @@ from urllib.parse import urlencode, urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _labeling_site import labeling_site  # noqa: E402
+from _labeling_site import labeling_site, worker_options  # noqa: E402
 
 #: The requests issue 31's 50 ms p95 is about: the API the page calls while
 #: an expert labels. The page itself is measured and shown, not targeted.
@@ -232,10 +232,11 @@ def main() -> int:
         help="10 claims each (default: 200 per expert, at least 400)",
     )
     # As deployed (docker-compose's WEB_CONCURRENCY, the Dockerfile): three
-    # workers, one request at a time each. Threads of one worker share its
-    # GIL, so requests running side by side all finish late; one at a time,
-    # each finishes as soon as its turn is done (2x4 threads: next p95 413 ms
-    # against 185 at 100 experts starting within 2 s).
+    # sync workers, one request at a time each. Threads of one worker share
+    # its GIL, so requests running side by side all finish late; one at a
+    # time, each finishes as soon as its turn is done (2x4 threads: next p95
+    # 413 ms against 185 at 100 experts starting within 2 s, in the old model
+    # of the start).
     parser.add_argument("--workers", type=int, default=3, help="gunicorn workers")
     parser.add_argument("--threads", type=int, default=1, help="threads per worker")
     args = parser.parse_args()
@@ -275,7 +276,8 @@ def main() -> int:
         f"±{args.jitter:.0%} "
         f"({3600 / args.think if args.think else float('inf'):.0f} labels/hour "
         f"each), batch "
-        f"{args.batch}, gunicorn {args.workers}x{args.threads} gthread, "
+        f"{args.batch}, gunicorn {args.workers}x{args.threads} "
+        f"{worker_options(args.threads)[1]}, "
         f"{documents * 10} claims, {elapsed:.1f}s"
     )
     ok = True
