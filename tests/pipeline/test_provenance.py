@@ -460,3 +460,33 @@ def test_the_embedder_ranks_alike_in_bf16_and_fp32():
     assert rounded == pytest.approx(exact, abs=0.1)  # cosine x 20: 0.005 of cosine
     assert sorted(range(3), key=lambda i: -rounded[i])[0] == 0
     assert BiEncoderRelevance(quantize=True).bf16 is False
+
+
+def test_the_embedder_reads_as_encode_does_in_batches_of_any_mix():
+    """Tokenised once and batched by token length, the vectors are
+    sentence-transformers' own (fp32), whatever the batch and the padding:
+    several batches of sentences of very different lengths, the claim
+    padded with spaces (encode() strips them)."""
+    claims = ["  The head office is in Delhi.  "]
+    sentences = [
+        [
+            "Delhi.",
+            "The Oberoi Group is a hotel company with its head office in Delhi, "
+            "founded in 1934 by Mohan Singh Oberoi, with hotels on four continents.",
+            "Mumbai is the capital of Maharashtra.",
+            "It rained.",
+        ]
+    ]
+    embedder = BiEncoderRelevance(bf16=False, batch_size=2)
+    vectors = embedder._model.encode(
+        [claims[0], *sentences[0]], normalize_embeddings=True
+    )
+    expected = (vectors[1:] @ vectors[0] * embedder.scale).tolist()
+    assert embedder.logits(claims, sentences)[0] == pytest.approx(expected, abs=1e-4)
+
+
+def test_the_embedder_stops_at_a_passed_deadline():
+    from pipeline.checkers.provenance.limits import DeadlineExceeded
+
+    with pytest.raises(DeadlineExceeded, match="ranking"):
+        BiEncoderRelevance().logits(["a claim"], [["a sentence"]], deadline=0.0)
