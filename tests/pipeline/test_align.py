@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
 from pipeline.align import (
@@ -274,3 +275,27 @@ def test_hallucinated_contexts_stay_below_threshold_in_both_searches(seed: int):
         full = align_full(document, context)
         assert fast.score < DEFAULT_THRESHOLD
         assert full.score < DEFAULT_THRESHOLD
+
+
+@pytest.mark.parametrize("k", [4, 8])
+def test_the_index_seeds_a_kmer_exactly_where_the_document_holds_it(k):
+    """Every context k-mer's seeds are the document offsets holding it, no
+    more and no fewer: the keys keep a hash's high bits, so k-mers differing
+    only in their last character (which a rolling hash puts in its low bits)
+    must not share seeds."""
+    rng = random.Random(k)
+    document = " ".join(sentence(rng) for _ in range(60)).lower()
+    document += " abcdefgh abcdefgi abcdefgj abcd abce abcf"
+    context = "the hearing was held on abcdefgi and abce"
+    index = DocumentIndex(document)
+    doc_pos, ctx_pos, _ = index._seeds(
+        np.frombuffer(context.encode("utf-32-le"), dtype="<u4"), k, max_occurrences=None
+    )
+    found = sorted(zip(ctx_pos.tolist(), doc_pos.tolist(), strict=True))
+    expected = sorted(
+        (q, d)
+        for q in range(len(context) - k + 1)
+        for d in range(len(document) - k + 1)
+        if document[d : d + k] == context[q : q + k]
+    )
+    assert found == expected
