@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
@@ -194,6 +194,24 @@ def bf16_on(device: str, *, quantize: bool, asked: bool | None) -> bool:
     )
 
 
+def padded_batches(
+    tokenizer, encoded, *, size: int, device
+) -> Iterator[tuple[list[int], Any]]:
+    """Texts tokenised once (``encoded``, unpadded) in batches of ``size``,
+    shortest first, each padded to its own longest and moved to ``device``:
+    on a CPU, padding is most of a batch's waste. Yields each batch's row
+    indices and its features."""
+    ids = encoded["input_ids"]
+    order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+    for at in range(0, len(order), size):
+        batch = order[at : at + size]
+        features = tokenizer.pad(
+            {k: [encoded[k][i] for i in batch] for k in encoded},
+            return_tensors="pt",
+        ).to(device)
+        yield batch, features
+
+
 class NLIScorer:
     """A cross-encoder scoring p(entails | premise, hypothesis) (paper eq. 3).
 
@@ -279,25 +297,24 @@ class NLIScorer:
             truncation=True,
             max_length=self.max_length,
         )
-        order = sorted(range(len(pairs)), key=lambda i: len(encoded["input_ids"][i]))
         scores = [0.0] * len(pairs)
-        batches = [
-            order[i : i + self.batch_size]
-            for i in range(0, len(order), self.batch_size)
-        ]
+        batches = padded_batches(
+            self._tokenizer, encoded, size=self.batch_size, device=self.device
+        )
         if progress:
             from tqdm import tqdm
 
-            batches = tqdm(batches, desc="scoring", unit="batch")
+            batches = tqdm(
+                batches,
+                desc="scoring",
+                unit="batch",
+                total=-(-len(pairs) // self.batch_size),
+            )
         with (
             torch.inference_mode(),
             torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16),
         ):
-            for batch in batches:
-                features = self._tokenizer.pad(
-                    {k: [encoded[k][i] for i in batch] for k in encoded},
-                    return_tensors="pt",
-                ).to(self.device)
+            for batch, features in batches:
                 logits = self._model(**features).logits.float()
                 for i, p in zip(batch, self._probabilities(logits), strict=True):
                     scores[i] = p

@@ -24,6 +24,7 @@ from pipeline.checkers.provenance import (
     item_to_json,
 )
 from pipeline.checkers.provenance.check import render_claim
+from pipeline.checkers.provenance.limits import DeadlineExceeded
 from pipeline.checkers.provenance.select import select_sources, softmax
 from pipeline.checkers.provenance.silver import silver_examples
 from pipeline.cli import main
@@ -486,7 +487,5 @@ def test_the_embedder_reads_as_encode_does_in_batches_of_any_mix():
 
 
 def test_the_embedder_stops_at_a_passed_deadline():
-    from pipeline.checkers.provenance.limits import DeadlineExceeded
-
     with pytest.raises(DeadlineExceeded, match="ranking"):
         BiEncoderRelevance().logits(["a claim"], [["a sentence"]], deadline=0.0)

@@ -20,6 +20,7 @@ from ...score import (
     DEFAULT_BASE_MODEL,
     bf16_on,
     load_cross_encoder,
+    padded_batches,
     quantize_int8,
     resolve_model,
 )
@@ -110,11 +111,11 @@ class BiEncoderRelevance:
     def _encode(self, texts: list[str], *, deadline: float | None = None):
         """Unit vectors of ``texts``, one row each.
 
-        Each chunk is tokenised once and batched by token length, shortest
-        first, so a batch pads little: ``encode()`` tokenises every batch
-        anew and orders by characters, which took a fifth more time on the
-        throughput items of ``bench/bench_provenance.py``. The model's own
-        modules (pooling, normalising) read each batch.
+        Each chunk is tokenised once and batched by token length
+        (:func:`~pipeline.score.padded_batches`): ``encode()`` tokenises
+        every batch anew and orders by characters, which took a fifth more
+        time on the throughput items of ``bench/bench_provenance.py``. The
+        model's own modules (pooling, normalising) read each batch.
         """
         import numpy as np
         import torch
@@ -138,14 +139,9 @@ class BiEncoderRelevance:
                     truncation=True,
                     max_length=self._model.max_seq_length,
                 )
-                ids = encoded["input_ids"]
-                order = sorted(range(len(chunk)), key=lambda i: len(ids[i]))
-                for at in range(0, len(order), size):
-                    batch = order[at : at + size]
-                    features = tokenizer.pad(
-                        {k: [encoded[k][i] for i in batch] for k in encoded},
-                        return_tensors="pt",
-                    ).to(self._model.device)
+                for batch, features in padded_batches(
+                    tokenizer, encoded, size=size, device=self._model.device
+                ):
                     embedded = self._model(dict(features))["sentence_embedding"]
                     unit = torch.nn.functional.normalize(embedded.float(), dim=-1)
                     rows.extend(first + i for i in batch)
