@@ -344,25 +344,37 @@ def _queue_candidates(
     *, project: Project, annotator, now, exclude: set[int], n: int
 ) -> list[int]:
     """Lock up to ``n`` available claims, the gold slice's share of them
-    drawn from the gold documents in random order, the rest in the project's
-    queue order; each side fills in for the other when it runs dry."""
+    drawn from the gold documents at random, the rest in the project's
+    queue order; each side fills in for the other when it runs dry.
+
+    The gold claims come in the stored random order from a random key on,
+    wrapping round to the keys below it: which claims are drawn still depends
+    on nothing the loop changes, and a hand-out does not pass, as it would
+    from the order's start, every gold claim already out with the other
+    experts and the nine in ten claims outside the gold set between them.
+    """
 
     n_gold = sum(random.random() < project.gold_share for _ in range(n))
+    start = random.random()
+    gold_keys = ((start, None), (None, start))
     taken: list[int] = []
     for gold, want in ((True, n_gold), (False, n - n_gold), (True, n)):
-        want = min(want, n - len(taken))
-        if want <= 0:
-            continue
-        ids = list(
-            queue.queue_candidates(
-                project=project,
-                annotator=annotator,
-                now=now,
-                exclude=exclude | set(taken),
-                gold=gold,
-            ).values_list("pk", flat=True)[:want]
-        )
-        taken += ids
+        for keys in gold_keys if gold else ((None, None),):
+            want = min(want, n - len(taken))
+            if want <= 0:
+                break
+            ids = list(
+                queue.queue_candidates(
+                    project=project,
+                    annotator=annotator,
+                    now=now,
+                    exclude=exclude | set(taken),
+                    gold=gold,
+                    keys=keys,
+                ).values_list("pk", flat=True)[:want]
+            )
+            taken += ids
+            want -= len(ids)
     return taken
 
 

@@ -251,14 +251,15 @@ def queue_candidates(
     now: datetime,
     exclude: Iterable[int] = (),
     gold: bool = False,
+    keys: tuple[float | None, float | None] = (None, None),
 ) -> QuerySet[Claim]:
     """Available claims in the project's order, row-locked as they are read.
 
-    ``gold`` picks the gold documents' claims, in random order (an
-    unbiased test set), or the others, in the project's strategy order.
-    SKIP LOCKED lets concurrent hand-outs take different rows instead of
-    queueing behind each other; NO KEY UPDATE does not block label
-    inserts (their foreign key takes KEY SHARE on the claim).
+    ``gold`` picks the gold documents' claims with a random key within
+    ``keys`` (low inclusive; None: unbounded), in random order, or the others, in the
+    project's strategy order. SKIP LOCKED lets concurrent hand-outs take
+    different rows instead of queueing behind each other; NO KEY UPDATE does
+    not block label inserts (their foreign key takes KEY SHARE on the claim).
     """
     queryset = gold_set.restrict(
         queue_available(project=project, annotator=annotator, now=now),
@@ -269,6 +270,11 @@ def queue_candidates(
     if exclude:
         queryset = queryset.exclude(pk__in=exclude)
     if gold:
+        low, high = keys
+        if low is not None:
+            queryset = queryset.filter(random_key__gte=low)
+        if high is not None:
+            queryset = queryset.filter(random_key__lt=high)
         order = _order_random
     else:
         order = QUEUE_STRATEGIES.get(project.queue_strategy, _order_uncertainty)

@@ -510,9 +510,30 @@ def test_gold_slice_comes_in_random_order_beside_the_strategy(personas, api):
     assert 0 < len(handed_gold) < 20
     # The rest in uncertainty order, from the nearest.
     assert handed_rest == [p.pk for p in rest[: len(handed_rest)]]
-    # Gold in the stored random order, not the score order.
+    # Gold in the stored random order, not the score order, from a random key
+    # on: the next gold claims after the first one handed, wrapping round.
     keys = dict(Claim.objects.values_list("pk", "random_key"))
-    assert [keys[pk] for pk in handed_gold] == sorted(keys[pk] for pk in handed_gold)
+    by_key = sorted(gold_ids, key=keys.__getitem__)
+    at = by_key.index(handed_gold[0])
+    assert handed_gold == (by_key[at:] + by_key[:at])[: len(handed_gold)]
+
+
+def test_each_gold_draw_starts_at_a_random_key(personas, api):
+    """Not at the random order's start: there, every hand-out would pass the
+    gold claims the other experts hold and hand out the lowest keys left."""
+    project = personas.project
+    _no_overlap(project)
+    project.gold_share = 1.0
+    project.save()
+    gold = [make_claim(d) for d in _documents(project, 40, gold=True)]
+    keys = dict(Claim.objects.values_list("pk", "random_key"))
+    random.seed(5)
+    client = api(personas.annotator)
+    handed: list[int] = []
+    for _ in range(6):
+        handed += _next(client, project, count=1, exclude=handed)
+    assert len(set(handed)) == 6
+    assert handed != sorted((p.pk for p in gold), key=keys.__getitem__)[:6]
 
 
 def test_gold_slice_fills_in_when_the_rest_runs_dry(personas, api):
