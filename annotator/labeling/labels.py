@@ -405,10 +405,8 @@ def labeling_next(
                 expires=expires,
             )
 
-        held = list(
-            queue.queue_held(
-                project=project, annotator=annotator, now=now, exclude=exclude
-            ).values_list("claim_id", flat=True)[:count]
+        held = queue.queue_held(
+            project=project, annotator=annotator, now=now, exclude=exclude, limit=count
         )
         leased = lease(held)
         seen = exclude | set(held)
