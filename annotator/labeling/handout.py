@@ -3,19 +3,11 @@ excerpt of the document, the why, and the scores the expert may see."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
-from django.db.models import (
-    Case,
-    F,
-    IntegerField,
-    Value,
-    When,
-)
-from django.db.models.fields.json import KT
-from django.db.models.functions import Cast, Coalesce, Greatest, Length, Substr
-from django.db.models.lookups import Exact
+from django.db import connection
 
 from annotator.claims import pdfs, records
 from annotator.labeling import gold as gold_set
@@ -24,6 +16,7 @@ from annotator.labeling.queue import is_overlap
 from annotator.models import (
     Claim,
     ClaimScore,
+    Document,
     Label,
     Project,
     Reason,
@@ -38,35 +31,72 @@ WINDOW_SLACK = 80
 MAX_SIBLINGS = 50
 
 
-_ITEM_FIELDS = (
-    "pk",
-    "external_id",
-    "model",
-    "data",
-    "hypothesis",
-    "premise",
-    "evidence",
-    "evidence_score",
-    "details",
-    "document_id",
-)
+# The statements of a hand-out's items, written out and composed once: the
+# ORM took longer to build them than Postgres to run them, and every hand-out
+# and labeling page runs all three. A claim's anchor is where its deciding
+# evidence starts or ends in its own document; null when the evidence is
+# elsewhere (another source) or absent. The labeling window and the order of
+# a document's claims follow it.
+_CLAIM = Claim._meta.db_table
+_DOCUMENT = Document._meta.db_table
+_LABEL = Label._meta.db_table
+_CLAIM_COLUMN = Label._meta.get_field("claim").column
+_ANCHORS = """
+    CROSS JOIN LATERAL (SELECT
+        CASE WHEN c.evidence #>> '{0,source}' = d.external_id
+            THEN (c.evidence #>> '{0,start}')::integer END AS anchor_start,
+        CASE WHEN c.evidence #>> '{0,source}' = d.external_id
+            THEN (c.evidence #>> '{0,end}')::integer END AS anchor_end
+    ) a"""
+# The window WINDOW_SLACK characters wider on each side, for _excerpt to cut
+# at a line or word boundary. A PDF's page table comes with each row rather
+# than in a query of its own: a long PDF's is a few kilobytes.
+_ITEMS_SQL = f"""
+    SELECT c.id AS pk, c.external_id, c.model, c.data, c.hypothesis, c.premise,
+        c.evidence, c.evidence_score, c.details, c.document_id, c.score,
+        c.scored_by, c.verdict, c.reason, c.uncertainty, a.anchor_start,
+        a.anchor_end, w.raw_start,
+        substr(d.text, w.raw_start + 1, w.raw_end - w.raw_start) AS raw_text,
+        length(d.text) AS document_length,
+        d.external_id AS document_external_id,
+        d.metadata -> 'pages' AS document_pages
+    FROM {_CLAIM} c JOIN {_DOCUMENT} d ON d.id = c.document_id {_ANCHORS}
+    CROSS JOIN LATERAL (SELECT
+        greatest(coalesce(a.anchor_start, 0) - {WINDOW_CHARS + WINDOW_SLACK}, 0)
+            AS raw_start,
+        greatest(coalesce(a.anchor_end, 0) + {WINDOW_CHARS}, {2 * WINDOW_CHARS})
+            + {WINDOW_SLACK} AS raw_end
+    ) w
+    WHERE c.project_id = %s AND c.id = ANY(%s::bigint[])"""
+# A document's claims in anchor order; the data only to render a hypothesis
+# the check has not stored yet.
+_SIBLINGS_SQL = f"""
+    SELECT c.id AS pk, c.document_id, c.hypothesis,
+        CASE WHEN c.hypothesis = '' THEN c.data END AS unrendered
+    FROM {_CLAIM} c JOIN {_DOCUMENT} d ON d.id = c.document_id {_ANCHORS}
+    WHERE c.document_id = ANY(%s::bigint[])
+    ORDER BY c.document_id, a.anchor_start, c.id"""
+_MY_LABELS_SQL = f"""
+    SELECT l.{_CLAIM_COLUMN} AS claim_id, l.label, l.client_id, l.note,
+        l.correction, l.suggestion
+    FROM {_LABEL} l JOIN {_CLAIM} c ON c.id = l.{_CLAIM_COLUMN}
+    WHERE l.annotator_id = %s AND c.document_id = ANY(%s::bigint[])"""
 
 
-def _anchor(end: str) -> Case:
-    """Where the deciding evidence starts or ends (``end``) in the claim's own
-    document; null when it is elsewhere (another source) or absent. The
-    labeling window and the order of a document's claims follow it."""
-    return Case(
-        When(
-            Exact(KT("evidence__0__source"), F("document__external_id")),
-            then=Cast(KT(f"evidence__0__{end}"), IntegerField()),
-        ),
-        default=None,
-        output_field=IntegerField(),
-    )
-
-
-_MACHINE_FIELDS = ("score", "scored_by")
+def _rows(
+    sql: str, params: list[Any], *, json_columns: frozenset[str]
+) -> list[dict[str, Any]]:
+    """The statement's rows as dicts, ``json_columns`` decoded (Django has
+    psycopg hand jsonb over as text, for its fields to decode)."""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        names = [column.name for column in cursor.description]
+        rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+    for row in rows:
+        for name in json_columns:
+            if row[name] is not None:
+                row[name] = json.loads(row[name])
+    return rows
 
 
 def without_keys(value: Any, keys: frozenset[str]) -> Any:
@@ -237,43 +267,21 @@ def labeling_items(
 
     if not ids:
         return []
-    # The window WINDOW_SLACK characters wider on each side, for _excerpt to
-    # cut at a line or word boundary.
-    anchor_start, anchor_end = _anchor("start"), _anchor("end")
-    start = Greatest(
-        Coalesce(anchor_start, Value(0)) - (WINDOW_CHARS + WINDOW_SLACK), Value(0)
-    )
-    end = (
-        Greatest(Coalesce(anchor_end, Value(0)) + WINDOW_CHARS, Value(2 * WINDOW_CHARS))
-        + WINDOW_SLACK
-    )
-    machine = _MACHINE_FIELDS if project.show_machine_scores else ()
+    machine = project.show_machine_scores
     checker = checker_class(project.kind)
     reasons = checker.reasons
     display = records.claim_display(project)
-    rows = (
-        Claim.objects.filter(project=project, pk__in=ids)
-        .order_by()
-        .values(
-            *_ITEM_FIELDS,
-            *machine,
-            "verdict",
-            "reason",
-            "uncertainty",
-            anchor_start=anchor_start,
-            anchor_end=anchor_end,
-            raw_start=start,
-            raw_text=Substr("document__text", start + 1, end - start),
-            document_length=Length("document__text"),
-            document_external_id=F("document__external_id"),
-            # A PDF's page table (null for other documents), with each row
-            # rather than in a query of its own: a long PDF's is a few
-            # kilobytes.
-            document_pages=F("document__metadata__pages"),
+    by_id = {
+        p["pk"]: p
+        for p in _rows(
+            _ITEMS_SQL,
+            # An id past bigint's range names no claim (and would be a
+            # database error).
+            [project.pk, [pk for pk in ids if 0 < pk < 2**63]],
+            json_columns=frozenset({"data", "evidence", "details", "document_pages"}),
         )
-    )
-    by_id = {p["pk"]: p for p in rows}
-    document_ids = {p["document_id"] for p in by_id.values()}
+    }
+    document_ids = sorted({p["document_id"] for p in by_id.values()})
     scores: dict[int, list[dict[str, Any]]] = {}
     if machine:
         for s in ClaimScore.objects.filter(claim_id__in=by_id).values(
@@ -289,30 +297,16 @@ def labeling_items(
                 }
             )
     siblings: dict[int, list[dict[str, Any]]] = {}
-    for sibling in (
-        Claim.objects.filter(document_id__in=document_ids)
-        .alias(anchor=_anchor("start"))
-        .order_by("document_id", "anchor", "pk")
-        # The data only to render a hypothesis the check has not stored yet.
-        .values(
-            "pk",
-            "document_id",
-            "hypothesis",
-            unrendered=Case(When(hypothesis="", then="data")),
-        )
+    for sibling in _rows(
+        _SIBLINGS_SQL, [document_ids], json_columns=frozenset({"unrendered"})
     ):
         siblings.setdefault(sibling["document_id"], []).append(sibling)
     my_labels = {
         a["claim_id"]: a
-        for a in Label.objects.filter(
-            annotator=annotator, claim__document_id__in=document_ids
-        ).values(
-            "claim_id",
-            "label",
-            "client_id",
-            "note",
-            "correction",
-            "suggestion",
+        for a in _rows(
+            _MY_LABELS_SQL,
+            [annotator.pk, document_ids],
+            json_columns=frozenset({"correction"}),
         )
     }
 

@@ -349,6 +349,16 @@ def test_items_carry_claim_evidence_and_document_window(personas, api):
     assert item["machine"]["score"] == 0.7 and item["machine"]["verdict"] == "safe"
 
 
+@pytest.mark.bad_input
+@pytest.mark.parametrize("claim_id", [0, 2**63, 10**30])
+def test_an_item_id_no_claim_can_have_is_not_found(personas, api, claim_id):
+    project = personas.project
+    response = api(personas.annotator).get(
+        f"/api/projects/{project.pk}/items/{claim_id}/"
+    )
+    assert response.status_code == 404, response.content
+
+
 @pytest.mark.parametrize(
     "method,path",
     [
