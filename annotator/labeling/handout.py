@@ -305,7 +305,8 @@ def labeling_items(
         a["claim_id"]: a
         for a in _rows(
             _MY_LABELS_SQL,
-            [annotator.pk, document_ids],
+            # None (no expert: the item as anyone sees it) matches no label.
+            [getattr(annotator, "pk", None), document_ids],
             json_columns=frozenset({"correction"}),
         )
     }
