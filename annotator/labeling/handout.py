@@ -12,7 +12,7 @@ from django.db import connection
 from annotator.claims import pdfs, records
 from annotator.labeling import gold as gold_set
 from annotator.labeling import guidelines
-from annotator.labeling.queue import is_overlap
+from annotator.labeling.queue import CLAIM_COLUMN, is_overlap
 from annotator.models import (
     Claim,
     ClaimScore,
@@ -40,7 +40,6 @@ MAX_SIBLINGS = 50
 _CLAIM = Claim._meta.db_table
 _DOCUMENT = Document._meta.db_table
 _LABEL = Label._meta.db_table
-_CLAIM_COLUMN = Label._meta.get_field("claim").column
 _ANCHORS = """
     CROSS JOIN LATERAL (SELECT
         CASE WHEN c.evidence #>> '{0,source}' = d.external_id
@@ -77,9 +76,9 @@ _SIBLINGS_SQL = f"""
     WHERE c.document_id = ANY(%s::bigint[])
     ORDER BY c.document_id, a.anchor_start, c.id"""
 _MY_LABELS_SQL = f"""
-    SELECT l.{_CLAIM_COLUMN} AS claim_id, l.label, l.client_id, l.note,
+    SELECT l.{CLAIM_COLUMN} AS claim_id, l.label, l.client_id, l.note,
         l.correction, l.suggestion
-    FROM {_LABEL} l JOIN {_CLAIM} c ON c.id = l.{_CLAIM_COLUMN}
+    FROM {_LABEL} l JOIN {_CLAIM} c ON c.id = l.{CLAIM_COLUMN}
     WHERE l.annotator_id = %s AND c.document_id = ANY(%s::bigint[])"""
 
 

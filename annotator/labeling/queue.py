@@ -256,8 +256,8 @@ def queue_candidates(
     """Available claims in the project's order, row-locked as they are read.
 
     ``gold`` picks the gold documents' claims with a random key within
-    ``keys`` (low inclusive; None: unbounded), in random order, or the others, in the
-    project's strategy order. SKIP LOCKED lets concurrent hand-outs take
+    ``keys`` (low inclusive; None: unbounded), in random order, or the
+    others, in the project's strategy order. SKIP LOCKED lets concurrent hand-outs take
     different rows instead of queueing behind each other; NO KEY UPDATE does
     not block label inserts (their foreign key takes KEY SHARE on the claim).
     """
