@@ -68,12 +68,15 @@ _ITEMS_SQL = f"""
     ) w
     WHERE c.project_id = %s AND c.id = ANY(%s::bigint[])"""
 # A document's claims in anchor order; the data only to render a hypothesis
-# the check has not stored yet.
+# the check has not stored yet. The documents are named on both sides of the
+# join: with the claims' side alone, the planner hashed every document of the
+# table to join the batch's few (0.8 of the statement's 1.3 ms at 2,000).
 _SIBLINGS_SQL = f"""
     SELECT c.id AS pk, c.document_id, c.hypothesis,
         CASE WHEN c.hypothesis = '' THEN c.data END AS unrendered
     FROM {_CLAIM} c JOIN {_DOCUMENT} d ON d.id = c.document_id {_ANCHORS}
-    WHERE c.document_id = ANY(%s::bigint[])
+    WHERE c.document_id = ANY(%(documents)s::bigint[])
+        AND d.id = ANY(%(documents)s::bigint[])
     ORDER BY c.document_id, a.anchor_start, c.id"""
 _MY_LABELS_SQL = f"""
     SELECT l.{CLAIM_COLUMN} AS claim_id, l.label, l.client_id, l.note,
@@ -83,7 +86,10 @@ _MY_LABELS_SQL = f"""
 
 
 def _rows(
-    sql: str, params: list[Any], *, json_columns: frozenset[str]
+    sql: str,
+    params: list[Any] | dict[str, Any],
+    *,
+    json_columns: frozenset[str],
 ) -> list[dict[str, Any]]:
     """The statement's rows as dicts, ``json_columns`` decoded (Django has
     psycopg hand jsonb over as text, for its fields to decode)."""
@@ -297,7 +303,9 @@ def labeling_items(
             )
     siblings: dict[int, list[dict[str, Any]]] = {}
     for sibling in _rows(
-        _SIBLINGS_SQL, [document_ids], json_columns=frozenset({"unrendered"})
+        _SIBLINGS_SQL,
+        {"documents": document_ids},
+        json_columns=frozenset({"unrendered"}),
     ):
         siblings.setdefault(sibling["document_id"], []).append(sibling)
     my_labels = {
