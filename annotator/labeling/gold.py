@@ -26,6 +26,16 @@ def is_gold_document(project, document_id: int) -> bool:
     return (document_id * _MULTIPLIER) % _MODULUS < _cutoff(project.gold_share)
 
 
+def condition_sql(table: str, project) -> tuple[str, list[int]]:
+    """The SQL condition true where the claim row ``table`` is in the gold
+    set, with its parameters: ``restrict``'s rule for a written-out
+    statement."""
+    return (
+        f"mod({table}.document_id * {_MULTIPLIER}, {_MODULUS}) < %s",
+        [_cutoff(project.gold_share)],
+    )
+
+
 def restrict(queryset, project, *, gold: bool, document_field: str = "document_id"):
     """``queryset`` restricted to the gold set (gold=True) or to its training
     side (False).

@@ -356,25 +356,38 @@ def _queue_candidates(
 
     n_gold = sum(random.random() < project.gold_share for _ in range(n))
     start = random.random()
-    gold_keys = ((start, None), (None, start))
+    gold_keys = ((start, math.inf), (-math.inf, start))
     taken: list[int] = []
-    for gold, want in ((True, n_gold), (False, n - n_gold), (True, n)):
-        for keys in gold_keys if gold else ((None, None),):
-            want = min(want, n - len(taken))
-            if want <= 0:
-                break
-            ids = list(
+
+    def draw(gold: bool, want: int) -> None:
+        want = min(want, n - len(taken))
+        if gold:
+            for keys in gold_keys:
+                if want <= 0:
+                    return
+                ids = queue.queue_gold_draw(
+                    project=project,
+                    annotator=annotator,
+                    now=now,
+                    exclude=exclude | set(taken),
+                    keys=keys,
+                    limit=want,
+                )
+                taken.extend(ids)
+                want -= len(ids)
+        elif want > 0:
+            taken.extend(
                 queue.queue_candidates(
                     project=project,
                     annotator=annotator,
                     now=now,
                     exclude=exclude | set(taken),
-                    gold=gold,
-                    keys=keys,
                 ).values_list("pk", flat=True)[:want]
             )
-            taken += ids
-            want -= len(ids)
+
+    draw(True, n_gold)
+    draw(False, n - n_gold)
+    draw(True, n)
     return taken
 
 
@@ -440,7 +453,7 @@ def _leases_take(
     if not ids:
         return []
     condition, params = queue.available_sql(
-        "p", project=project, annotator=annotator, now=now
+        "p", project=project, annotator=annotator, now=now, few_rows=True
     )
     cursor.execute(
         f"""
