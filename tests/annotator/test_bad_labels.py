@@ -353,6 +353,52 @@ def test_a_client_id_reused_for_another_claim_is_refused(personas, api):
     assert not Label.objects.filter(claim=b).exists()
 
 
+@pytest.mark.bad_input
+def test_a_client_id_a_deleted_experts_label_holds_is_refused(personas, api):
+    """Deleting an expert keeps their labels (no one's) and drops their
+    receipts: the label alone still holds its client_id."""
+    from django.contrib.auth import get_user_model
+
+    project = personas.project
+    theirs, mine = _claims(project, 2)
+    leaving = get_user_model().objects.create_user("leaving", password="x-pass-1")
+    Membership.objects.create(user=leaving, project=project, role=Role.EXPERT)
+    client_id = str(uuid.uuid4())
+    _send(api(leaving), project, [{**_good(theirs), "client_id": client_id}])
+    leaving.delete()
+    assert not LabelReceipt.objects.filter(pk=client_id).exists()
+    (refused,) = _around(
+        api(personas.annotator), project, [{**_good(mine), "client_id": client_id}]
+    )
+    assert refused["error"] == "client_id already used"
+    assert not Label.objects.filter(claim=mine).exists()
+    # Nothing of the refused save is kept, its receipt included.
+    assert not LabelReceipt.objects.filter(pk=client_id).exists()
+    assert Label.objects.get(client_id=client_id).annotator is None
+
+
+def test_a_relabel_replaces_every_value_and_keeps_the_first_save_time(personas, api):
+    project = personas.project
+    (target,) = _claims(project, 1)
+    client = api(personas.annotator)
+    first = _good(target, "unsafe", note="wrong city", seconds_spent=4.5)
+    first["correction"] = {"type": "GPE", "value": "Ottawa"}
+    (created,) = _send(client, project, [first])
+    before = Label.objects.get(pk=created["id"])
+    (updated,) = _send(client, project, [_good(target, "safe", seconds_spent=2.0)])
+    assert (updated["status"], updated["id"]) == ("updated", created["id"])
+    after = Label.objects.get(pk=created["id"])
+    assert (after.label, after.note, after.correction, after.seconds_spent) == (
+        "safe",
+        "",
+        None,
+        2.0,
+    )
+    assert str(after.client_id) != first["client_id"]
+    assert after.created_at == before.created_at < after.updated_at
+    assert after.source == Label.Source.UI
+
+
 # --- 9. a stale resend never overwrites a later decision ------------------------
 
 
