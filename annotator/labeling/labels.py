@@ -60,11 +60,17 @@ def _json_problem(value: Any) -> str | None:
     return None
 
 
-def _label_values(claim: Claim, **values) -> dict[str, Any]:
-    """The label's fields, once checked; LabelInvalid if one cannot be stored."""
+def _label_values(
+    claim: Claim, *, guideline_version: int | None, **values
+) -> dict[str, Any]:
+    """The label's fields as stored, once checked, its guideline version
+    resolved; LabelInvalid if one cannot be stored."""
     problem = _label_problem(claim, **values)
     if problem:
         raise LabelInvalid(problem)
+    values["guideline_version"] = guidelines.label_guideline_version(
+        project_id=claim.project_id, version=guideline_version
+    )
     return values
 
 
@@ -249,32 +255,6 @@ def _label_write(
     return label_id, "created" if created else "updated"
 
 
-def _label_checked(
-    claim: Claim,
-    *,
-    label: str,
-    correction: dict[str, Any] | None,
-    suggestion: str,
-    note: str,
-    seconds_spent: float | None,
-    guideline_version: int | None,
-) -> dict[str, Any]:
-    """The label's values as stored, its guideline version resolved;
-    LabelInvalid if one cannot be stored."""
-    values = _label_values(
-        claim,
-        label=label,
-        correction=correction,
-        suggestion=suggestion,
-        note=note,
-        seconds_spent=seconds_spent,
-    )
-    values["guideline_version"] = guidelines.label_guideline_version(
-        project_id=claim.project_id, version=guideline_version
-    )
-    return values
-
-
 def label_submit(
     *,
     claim: Claim,
@@ -306,7 +286,7 @@ def label_submit(
         claim=claim,
         annotator=annotator,
         client_id=_client_uuid(client_id),
-        values=_label_checked(
+        values=_label_values(
             claim,
             label=label,
             correction=correction,
@@ -348,9 +328,7 @@ def label_change(
         suggestion=suggestion,
         note=note,
         seconds_spent=seconds_spent,
-    )
-    values["guideline_version"] = guidelines.label_guideline_version(
-        project_id=stored.claim.project_id, version=guideline_version
+        guideline_version=guideline_version,
     )
     client_id = _client_uuid(client_id)
     if client_id is not None and client_id != stored.client_id:
@@ -597,7 +575,7 @@ def labels_submit(
                 claim=claim,
                 annotator=annotator,
                 client_id=_client_uuid(client_id),
-                values=_label_checked(
+                values=_label_values(
                     claim,
                     label=data["label"],
                     correction=label_correction(claim, data),
